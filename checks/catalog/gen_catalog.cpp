@@ -1,0 +1,323 @@
+// Build-time generator: validates rules/catalog.yaml and rules/api.yaml and
+// turns them into C++ data (the check registry, the rule table, the API
+// catalog) and into the docs index.  A schema error names file:line:col and
+// fails the build, so a broken catalog never ships.
+//
+//   gen_catalog CATALOG API --cpp OUT.cpp --checklist OUT.inc
+//   gen_catalog CATALOG API --ids            (one rule id per line)
+//   gen_catalog CATALOG API --docs-index     (markdown table for docs/checks)
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct SchemaError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string where(const std::string &file, const YAML::Node &n) {
+  const YAML::Mark m = n.Mark();
+  return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
+[[noreturn]] void fail(const std::string &file, const YAML::Node &n, const std::string &msg) {
+  throw SchemaError(where(file, n) + ": error: " + msg);
+}
+
+YAML::Node need(const std::string &file, const YAML::Node &parent, const char *key,
+                YAML::NodeType::value type) {
+  YAML::Node n = parent[key];
+  if (!n)
+    fail(file, parent, std::string("missing key '") + key + "'");
+  if (n.Type() != type)
+    fail(file, n, std::string("key '") + key + "' has the wrong type");
+  return n;
+}
+
+std::string str(const std::string &file, const YAML::Node &parent, const char *key) {
+  YAML::Node n = need(file, parent, key, YAML::NodeType::Scalar);
+  return n.as<std::string>();
+}
+
+std::vector<std::string> strList(const std::string &file, const YAML::Node &parent,
+                                 const char *key) {
+  std::vector<std::string> out;
+  YAML::Node n = parent[key];
+  if (!n)
+    return out;
+  if (!n.IsSequence())
+    fail(file, n, std::string("key '") + key + "' must be a list");
+  for (const auto &e : n) {
+    if (!e.IsScalar())
+      fail(file, e, std::string("entries of '") + key + "' must be strings");
+    out.push_back(e.as<std::string>());
+  }
+  return out;
+}
+
+int intOf(const std::string &file, const YAML::Node &parent, const char *key) {
+  YAML::Node n = need(file, parent, key, YAML::NodeType::Scalar);
+  try {
+    return n.as<int>();
+  } catch (const YAML::Exception &) {
+    fail(file, n, std::string("key '") + key + "' must be an integer");
+  }
+}
+
+std::string cxx(const std::string &s) {
+  std::string o = "R\"ddp(";
+  o += s;
+  o += ")ddp\"";
+  return o;
+}
+
+std::string cxxList(const std::vector<std::string> &v) {
+  std::string o = "{";
+  for (size_t i = 0; i < v.size(); ++i)
+    o += (i ? ", " : "") + cxx(v[i]);
+  return o + "}";
+}
+
+// ddp-divergent-collective -> DivergentCollectiveCheck
+std::string className(const std::string &id) {
+  std::string o;
+  bool up = true;
+  for (size_t i = 4; i < id.size(); ++i) {
+    if (id[i] == '-') {
+      up = true;
+      continue;
+    }
+    o += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(id[i]))) : id[i];
+    up = false;
+  }
+  return o + "Check";
+}
+
+struct Rule {
+  std::string id, severity, summary, trigger, rootCause, guardrail, fix;
+  std::vector<std::string> harness;
+  struct Opt {
+    std::string name, def, doc;
+  };
+  std::vector<Opt> options;
+};
+
+std::vector<Rule> loadRules(const std::string &file) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file);
+  } catch (const YAML::ParserException &e) {
+    throw SchemaError(file + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": error: " + e.msg);
+  } catch (const YAML::BadFile &) {
+    throw SchemaError(file + ": error: cannot open file");
+  }
+  if (!root.IsMap())
+    fail(file, root, "the catalog must be a mapping with 'version' and 'rules'");
+  if (intOf(file, root, "version") != 1)
+    fail(file, root["version"], "unsupported catalog version");
+  std::vector<Rule> rules;
+  for (const auto &r : need(file, root, "rules", YAML::NodeType::Sequence)) {
+    Rule out;
+    out.id = str(file, r, "id");
+    if (out.id.rfind("ddp-", 0) != 0)
+      fail(file, r["id"], "rule ids start with 'ddp-'");
+    for (const auto &prev : rules)
+      if (prev.id == out.id)
+        fail(file, r["id"], "duplicate rule id '" + out.id + "'");
+    out.severity = str(file, r, "severity");
+    if (out.severity != "error" && out.severity != "warning" && out.severity != "note")
+      fail(file, r["severity"], "severity must be error, warning or note");
+    out.summary = str(file, r, "summary");
+    out.trigger = str(file, r, "trigger");
+    out.rootCause = str(file, r, "root_cause");
+    out.guardrail = str(file, r, "guardrail");
+    out.fix = str(file, r, "fix");
+    out.harness = strList(file, r, "harness");
+    if (out.harness.empty())
+      fail(file, r, "every rule names at least one harness scenario");
+    YAML::Node opts = need(file, r, "options", YAML::NodeType::Sequence);
+    for (const auto &o : opts)
+      out.options.push_back({str(file, o, "name"), str(file, o, "default"), str(file, o, "doc")});
+    rules.push_back(out);
+  }
+  return rules;
+}
+
+std::vector<std::pair<std::string, int>> fnArgs(const std::string &file, const YAML::Node &n,
+                                                const char *argKey) {
+  std::vector<std::pair<std::string, int>> out;
+  if (!n)
+    return out;
+  if (!n.IsSequence())
+    fail(file, n, "expected a list of {name, " + std::string(argKey) + "}");
+  for (const auto &e : n)
+    out.emplace_back(str(file, e, "name"), intOf(file, e, argKey));
+  return out;
+}
+
+std::string fnArgList(const std::vector<std::pair<std::string, int>> &v) {
+  std::string o = "{";
+  for (const auto &[name, arg] : v)
+    o += "{" + cxx(name) + ", " + std::to_string(arg) + "}, ";
+  return o + "}";
+}
+
+std::string apiCpp(const std::string &file) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file);
+  } catch (const YAML::ParserException &e) {
+    throw SchemaError(file + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": error: " + e.msg);
+  } catch (const YAML::BadFile &) {
+    throw SchemaError(file + ": error: cannot open file");
+  }
+  if (!root.IsMap() || intOf(file, root, "version") != 1)
+    fail(file, root, "the API catalog must be a mapping with 'version: 1'");
+  auto sub = [&](const char *k) { return need(file, root, k, YAML::NodeType::Map); };
+  std::ostringstream o;
+  o << "  a.processGroupClasses = " << cxxList(strList(file, root, "process_group_classes"))
+    << ";\n";
+  o << "  a.collectiveMethods = " << cxxList(strList(file, sub("collectives"), "methods")) << ";\n";
+  o << "  a.collectiveFunctions = " << cxxList(strList(file, sub("collectives"), "functions"))
+    << ";\n";
+  o << "  a.barrierMethods = " << cxxList(strList(file, sub("barriers"), "methods")) << ";\n";
+  o << "  a.barrierFunctions = " << cxxList(strList(file, sub("barriers"), "functions")) << ";\n";
+  o << "  a.pointToPointMethods = " << cxxList(strList(file, sub("point_to_point"), "methods"))
+    << ";\n";
+  o << "  a.pointToPointFunctions = "
+    << cxxList(strList(file, sub("point_to_point"), "functions")) << ";\n";
+  o << "  a.notCollectiveFunctions = "
+    << cxxList(strList(file, sub("not_collectives"), "functions")) << ";\n";
+  o << "  a.exitFunctions = " << cxxList(strList(file, sub("exits"), "functions")) << ";\n";
+  o << "  a.checkpointWriters = "
+    << fnArgList(fnArgs(file, need(file, root, "checkpoint_writers", YAML::NodeType::Sequence),
+                        "path_arg"))
+    << ";\n";
+  o << "  a.fileWriterClasses = " << cxxList(strList(file, sub("file_writers"), "classes"))
+    << ";\n";
+  o << "  a.fileWriterFunctions = " << cxxList(strList(file, sub("file_writers"), "functions"))
+    << ";\n";
+  YAML::Node rs = sub("rank_sources");
+  o << "  a.rankMethods = " << cxxList(strList(file, rs, "methods")) << ";\n";
+  o << "  a.rankEnvVars = " << cxxList(strList(file, rs, "env_vars")) << ";\n";
+  o << "  a.envFunctions = " << cxxList(strList(file, rs, "env_functions")) << ";\n";
+  o << "  a.rankOutParams = " << fnArgList(fnArgs(file, rs["out_params"], "arg")) << ";\n";
+  YAML::Node ws = sub("world_size_sources");
+  o << "  a.worldSizeMethods = " << cxxList(strList(file, ws, "methods")) << ";\n";
+  o << "  a.worldSizeEnvVars = " << cxxList(strList(file, ws, "env_vars")) << ";\n";
+  o << "  a.worldSizeOutParams = " << fnArgList(fnArgs(file, ws["out_params"], "arg")) << ";\n";
+  YAML::Node ls = sub("rank_local_sources");
+  o << "  a.localFunctions = " << cxxList(strList(file, ls, "functions")) << ";\n";
+  o << "  a.localClasses = " << cxxList(strList(file, ls, "classes")) << ";\n";
+  o << "  a.localMethods = " << cxxList(strList(file, ls, "methods")) << ";\n";
+  o << "  a.processGroups = {";
+  for (const auto &pg : need(file, root, "process_groups", YAML::NodeType::Sequence))
+    o << "{" << cxx(str(file, pg, "class")) << ", " << cxx(str(file, pg, "backend")) << ", "
+      << intOf(file, pg, "options_arg") << "}, ";
+  o << "};\n";
+  o << "  a.processGroupOptions = {";
+  for (const auto &pg : need(file, root, "process_group_options", YAML::NodeType::Sequence))
+    o << "{" << cxx(str(file, pg, "name")) << ", " << cxx(str(file, pg, "backend")) << ", "
+      << intOf(file, pg, "timeout_arg") << "}, ";
+  o << "};\n";
+  o << "  a.dataLoaderFactories = " << cxxList(strList(file, root, "data_loader_factories"))
+    << ";\n";
+  o << "  a.distributedSamplers = " << cxxList(strList(file, root, "distributed_samplers"))
+    << ";\n";
+  YAML::Node env = sub("nccl_async_error_env");
+  o << "  a.asyncErrorEnv = " << cxx(str(file, env, "current")) << ";\n";
+  o << "  a.asyncErrorEnvDeprecated = " << cxx(str(file, env, "deprecated")) << ";\n";
+  o << "  a.asyncErrorEnvRenamedIn = " << intOf(file, env, "renamed_in") << ";\n";
+  return o.str();
+}
+
+void writeFile(const std::string &path, const std::string &text) {
+  // Rewrite only on change so an edit to the YAML does not rebuild the world.
+  std::ifstream in(path);
+  std::stringstream old;
+  old << in.rdbuf();
+  if (in && old.str() == text)
+    return;
+  std::ofstream out(path);
+  out << text;
+  if (!out)
+    throw SchemaError(path + ": error: cannot write");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    std::cerr << "usage: gen_catalog CATALOG.yaml API.yaml (--cpp OUT --checklist OUT | --ids | "
+                 "--docs-index)\n";
+    return 2;
+  }
+  const std::string catalogFile = argv[1], apiFile = argv[2];
+  try {
+    std::vector<Rule> rules = loadRules(catalogFile);
+    std::string api = apiCpp(apiFile);
+    std::string mode = argv[3];
+    if (mode == "--ids") {
+      for (const auto &r : rules)
+        std::cout << r.id << "\n";
+      return 0;
+    }
+    if (mode == "--docs-index") {
+      std::cout << "# ddplint checks\n\n"
+                   "Generated from `rules/catalog.yaml`; do not edit by hand.\n\n"
+                   "| check | severity | summary |\n|---|---|---|\n";
+      for (const auto &r : rules)
+        std::cout << "| [" << r.id << "](" << r.id << ".md) | " << r.severity << " | "
+                  << r.summary << " |\n";
+      return 0;
+    }
+    if (mode != "--cpp" || argc != 7 || std::string(argv[5]) != "--checklist") {
+      std::cerr << "gen_catalog: unknown mode\n";
+      return 2;
+    }
+    std::ostringstream cpp;
+    cpp << "// Generated by checks/catalog/gen_catalog.cpp from rules/; do not edit.\n"
+           "#include \"ddplint/core/Catalog.h\"\n\nnamespace ddplint::core {\n\n"
+           "const std::vector<RuleInfo> &builtinRules() {\n"
+           "  static const std::vector<RuleInfo> rules = {\n";
+    for (const auto &r : rules) {
+      cpp << "    {" << cxx(r.id) << ", " << cxx(r.severity) << ", " << cxx(r.summary) << ",\n     "
+          << cxx(r.trigger) << ",\n     " << cxx(r.rootCause) << ",\n     " << cxx(r.guardrail)
+          << ",\n     " << cxx(r.fix) << ",\n     " << cxxList(r.harness) << ",\n     {";
+      for (const auto &o : r.options)
+        cpp << "{" << cxx(o.name) << ", " << cxx(o.def) << ", " << cxx(o.doc) << "}, ";
+      cpp << "}},\n";
+    }
+    cpp << "  };\n  return rules;\n}\n\n"
+           "const ApiCatalog &builtinApi() {\n  static const ApiCatalog api = [] {\n"
+           "  ApiCatalog a;\n"
+        << api << "  return a;\n  }();\n  return api;\n}\n\n} // namespace ddplint::core\n";
+    std::ostringstream list;
+    // Included twice by the module: once for the headers, once to register.
+    list << "// Generated from rules/catalog.yaml; do not edit.\n#ifdef DDPLINT_CHECK_HEADERS\n";
+    for (const auto &r : rules)
+      list << "#include \"tidy/" << className(r.id) << ".h\"\n";
+    list << "#else\n";
+    for (const auto &r : rules)
+      list << "DDPLINT_CHECK(\"" << r.id << "\", " << className(r.id) << ")\n";
+    list << "#endif\n";
+    writeFile(argv[4], cpp.str());
+    writeFile(argv[6], list.str());
+  } catch (const SchemaError &e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const YAML::Exception &e) {
+    std::cerr << catalogFile << ": error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,54 @@
+// How a Clang expression may differ across ranks (core::Dep), and a branch
+// condition as the core's core::Cond.  Values are traced through locals,
+// members, helper functions' returns and their parameters across the
+// translation unit; only code outside system headers is indexed.
+#pragma once
+
+#include "clang-frontend/ApiMatcher.h"
+#include "ddplint/core/Model.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ddplint::clangfe {
+
+// Maps the core's opaque Loc handles back to Clang source locations.
+class LocTable {
+public:
+  core::Loc add(clang::SourceLocation l);
+  clang::SourceLocation get(core::Loc l) const;
+
+private:
+  std::vector<clang::SourceLocation> locs_;
+};
+
+class DependenceAnalyzer {
+public:
+  DependenceAnalyzer(clang::ASTContext &ctx, const ApiMatcher &api, LocTable &locs);
+  ~DependenceAnalyzer();
+
+  core::Dep depOf(const clang::Expr *e);
+  // The process rank itself (possibly through locals, members and helpers).
+  bool isRank(const clang::Expr *e);
+  core::Cond condOf(const clang::Expr *e);
+  // Force a declaration's dependence, e.g. forward()'s input as Local.
+  void seed(const clang::ValueDecl *d, core::Dep dep);
+  // The values a declaration receives (initialiser, assignments, out-params, call-site args).
+  const std::vector<const clang::Expr *> &definitions(const clang::ValueDecl *d);
+  // True when the value was passed to a collective, so every rank now holds the same.
+  bool isAgreed(const clang::ValueDecl *d);
+  // The source text of an expression, for messages and atom keys.
+  std::string text(const clang::Expr *e) const;
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace ddplint::clangfe

@@ -1,0 +1,64 @@
+// Rank-divergence analysis over the program model.  The core enumerates the
+// paths of each function with the rank conditions that guard them, and compares
+// the collective sequences that different ranks can execute: divergence is a
+// property of ranks, not of text, so `if (rank != 0) barrier(); ... if (rank ==
+// 0) barrier();` is correct and `if (rank == 0) allreduce();` is not.
+#pragma once
+
+#include "ddplint/core/Model.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddplint::core {
+
+struct Note {
+  Loc loc = 0;
+  std::string message;
+};
+
+struct Finding {
+  std::string rule; // e.g. "ddp-divergent-collective"
+  Loc loc = 0;
+  std::string message;
+  std::vector<Note> notes;
+  // For fix-its: the node the finding is about (the `if` of a rank-0 block).
+  const Node *node = nullptr;
+  bool missingBefore = false, missingAfter = false;
+};
+
+struct AnalysisLimits {
+  std::size_t maxPaths = 512; // per function; beyond it paths are dropped, never invented
+  int maxCallDepth = 16;
+};
+
+class Analyzer {
+public:
+  explicit Analyzer(const Program &program, AnalysisLimits limits = {});
+  ~Analyzer();
+  Analyzer(const Analyzer &) = delete;
+  Analyzer &operator=(const Analyzer &) = delete;
+
+  // ddp-divergent-collective over every function of the program.
+  std::vector<Finding> divergentCollectives();
+  // ddp-unguarded-save: checkpoint writes that every rank runs to one path.
+  std::vector<Finding> unguardedSaves();
+  // ddp-rank0-io-barrier: rank-0-only blocks that write files without barriers.
+  std::vector<Finding> rank0IoWithoutBarrier(bool requireBefore);
+
+  // The collective sequence a call of `key` contributes (for tests and tools).
+  std::vector<std::string> summary(const std::string &key);
+
+  struct Impl;
+
+private:
+  Impl *impl_;
+};
+
+// True when exactly one of the representative ranks satisfies `c` and it is rank 0:
+// the block guarded by `c` runs on the main process only.
+bool isMainOnly(const Cond &c);
+
+} // namespace ddplint::core

@@ -1,0 +1,78 @@
+// The rule and API catalogs as plain data.  Filled from rules/*.yaml at build
+// time (checks/catalog/gen_catalog.cpp), so no frontend parses YAML at run time
+// and the clang-tidy plugin links nothing.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddplint::core {
+
+struct RuleOption {
+  std::string name;
+  std::string defaultValue;
+  std::string doc;
+};
+
+struct RuleInfo {
+  std::string id;
+  std::string severity; // error | warning | note
+  std::string summary;
+  std::string trigger;
+  std::string rootCause;
+  std::string guardrail;
+  std::string fix;
+  std::vector<std::string> harness;
+  std::vector<RuleOption> options;
+};
+
+// A function with one interesting argument (a path, an out-parameter, a timeout).
+struct FunctionArg {
+  std::string name;
+  int arg = -1;
+};
+
+struct ProcessGroupApi {
+  std::string className;
+  std::string backend;
+  int optionsArg = -1;
+};
+
+struct ProcessGroupOptionsApi {
+  std::string factory;
+  std::string backend;
+  int timeoutArg = -1;
+};
+
+struct ApiCatalog {
+  std::vector<std::string> processGroupClasses;
+  std::vector<std::string> collectiveMethods, collectiveFunctions;
+  std::vector<std::string> barrierMethods, barrierFunctions;
+  std::vector<std::string> pointToPointMethods, pointToPointFunctions;
+  std::vector<std::string> notCollectiveFunctions;
+  std::vector<std::string> exitFunctions;
+  std::vector<FunctionArg> checkpointWriters;
+  std::vector<std::string> fileWriterClasses, fileWriterFunctions;
+  std::vector<std::string> rankMethods, rankEnvVars, envFunctions;
+  std::vector<FunctionArg> rankOutParams;
+  std::vector<std::string> worldSizeMethods, worldSizeEnvVars;
+  std::vector<FunctionArg> worldSizeOutParams;
+  std::vector<std::string> localFunctions, localClasses, localMethods;
+  std::vector<ProcessGroupApi> processGroups;
+  std::vector<ProcessGroupOptionsApi> processGroupOptions;
+  std::vector<std::string> dataLoaderFactories;
+  std::vector<std::string> distributedSamplers;
+  std::string asyncErrorEnv;
+  std::string asyncErrorEnvDeprecated;
+  int asyncErrorEnvRenamedIn = 0; // major*100+minor
+};
+
+const std::vector<RuleInfo> &builtinRules();
+const ApiCatalog &builtinApi();
+const RuleInfo *findRule(std::string_view id);
+
+// "a;b; c" -> {"a","b","c"}: the format of every list-valued check option.
+std::vector<std::string> splitList(std::string_view text);
+
+} // namespace ddplint::core

@@ -1,0 +1,118 @@
+// The program model: what a frontend (Clang today, Python next) tells the core
+// about one translation unit.  Structured, small, and free of any frontend's
+// AST types: source positions are opaque handles the frontend maps back.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ddplint::core {
+
+// An opaque source position; 0 means "none".  The frontend owns the mapping.
+using Loc = std::uint32_t;
+
+// How a value may differ across ranks.  Ordered: joining two takes the max.
+enum class Dep : std::uint8_t {
+  Uniform, // the same on every rank (constants, world size, agreed by a collective)
+  Rank,    // derived from the process rank
+  Local,   // derived from rank-local data: a batch, a local loss, a clock, a file check
+};
+
+inline Dep join(Dep a, Dep b) { return a < b ? b : a; }
+
+enum class CmpOp : std::uint8_t { EQ, NE, LT, LE, GT, GE };
+
+// A branch condition as the core reasons about it.
+struct Cond {
+  enum class Kind : std::uint8_t {
+    Const,   // a known truth value
+    RankCmp, // (rank [% mod]) op value: evaluated for concrete ranks
+    Atom,    // an unknown boolean; `key` identifies it across uses, `dep` says how it varies
+    Not,
+    And,
+    Or,
+  };
+  Kind kind = Kind::Const;
+  bool constValue = true;
+  CmpOp op = CmpOp::EQ;
+  std::int64_t value = 0;
+  std::int64_t mod = 0; // 0: no modulus
+  std::string key;
+  Dep dep = Dep::Uniform;
+  std::vector<Cond> kids;
+  std::string text; // source spelling, for messages
+  Loc loc = 0;      // where the condition is written
+
+  static Cond constant(bool v);
+  static Cond rankCmp(CmpOp op, std::int64_t value, std::int64_t mod = 0);
+  static Cond atom(std::string key, Dep dep);
+  static Cond negate(Cond c);
+  static Cond both(Cond a, Cond b);
+  static Cond either(Cond a, Cond b);
+
+  // The strongest dependence of any leaf.
+  Dep dependence() const;
+};
+
+enum class EventKind : std::uint8_t {
+  Collective,      // every rank must issue it, in the same order
+  Barrier,         // a collective that only synchronises
+  PointToPoint,    // send/recv: rank-conditional by design
+  CheckpointWrite, // torch::save and friends
+  FileWrite,       // any other file output
+};
+
+enum class ExitKind : std::uint8_t { None, Return, Break, Continue, Throw, Terminate };
+
+struct Node {
+  enum class Kind : std::uint8_t {
+    Block,  // kids run in order
+    Event,  // a communication or IO event
+    Call,   // a call of a function defined in the unit: its summary applies here
+    If,     // kids[0] = then, kids[1] = else (both Blocks)
+    Loop,   // kids[0] = body; `trip` says whether ranks may run different counts
+    Exit,   // return / break / continue / throw / terminate
+  };
+  Kind kind = Kind::Block;
+  Loc loc = 0;
+  // Event
+  EventKind event = EventKind::Collective;
+  std::string name; // Event: operation ("allreduce"); Call: callee's display name
+  // Event kinds CheckpointWrite/FileWrite: how the written path varies across ranks.
+  Dep pathDep = Dep::Uniform;
+  // Call
+  std::string callee; // key into Program::functions
+  // If
+  Cond cond;
+  // Loop
+  Dep trip = Dep::Uniform;
+  std::string tripText; // what the trip count depends on, for messages
+  Loc tripLoc = 0;
+  bool perEpoch = false; // the frontend recognised an epoch loop
+  // Exit
+  ExitKind exit = ExitKind::None;
+  std::vector<Node> kids;
+
+  static Node block(std::vector<Node> kids = {});
+  static Node makeEvent(EventKind k, std::string name, Loc loc);
+  static Node makeCall(std::string callee, std::string display, Loc loc);
+  static Node makeIf(Cond c, Node thenB, Node elseB, Loc loc);
+  static Node makeLoop(Dep trip, std::string tripText, Loc tripLoc, Node body, Loc loc);
+  static Node makeExit(ExitKind k, Loc loc);
+};
+
+struct Function {
+  std::string key;  // unique in the program
+  std::string name; // for messages
+  Loc loc = 0;
+  Node body;
+};
+
+struct Program {
+  std::vector<Function> functions;
+  const Function *find(const std::string &key) const;
+};
+
+} // namespace ddplint::core

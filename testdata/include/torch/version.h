@@ -1,0 +1,6 @@
+#pragma once
+#ifndef TORCH_VERSION_MAJOR
+#define TORCH_VERSION_MAJOR 1
+#define TORCH_VERSION_MINOR 13
+#define TORCH_VERSION_PATCH 0
+#endif
