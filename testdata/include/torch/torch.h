@@ -1,6 +1,8 @@
 // Mock of <torch/torch.h>: tensors, modules, serialization, data loading.
 #pragma once
 #include "ddp_mock_core.h"
+// Like the real <torch/torch.h> (through <torch/all.h>).
+#include "version.h"
 #include <functional>
 #include <map>
 #include <ostream>

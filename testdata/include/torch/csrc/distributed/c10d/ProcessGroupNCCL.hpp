@@ -1,6 +1,9 @@
 #pragma once
 #include "ProcessGroup.hpp"
 namespace c10d {
+// LibTorch 1.13 spells the variable without the TORCH_ prefix (renamed in 2.2).
+constexpr const char *NCCL_ASYNC_ERROR_HANDLING = "NCCL_ASYNC_ERROR_HANDLING";
+constexpr const char *NCCL_BLOCKING_WAIT = "NCCL_BLOCKING_WAIT";
 class ProcessGroupNCCL : public ProcessGroup {
 public:
   struct Options : ProcessGroup::Options {

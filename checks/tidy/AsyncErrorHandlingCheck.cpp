@@ -1,0 +1,252 @@
+#include "tidy/AsyncErrorHandlingCheck.h"
+
+#include "clang-frontend/ApiMatcher.h"
+#include "ddplint/core/Catalog.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/ASTMatchers/ASTMatchers.h"
+#include "clang/Lex/MacroInfo.h"
+#include "clang/Lex/PPCallbacks.h"
+#include "clang/Lex/Preprocessor.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace ddplint::tidy {
+
+namespace {
+
+ast_matchers::internal::Matcher<NamedDecl> anyName(const std::vector<std::string> &names) {
+  std::vector<llvm::StringRef> refs(names.begin(), names.end());
+  return hasAnyName(llvm::ArrayRef<llvm::StringRef>(refs));
+}
+
+// Records TORCH_VERSION_MAJOR/MINOR from <torch/version.h> or the command line.
+class VersionCallbacks : public PPCallbacks {
+public:
+  VersionCallbacks(Preprocessor &pp, AsyncErrorHandlingCheck &check) : pp_(pp), check_(check) {}
+  void MacroDefined(const Token &name, const MacroDirective *md) override {
+    const IdentifierInfo *ii = name.getIdentifierInfo();
+    if (!ii || !md)
+      return;
+    std::optional<int> *slot = nullptr;
+    if (ii->getName() == "TORCH_VERSION_MAJOR")
+      slot = &check_.versionMajor;
+    else if (ii->getName() == "TORCH_VERSION_MINOR")
+      slot = &check_.versionMinor;
+    if (!slot)
+      return;
+    const MacroInfo *mi = md->getMacroInfo();
+    if (!mi || mi->getNumTokens() != 1 || !mi->tokens().front().is(tok::numeric_constant))
+      return;
+    unsigned value = 0;
+    if (!llvm::StringRef(pp_.getSpelling(mi->tokens().front())).getAsInteger(10, value))
+      *slot = static_cast<int>(value);
+  }
+
+private:
+  Preprocessor &pp_;
+  AsyncErrorHandlingCheck &check_;
+};
+
+const Expr *ignoreStringWrappers(const Expr *e) {
+  while (true) {
+    // Explicit casts too: putenv(const_cast<char *>("NAME=1")).
+    e = e->IgnoreParenCasts();
+    if (const auto *bind = dyn_cast<CXXBindTemporaryExpr>(e)) {
+      e = bind->getSubExpr();
+      continue;
+    }
+    if (const auto *mt = dyn_cast<MaterializeTemporaryExpr>(e)) {
+      e = mt->getSubExpr();
+      continue;
+    }
+    if (const auto *ctor = dyn_cast<CXXConstructExpr>(e)) {
+      if (ctor->getNumArgs() >= 1) {
+        e = ctor->getArg(0);
+        continue;
+      }
+      return e;
+    }
+    // std::string("X").c_str()
+    if (const auto *mc = dyn_cast<CXXMemberCallExpr>(e)) {
+      const auto *md = mc->getMethodDecl();
+      if (md && (md->getName() == "c_str" || md->getName() == "data")) {
+        e = mc->getImplicitObjectArgument();
+        continue;
+      }
+      return e;
+    }
+    return e;
+  }
+}
+
+// The string an argument spells: a literal, or a constant initialised with one
+// (c10d::NCCL_ASYNC_ERROR_HANDLING in LibTorch 1.13).
+std::optional<std::string> stringOf(const Expr *e, const StringLiteral **literal, int depth = 0) {
+  if (!e || depth > 4)
+    return std::nullopt;
+  e = ignoreStringWrappers(e);
+  if (const auto *sl = dyn_cast<StringLiteral>(e)) {
+    if (!sl->isOrdinary() && !sl->isUTF8())
+      return std::nullopt;
+    if (literal && depth == 0)
+      *literal = sl;
+    return sl->getString().str();
+  }
+  if (const auto *dre = dyn_cast<DeclRefExpr>(e))
+    if (const auto *vd = dyn_cast<VarDecl>(dre->getDecl()))
+      if (vd->getType().isConstQualified() || vd->getType()->isPointerType() || vd->isConstexpr())
+        if (const Expr *init = vd->getAnyInitializer())
+          return stringOf(init, literal, depth + 1);
+  return std::nullopt;
+}
+
+std::string versionText(int v) { return std::to_string(v / 100) + "." + std::to_string(v % 100); }
+
+} // namespace
+
+AsyncErrorHandlingCheck::AsyncErrorHandlingCheck(llvm::StringRef name,
+                                                 clang::tidy::ClangTidyContext *context)
+    : ClangTidyCheck(name, context) {
+  for (const auto &pg : core::builtinApi().processGroups)
+    if (pg.backend == "nccl")
+      ncclGroupClasses_.push_back(pg.className);
+}
+
+void AsyncErrorHandlingCheck::registerPPCallbacks(const SourceManager &, Preprocessor *pp,
+                                                  Preprocessor *) {
+  pp->addPPCallbacks(std::make_unique<VersionCallbacks>(*pp, *this));
+}
+
+void AsyncErrorHandlingCheck::registerMatchers(MatchFinder *finder) {
+  std::vector<std::string> classes;
+  for (const auto &c : ncclGroupClasses_)
+    classes.push_back("::" + c);
+  std::vector<std::string> envFunctions = {"::setenv", "::putenv"};
+  for (const auto &f : core::builtinApi().envFunctions)
+    envFunctions.push_back("::" + f);
+  auto userCode = allOf(unless(isExpansionInSystemHeader()), unless(isInTemplateInstantiation()));
+  if (!classes.empty()) {
+    finder->addMatcher(
+        callExpr(userCode,
+                 callee(functionDecl(
+                     hasAnyName("::c10::make_intrusive", "::std::make_shared", "::std::make_unique"),
+                     hasTemplateArgument(
+                         0, refersToType(hasDeclaration(cxxRecordDecl(anyName(classes))))))))
+            .bind("group"),
+        this);
+    finder->addMatcher(cxxConstructExpr(userCode, hasDeclaration(cxxConstructorDecl(
+                                                      unless(isCopyConstructor()),
+                                                      unless(isMoveConstructor()),
+                                                      ofClass(cxxRecordDecl(anyName(classes))))))
+                           .bind("group"),
+                       this);
+  }
+  finder->addMatcher(callExpr(userCode, callee(functionDecl(anyName(envFunctions)))).bind("env"),
+                     this);
+}
+
+void AsyncErrorHandlingCheck::check(const MatchFinder::MatchResult &result) {
+  ctx_ = result.Context;
+  if (const auto *e = result.Nodes.getNodeAs<Expr>("group")) {
+    std::string cls = "ProcessGroupNCCL";
+    if (const auto *ctor = dyn_cast<CXXConstructExpr>(e))
+      cls = ctor->getConstructor()->getParent()->getNameAsString();
+    creations_.push_back({e->getBeginLoc(), cls});
+    return;
+  }
+  const auto *call = result.Nodes.getNodeAs<CallExpr>("env");
+  if (!call || call->getNumArgs() == 0 || !call->getDirectCallee())
+    return;
+  const std::string fn = call->getDirectCallee()->getName().str();
+  EnvUse use;
+  use.isSet = fn == "setenv" || fn == "putenv";
+  std::optional<std::string> name = stringOf(call->getArg(0), &use.literal);
+  if (!name) {
+    use.nameKnown = false;
+    env_.push_back(use);
+    return;
+  }
+  if (fn == "putenv") {
+    // putenv("NAME=VALUE")
+    const auto eq = name->find('=');
+    if (eq != std::string::npos) {
+      use.value = name->substr(eq + 1);
+      name->resize(eq);
+    }
+  } else if (fn == "setenv" && call->getNumArgs() >= 2) {
+    use.value = stringOf(call->getArg(1), nullptr);
+  }
+  use.name = *name;
+  env_.push_back(use);
+}
+
+void AsyncErrorHandlingCheck::onEndOfTranslationUnit() {
+  const core::ApiCatalog &api = core::builtinApi();
+  const int renamedIn = api.asyncErrorEnvRenamedIn;
+
+  // Without <torch/version.h>, the 2.2 headers give themselves away by
+  // declaring c10d::TORCH_NCCL_ASYNC_ERROR_HANDLING; otherwise assume the older
+  // headers, where the risk is.
+  bool newHeaders = false;
+  std::string versionName;
+  if (versionMajor && versionMinor) {
+    const int v = *versionMajor * 100 + *versionMinor;
+    newHeaders = v >= renamedIn;
+    versionName = std::to_string(*versionMajor) + "." + std::to_string(*versionMinor);
+  } else if (ctx_) {
+    for (const NamedDecl *ns : ctx_->getTranslationUnitDecl()->lookup(
+             &ctx_->Idents.get("c10d")))
+      if (const auto *dc = dyn_cast<NamespaceDecl>(ns))
+        if (!dc->lookup(&ctx_->Idents.get(api.asyncErrorEnv)).empty())
+          newHeaders = true;
+    versionName = newHeaders ? versionText(renamedIn) + " or newer"
+                             : "older than " + versionText(renamedIn);
+  }
+
+  if (newHeaders) {
+    for (const EnvUse &use : env_) {
+      if (!use.nameKnown || use.name != api.asyncErrorEnvDeprecated || !use.literal)
+        continue;
+      const SourceLocation at = use.literal->getBeginLoc();
+      auto d = diag(at, "'%0' is deprecated since LibTorch %1; use '%2'")
+               << api.asyncErrorEnvDeprecated << versionText(renamedIn) << api.asyncErrorEnv;
+      // The new name is the old one with a TORCH_ prefix: insert it after the quote.
+      const std::string prefix = api.asyncErrorEnv.substr(
+          0, api.asyncErrorEnv.size() - api.asyncErrorEnvDeprecated.size());
+      if (!at.isMacroID() && use.literal->getNumConcatenated() == 1 &&
+          use.literal->isOrdinary() &&
+          llvm::StringRef(api.asyncErrorEnv).ends_with(api.asyncErrorEnvDeprecated))
+        d << FixItHint::CreateInsertion(at.getLocWithOffset(1), prefix);
+    }
+  } else if (!creations_.empty()) {
+    bool enabled = false;
+    for (const EnvUse &use : env_) {
+      if (!use.isSet)
+        continue;
+      // A name we cannot read may well be this one: stay quiet.
+      if (!use.nameKnown ||
+          ((use.name == api.asyncErrorEnv || use.name == api.asyncErrorEnvDeprecated) &&
+           (!use.value || *use.value != "0")))
+        enabled = true;
+    }
+    if (!enabled) {
+      const Creation &first = creations_.front();
+      diag(first.loc,
+           "NCCL process group '%0' is created but %1 is never enabled; with LibTorch %2 a "
+           "failed or hung collective is not aborted and the other ranks wait forever; call "
+           "setenv(\"%3\", \"1\", 1) before creating the group")
+          << first.cls << api.asyncErrorEnv << versionName << api.asyncErrorEnvDeprecated;
+    }
+  }
+  env_.clear();
+  creations_.clear();
+  versionMajor.reset();
+  versionMinor.reset();
+  ctx_ = nullptr;
+}
+
+} // namespace ddplint::tidy
