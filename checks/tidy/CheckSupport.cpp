@@ -17,6 +17,15 @@ const ListOption kListOptions[] = {
 };
 } // namespace
 
+bool parseBool(llvm::StringRef value, bool fallback) {
+  std::string v = value.lower();
+  if (v == "true" || v == "1" || v == "on" || v == "yes")
+    return true;
+  if (v == "false" || v == "0" || v == "off" || v == "no")
+    return false;
+  return fallback;
+}
+
 std::string joinList(const std::vector<std::string> &items) {
   std::string out;
   for (const auto &i : items)
@@ -50,6 +59,46 @@ void storeUserApi(clang::tidy::ClangTidyCheck::OptionsView &opts,
   for (const auto &o : kListOptions)
     if (ruleHasOption(ruleId, o.name))
       opts.store(map, o.name, joinList(user.*o.field));
+}
+
+} // namespace ddplint::tidy
+
+namespace ddplint::tidy {
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+ModelBasedCheck::ModelBasedCheck(llvm::StringRef name, clang::tidy::ClangTidyContext *context,
+                                 std::string_view ruleId)
+    : ClangTidyCheck(name, context), ruleId_(ruleId) {
+  user_ = readUserApi(Options, ruleId_);
+}
+
+void ModelBasedCheck::registerMatchers(MatchFinder *finder) {
+  finder->addMatcher(translationUnitDecl().bind("tu"), this);
+}
+
+void ModelBasedCheck::storeOptions(clang::tidy::ClangTidyOptions::OptionMap &opts) {
+  storeUserApi(Options, opts, user_, ruleId_);
+}
+
+void ModelBasedCheck::check(const MatchFinder::MatchResult &result) {
+  clangfe::ApiMatcher api(core::builtinApi(), user_);
+  clangfe::ModelBuilder model(*result.Context, api);
+  core::Analyzer analyzer(model.program());
+  run(analyzer, model, *result.Context);
+}
+
+void ModelBasedCheck::emit(const core::Finding &f, clangfe::ModelBuilder &model,
+                           llvm::ArrayRef<FixItHint> fixes) {
+  {
+    DiagnosticBuilder d = diag(model.locs().get(f.loc), "%0");
+    d << f.message;
+    for (const auto &fix : fixes)
+      d << fix;
+  } // the warning is flushed here, so its notes follow it
+  for (const auto &n : f.notes)
+    diag(model.locs().get(n.loc), "%0", DiagnosticIDs::Note) << n.message;
 }
 
 } // namespace ddplint::tidy

@@ -1,0 +1,233 @@
+#include "clang-frontend/ApiMatcher.h"
+
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/ExprCXX.h"
+
+namespace ddplint::clangfe {
+
+using namespace clang;
+
+std::string qualifiedName(const NamedDecl *d) {
+  if (!d)
+    return {};
+  std::string name = d->getDeclName().isIdentifier() ? d->getName().str() : d->getNameAsString();
+  for (const DeclContext *dc = d->getDeclContext(); dc; dc = dc->getParent()) {
+    if (const auto *ns = dyn_cast<NamespaceDecl>(dc)) {
+      if (ns->isInline() || ns->isAnonymousNamespace())
+        continue;
+      name = ns->getName().str() + "::" + name;
+    } else if (const auto *rd = dyn_cast<RecordDecl>(dc)) {
+      if (rd->getIdentifier())
+        name = rd->getName().str() + "::" + name;
+    } else if (isa<TranslationUnitDecl>(dc) || isa<LinkageSpecDecl>(dc)) {
+      continue;
+    } else {
+      break; // function-local declarations keep their plain name
+    }
+  }
+  return name;
+}
+
+bool nameIn(const std::string &qualified, const std::vector<std::string> &names, bool suffixOk) {
+  for (const auto &n : names) {
+    std::string want = n.rfind("::", 0) == 0 ? n.substr(2) : n;
+    if (qualified == want)
+      return true;
+    if (suffixOk && qualified.size() > want.size() + 2 &&
+        qualified.compare(qualified.size() - want.size(), want.size(), want) == 0 &&
+        qualified.compare(qualified.size() - want.size() - 2, 2, "::") == 0)
+      return true;
+  }
+  return false;
+}
+
+ApiMatcher::ApiMatcher(const core::ApiCatalog &api, UserApi user)
+    : api_(api), user_(std::move(user)) {}
+
+bool ApiMatcher::isProcessGroupClass(const CXXRecordDecl *rd) const {
+  if (!rd)
+    return false;
+  rd = rd->getDefinition() ? rd->getDefinition() : rd;
+  if (nameIn(qualifiedName(rd), api_.processGroupClasses))
+    return true;
+  if (!rd->hasDefinition())
+    return false;
+  for (const auto &base : rd->bases())
+    if (const auto *b = base.getType()->getAsCXXRecordDecl())
+      if (isProcessGroupClass(b))
+        return true;
+  return false;
+}
+
+// Looks through pointers, references and smart pointers (intrusive_ptr, shared_ptr).
+static QualType pointee(QualType t) {
+  t = t.getNonReferenceType();
+  if (t->isPointerType())
+    return t->getPointeeType();
+  if (const auto *ts = t->getAs<TemplateSpecializationType>()) {
+    if (ts->template_arguments().size() == 1 &&
+        ts->template_arguments()[0].getKind() == TemplateArgument::Type)
+      return ts->template_arguments()[0].getAsType();
+  }
+  if (const auto *rd = t->getAsCXXRecordDecl())
+    if (const auto *spec = dyn_cast<ClassTemplateSpecializationDecl>(rd))
+      if (spec->getTemplateArgs().size() >= 1 &&
+          spec->getTemplateArgs()[0].getKind() == TemplateArgument::Type) {
+        std::string n = qualifiedName(spec);
+        if (n == "c10::intrusive_ptr" || n == "std::shared_ptr" || n == "std::unique_ptr" ||
+            n == "c10::weak_intrusive_ptr")
+          return spec->getTemplateArgs()[0].getAsType();
+      }
+  return t;
+}
+
+bool ApiMatcher::isProcessGroupType(QualType t) const {
+  if (t.isNull())
+    return false;
+  QualType inner = pointee(t);
+  return isProcessGroupClass(inner->getAsCXXRecordDecl()) ||
+         isProcessGroupClass(t.getNonReferenceType()->getAsCXXRecordDecl());
+}
+
+bool ApiMatcher::isCommunicatorType(QualType t) const {
+  if (t.isNull())
+    return false;
+  if (isProcessGroupType(t))
+    return true;
+  std::string s = t.getNonReferenceType().getUnqualifiedType().getAsString();
+  return s.find("ncclComm_t") != std::string::npos || s.find("MPI_Comm") != std::string::npos;
+}
+
+std::string stringLiteralOf(const Expr *e) {
+  if (!e)
+    return {};
+  e = e->IgnoreParenImpCasts();
+  if (const auto *s = dyn_cast<StringLiteral>(e))
+    return s->getString().str();
+  if (const auto *c = dyn_cast<CXXConstructExpr>(e))
+    if (c->getNumArgs() >= 1)
+      return stringLiteralOf(c->getArg(0));
+  if (const auto *m = dyn_cast<MaterializeTemporaryExpr>(e))
+    return stringLiteralOf(m->getSubExpr());
+  if (const auto *b = dyn_cast<CXXBindTemporaryExpr>(e))
+    return stringLiteralOf(b->getSubExpr());
+  if (const auto *f = dyn_cast<CXXFunctionalCastExpr>(e))
+    return stringLiteralOf(f->getSubExpr());
+  return {};
+}
+
+static int findArg(const std::vector<core::FunctionArg> &list, const std::string &name) {
+  for (const auto &f : list)
+    if (nameIn(name, {f.name}))
+      return f.arg;
+  return -2;
+}
+
+CallInfo ApiMatcher::classifyCallee(const FunctionDecl *fd, const CallExpr *call) const {
+  CallInfo info;
+  if (!fd)
+    return info;
+  const std::string q = qualifiedName(fd);
+  const std::string plain = fd->getDeclName().isIdentifier() ? fd->getName().str() : "";
+
+  // The user's wrappers win over the catalog: they know their own code.
+  if (nameIn(q, user_.mainProcessFunctions, true))
+    return {CallRole::MainProcess, q, -1};
+  if (nameIn(q, user_.rankFunctions, true))
+    return {CallRole::RankSource, q, -1};
+  if (nameIn(q, user_.barrierFunctions, true))
+    return {CallRole::Barrier, plain, -1};
+  if (nameIn(q, user_.collectiveFunctions, true))
+    return {CallRole::Collective, plain, -1};
+  if (nameIn(q, user_.checkpointWriters, true))
+    return {CallRole::CheckpointWrite, q, 0};
+  if (nameIn(q, user_.dataLoaderFactories, true))
+    return {CallRole::DataLoaderFactory, q, -1};
+
+  // Member functions of process groups.
+  if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && isProcessGroupClass(md->getParent())) {
+    if (nameIn(plain, api_.collectiveMethods))
+      return {CallRole::Collective, plain, -1};
+    if (nameIn(plain, api_.barrierMethods))
+      return {CallRole::Barrier, "barrier", -1};
+    if (nameIn(plain, api_.pointToPointMethods))
+      return {CallRole::PointToPoint, plain, -1};
+    if (nameIn(plain, api_.rankMethods))
+      return {CallRole::RankSource, plain, -1};
+    if (nameIn(plain, api_.worldSizeMethods))
+      return {CallRole::WorldSize, plain, -1};
+    return info;
+  }
+  if (nameIn(q, api_.collectiveFunctions))
+    return {CallRole::Collective, q, -1};
+  if (nameIn(q, api_.barrierFunctions))
+    return {CallRole::Barrier, q, -1};
+  if (nameIn(q, api_.pointToPointFunctions))
+    return {CallRole::PointToPoint, q, -1};
+  if (nameIn(q, api_.exitFunctions))
+    return {CallRole::Exit, q, -1};
+  if (nameIn(q, api_.notCollectiveFunctions))
+    return {CallRole::NotCollective, q, -1};
+  if (int a = findArg(api_.rankOutParams, q); a >= -1)
+    return {CallRole::RankSource, q, a};
+  if (int a = findArg(api_.worldSizeOutParams, q); a >= -1)
+    return {CallRole::WorldSize, q, a};
+  if (int a = findArg(api_.checkpointWriters, q); a >= -1)
+    return {CallRole::CheckpointWrite, q, a};
+  if (nameIn(q, api_.fileWriterFunctions))
+    return {CallRole::FileWrite, q, 0};
+  if (nameIn(q, api_.dataLoaderFactories))
+    return {CallRole::DataLoaderFactory, q, -1};
+  if (nameIn(q, api_.envFunctions) && call && call->getNumArgs() >= 1) {
+    std::string var = stringLiteralOf(call->getArg(0));
+    if (nameIn(var, api_.rankEnvVars))
+      return {CallRole::RankSource, q + "(\"" + var + "\")", -1};
+    if (nameIn(var, api_.worldSizeEnvVars))
+      return {CallRole::WorldSize, q, -1};
+    return {CallRole::EnvRead, q, -1};
+  }
+  if (nameIn(q, api_.localFunctions))
+    return {CallRole::LocalSource, q, -1};
+  if (const auto *md = dyn_cast<CXXMethodDecl>(fd)) {
+    if (nameIn(plain, api_.localMethods))
+      return {CallRole::LocalSource, plain, -1};
+    if (nameIn(qualifiedName(md->getParent()), api_.localClasses))
+      return {CallRole::LocalSource, q, -1};
+  }
+  return info;
+}
+
+CallInfo ApiMatcher::classify(const CallExpr *call) const {
+  if (!call)
+    return {};
+  const FunctionDecl *fd = call->getDirectCallee();
+  if (!fd)
+    return {};
+  if (const auto *tmpl = fd->getPrimaryTemplate())
+    fd = tmpl->getTemplatedDecl();
+  CallInfo info = classifyCallee(fd, call);
+  // `save_to` is a checkpoint writer only for the overload that takes a path.
+  if (info.role == CallRole::CheckpointWrite && info.arg >= 0 &&
+      unsigned(info.arg) < call->getNumArgs() + (isa<CXXMemberCallExpr>(call) ? 0u : 0u)) {
+    const Expr *a = call->getArg(unsigned(info.arg));
+    QualType t = a->IgnoreParenImpCasts()->getType().getNonReferenceType();
+    const auto *rd = t->getAsCXXRecordDecl();
+    if (rd && qualifiedName(rd).find("ostream") != std::string::npos)
+      return {CallRole::FileWrite, info.op, -1}; // a stream the caller opened
+  }
+  return info;
+}
+
+CallInfo ApiMatcher::classifyConstruct(const CXXConstructExpr *ctor) const {
+  if (!ctor || !ctor->getConstructor())
+    return {};
+  const CXXRecordDecl *rd = ctor->getConstructor()->getParent();
+  std::string q = qualifiedName(rd);
+  if (nameIn(q, api_.fileWriterClasses) && ctor->getNumArgs() >= 1)
+    return {CallRole::FileWrite, q, 0};
+  if (nameIn(q, api_.localClasses))
+    return {CallRole::LocalSource, q, -1};
+  return {};
+}
+
+} // namespace ddplint::clangfe

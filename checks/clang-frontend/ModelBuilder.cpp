@@ -1,0 +1,418 @@
+#include "clang-frontend/ModelBuilder.h"
+
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+
+#include <deque>
+#include <set>
+#include <unordered_map>
+
+namespace ddplint::clangfe {
+
+using namespace clang;
+using core::Node;
+
+struct ModelBuilder::Impl {
+  ModelBuilder &self;
+  core::Program program;
+  bool built = false;
+  std::deque<const FunctionDecl *> queue;
+  std::set<std::string> queued;
+  std::unordered_map<core::Loc, const Stmt *> stmts;
+
+  explicit Impl(ModelBuilder &s) : self(s) {}
+
+  ASTContext &ctx() { return self.ctx_; }
+  const ApiMatcher &api() { return self.api_; }
+  DependenceAnalyzer &deps() { return *self.deps_; }
+
+  core::Loc loc(SourceLocation l) { return self.locs_.add(l); }
+
+  bool userCode(SourceLocation l) {
+    const SourceManager &sm = ctx().getSourceManager();
+    return l.isValid() && !sm.isInSystemHeader(sm.getExpansionLoc(l));
+  }
+
+  // The definition to model for a call, or null for library code.
+  const FunctionDecl *definition(const FunctionDecl *fd) {
+    if (!fd)
+      return nullptr;
+    const FunctionDecl *def = nullptr;
+    if (!fd->hasBody(def) || !def || !userCode(def->getLocation()) || def->isDependentContext())
+      return nullptr;
+    return def;
+  }
+
+  std::string enqueue(const FunctionDecl *def) {
+    std::string key = ModelBuilder::keyOf(def);
+    if (queued.insert(key).second)
+      queue.push_back(def);
+    return key;
+  }
+
+  static std::string displayName(const FunctionDecl *fd) {
+    if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && md->getParent()->isLambda())
+      return "lambda";
+    return fd->getNameAsString();
+  }
+
+  // --- expressions: events in evaluation order --------------------------
+  void expr(const Expr *e, std::vector<Node> &out) {
+    if (!e)
+      return;
+    e = e->IgnoreParens();
+    if (isa<LambdaExpr>(e))
+      return; // a lambda body runs when the lambda is called
+    if (const auto *co = dyn_cast<AbstractConditionalOperator>(e)) {
+      expr(co->getCond(), out);
+      core::Cond c = deps().condOf(co->getCond());
+      core::Loc l = loc(co->getQuestionLoc());
+      std::vector<Node> t, f;
+      expr(co->getTrueExpr(), t);
+      expr(co->getFalseExpr(), f);
+      if (!t.empty() || !f.empty())
+        out.push_back(Node::makeIf(std::move(c), Node::block(std::move(t)),
+                                   Node::block(std::move(f)), l));
+      return;
+    }
+    if (const auto *b = dyn_cast<BinaryOperator>(e); b && (b->getOpcode() == BO_LAnd || b->getOpcode() == BO_LOr)) {
+      expr(b->getLHS(), out);
+      std::vector<Node> rhs;
+      expr(b->getRHS(), rhs);
+      if (!rhs.empty()) {
+        core::Cond c = deps().condOf(b->getLHS());
+        if (b->getOpcode() == BO_LOr)
+          c = core::Cond::negate(c);
+        out.push_back(Node::makeIf(c, Node::block(std::move(rhs)), Node::block(), loc(b->getOperatorLoc())));
+      }
+      return;
+    }
+    if (const auto *t = dyn_cast<CXXThrowExpr>(e)) {
+      expr(t->getSubExpr(), out);
+      out.push_back(Node::makeExit(core::ExitKind::Throw, loc(t->getThrowLoc())));
+      return;
+    }
+    // Children first: arguments are evaluated before the call.
+    for (const Stmt *child : e->children())
+      if (const auto *ce = dyn_cast_or_null<Expr>(child))
+        expr(ce, out);
+    if (const auto *call = dyn_cast<CallExpr>(e)) {
+      // Lambdas handed to another function (parallel_for, for_each) run in it.
+      for (const Expr *a : call->arguments())
+        if (const auto *l = dyn_cast<LambdaExpr>(a->IgnoreParenImpCasts()))
+          if (const FunctionDecl *def = definition(l->getCallOperator()))
+            out.push_back(Node::makeCall(enqueue(def), "lambda", loc(l->getBeginLoc())));
+      this->call(call, out);
+      return;
+    }
+    if (const auto *ce = dyn_cast<CXXConstructExpr>(e)) {
+      CallInfo info = api().classifyConstruct(ce);
+      if (info.role == CallRole::FileWrite) {
+        Node n = Node::makeEvent(core::EventKind::FileWrite, info.op, loc(ce->getBeginLoc()));
+        n.pathDep = ce->getNumArgs() ? deps().depOf(ce->getArg(0)) : core::Dep::Uniform;
+        out.push_back(std::move(n));
+        return;
+      }
+      if (const FunctionDecl *def = definition(ce->getConstructor()))
+        out.push_back(Node::makeCall(enqueue(def), displayName(def), loc(ce->getBeginLoc())));
+    }
+  }
+
+  void call(const CallExpr *c, std::vector<Node> &out) {
+    CallInfo info = api().classify(c);
+    core::Loc l = loc(c->getExprLoc());
+    switch (info.role) {
+    case CallRole::Collective:
+      out.push_back(Node::makeEvent(core::EventKind::Collective, info.op, l));
+      return;
+    case CallRole::Barrier:
+      out.push_back(Node::makeEvent(core::EventKind::Barrier, info.op, l));
+      return;
+    case CallRole::PointToPoint:
+      out.push_back(Node::makeEvent(core::EventKind::PointToPoint, info.op, l));
+      return;
+    case CallRole::Exit:
+      out.push_back(Node::makeExit(core::ExitKind::Terminate, l));
+      return;
+    case CallRole::CheckpointWrite: {
+      if (info.arg < 0 || unsigned(info.arg) >= c->getNumArgs())
+        return;
+      Node n = Node::makeEvent(core::EventKind::CheckpointWrite, info.op, l);
+      n.pathDep = deps().depOf(c->getArg(unsigned(info.arg)));
+      out.push_back(std::move(n));
+      return;
+    }
+    case CallRole::FileWrite: {
+      Node n = Node::makeEvent(core::EventKind::FileWrite, info.op, l);
+      out.push_back(std::move(n));
+      return;
+    }
+    case CallRole::None:
+      break;
+    default:
+      return;
+    }
+    const FunctionDecl *callee = c->getDirectCallee();
+    if (const FunctionDecl *def = definition(callee))
+      out.push_back(Node::makeCall(enqueue(def), displayName(def), l));
+  }
+
+  // --- statements -----------------------------------------------------------
+  Node stmt(const Stmt *s) {
+    std::vector<Node> out;
+    stmtInto(s, out);
+    return Node::block(std::move(out));
+  }
+
+  void stmtInto(const Stmt *s, std::vector<Node> &out) {
+    if (!s)
+      return;
+    if (const auto *cs = dyn_cast<CompoundStmt>(s)) {
+      for (const Stmt *k : cs->body())
+        stmtInto(k, out);
+      return;
+    }
+    if (const auto *is = dyn_cast<IfStmt>(s)) {
+      stmtInto(is->getInit(), out);
+      if (const auto *dsv = is->getConditionVariableDeclStmt())
+        stmtInto(dsv, out);
+      expr(is->getCond(), out);
+      core::Cond c = is->isConstexpr() ? core::Cond::atom("constexpr", core::Dep::Uniform)
+                                       : deps().condOf(is->getCond());
+      if (is->isConsteval())
+        c = core::Cond::atom("consteval", core::Dep::Uniform);
+      core::Loc l = loc(is->getIfLoc());
+      stmts[l] = is;
+      // Sequenced on purpose: Loc ids follow source order, and the core uses
+      // them to pick the earlier of two collectives.
+      Node thenB = stmt(is->getThen());
+      Node elseB = stmt(is->getElse());
+      out.push_back(Node::makeIf(std::move(c), std::move(thenB), std::move(elseB), l));
+      return;
+    }
+    if (const auto *fs = dyn_cast<ForStmt>(s)) {
+      stmtInto(fs->getInit(), out);
+      std::vector<Node> body;
+      stmtInto(fs->getBody(), body);
+      expr(fs->getInc(), body);
+      const Expr *cond = fs->getCond();
+      loop(cond, cond ? deps().depOf(cond) : core::Dep::Uniform, std::move(body), fs->getForLoc(), out);
+      return;
+    }
+    if (const auto *ws = dyn_cast<WhileStmt>(s)) {
+      std::vector<Node> body;
+      expr(ws->getCond(), body);
+      stmtInto(ws->getBody(), body);
+      loop(ws->getCond(), deps().depOf(ws->getCond()), std::move(body), ws->getWhileLoc(), out);
+      return;
+    }
+    if (const auto *ds = dyn_cast<DoStmt>(s)) {
+      std::vector<Node> body;
+      stmtInto(ds->getBody(), body);
+      expr(ds->getCond(), body);
+      loop(ds->getCond(), deps().depOf(ds->getCond()), std::move(body), ds->getDoLoc(), out);
+      return;
+    }
+    if (const auto *rs = dyn_cast<CXXForRangeStmt>(s)) {
+      stmtInto(rs->getInit(), out);
+      expr(rs->getRangeInit(), out);
+      std::vector<Node> body;
+      stmtInto(rs->getBody(), body);
+      loop(rs->getRangeInit(), deps().depOf(rs->getRangeInit()), std::move(body), rs->getForLoc(), out);
+      return;
+    }
+    if (const auto *sw = dyn_cast<SwitchStmt>(s)) {
+      switchInto(sw, out);
+      return;
+    }
+    if (const auto *r = dyn_cast<ReturnStmt>(s)) {
+      expr(r->getRetValue(), out);
+      out.push_back(Node::makeExit(core::ExitKind::Return, loc(r->getReturnLoc())));
+      return;
+    }
+    if (isa<BreakStmt>(s)) {
+      out.push_back(Node::makeExit(core::ExitKind::Break, loc(s->getBeginLoc())));
+      return;
+    }
+    if (isa<ContinueStmt>(s)) {
+      out.push_back(Node::makeExit(core::ExitKind::Continue, loc(s->getBeginLoc())));
+      return;
+    }
+    if (const auto *ts = dyn_cast<CXXTryStmt>(s)) {
+      // Handlers run on exceptional paths only; the try block is the normal path.
+      stmtInto(ts->getTryBlock(), out);
+      return;
+    }
+    if (const auto *ds = dyn_cast<DeclStmt>(s)) {
+      for (const Decl *d : ds->decls())
+        if (const auto *v = dyn_cast<VarDecl>(d); v && v->hasInit())
+          expr(v->getInit(), out);
+      return;
+    }
+    if (const auto *ls = dyn_cast<LabelStmt>(s)) {
+      stmtInto(ls->getSubStmt(), out);
+      return;
+    }
+    if (const auto *as = dyn_cast<AttributedStmt>(s)) {
+      stmtInto(as->getSubStmt(), out);
+      return;
+    }
+    if (const auto *e = dyn_cast<Expr>(s)) {
+      expr(e, out);
+      return;
+    }
+  }
+
+  void loop(const Expr *cond, core::Dep trip, std::vector<Node> body, SourceLocation kw,
+            std::vector<Node> &out) {
+    std::string text = cond ? deps().text(cond) : "";
+    core::Loc tl = cond ? loc(cond->getBeginLoc()) : 0;
+    out.push_back(Node::makeLoop(trip, text, tl, Node::block(std::move(body)), loc(kw)));
+  }
+
+  // A switch becomes an if-chain on `subject == case`; a case ends at its break.
+  void switchInto(const SwitchStmt *sw, std::vector<Node> &out) {
+    stmtInto(sw->getInit(), out);
+    expr(sw->getCond(), out);
+    const auto *body = dyn_cast_or_null<CompoundStmt>(sw->getBody());
+    if (!body)
+      return;
+    struct Case {
+      const Expr *value; // null: default
+      std::vector<const Stmt *> stmts;
+    };
+    std::vector<Case> cases;
+    for (const Stmt *k : body->body()) {
+      const Stmt *cur = k;
+      while (cur) {
+        if (const auto *c = dyn_cast<CaseStmt>(cur)) {
+          cases.push_back({c->getLHS(), {}});
+          cur = c->getSubStmt();
+        } else if (const auto *d = dyn_cast<DefaultStmt>(cur)) {
+          cases.push_back({nullptr, {}});
+          cur = d->getSubStmt();
+        } else {
+          if (!cases.empty())
+            cases.back().stmts.push_back(cur);
+          cur = nullptr;
+        }
+      }
+    }
+    // Fallthrough: a case without a break runs the next case's statements too.
+    auto segment = [&](size_t i) {
+      std::vector<Node> nodes;
+      for (size_t j = i; j < cases.size(); ++j) {
+        bool broke = false;
+        for (const Stmt *st : cases[j].stmts) {
+          if (isa<BreakStmt>(st)) {
+            broke = true;
+            break;
+          }
+          stmtInto(st, nodes);
+        }
+        if (broke)
+          break;
+      }
+      return Node::block(std::move(nodes));
+    };
+    const Expr *subject = sw->getCond();
+    Node chain = Node::block();
+    for (size_t i = 0; i < cases.size(); ++i)
+      if (!cases[i].value)
+        chain = segment(i);
+    for (size_t i = cases.size(); i-- > 0;) {
+      if (!cases[i].value)
+        continue;
+      core::Cond c;
+      std::optional<llvm::APSInt> v = cases[i].value->getIntegerConstantExpr(ctx());
+      if (v && deps().isRank(subject))
+        c = core::Cond::rankCmp(core::CmpOp::EQ, v->getExtValue());
+      else
+        c = core::Cond::atom("switch:" + deps().text(subject) + "==" + deps().text(cases[i].value),
+                             deps().depOf(subject));
+      c.text = deps().text(subject) + " == " + deps().text(cases[i].value);
+      c.loc = loc(sw->getSwitchLoc());
+      Node n = Node::makeIf(std::move(c), segment(i), std::move(chain), loc(sw->getSwitchLoc()));
+      chain = Node::block();
+      chain.kids.push_back(std::move(n));
+    }
+    for (auto &k : chain.kids)
+      out.push_back(std::move(k));
+  }
+
+  void build() {
+    if (built)
+      return;
+    built = true;
+    // Roots: functions and lambdas written in the main file.
+    struct Roots : RecursiveASTVisitor<Roots> {
+      Impl &I;
+      explicit Roots(Impl &i) : I(i) {}
+      bool shouldVisitTemplateInstantiations() const { return true; }
+      bool shouldVisitLambdaBody() const { return true; }
+      bool TraverseDecl(Decl *d) {
+        if (d && !isa<TranslationUnitDecl>(d)) {
+          const SourceManager &sm = I.ctx().getSourceManager();
+          SourceLocation l = sm.getExpansionLoc(d->getLocation());
+          if (l.isValid() && !sm.isInMainFile(l) && !isa<NamespaceDecl>(d) && !isa<LinkageSpecDecl>(d))
+            return true;
+        }
+        return RecursiveASTVisitor::TraverseDecl(d);
+      }
+      bool VisitFunctionDecl(FunctionDecl *fd) {
+        if (fd->doesThisDeclarationHaveABody() && !fd->isDependentContext())
+          I.enqueue(fd);
+        return true;
+      }
+      bool VisitLambdaExpr(LambdaExpr *l) {
+        if (const FunctionDecl *def = I.definition(l->getCallOperator()))
+          I.enqueue(def);
+        return true;
+      }
+    } roots(*this);
+    roots.TraverseDecl(ctx().getTranslationUnitDecl());
+    while (!queue.empty()) {
+      const FunctionDecl *fd = queue.front();
+      queue.pop_front();
+      core::Function f;
+      f.key = ModelBuilder::keyOf(fd);
+      f.name = displayName(fd);
+      f.loc = loc(fd->getLocation());
+      std::vector<Node> body;
+      if (const auto *ctor = dyn_cast<CXXConstructorDecl>(fd))
+        for (const CXXCtorInitializer *init : ctor->inits())
+          if (init->isWritten())
+            expr(init->getInit(), body);
+      stmtInto(fd->getBody(), body);
+      f.body = Node::block(std::move(body));
+      program.functions.push_back(std::move(f));
+    }
+  }
+};
+
+ModelBuilder::ModelBuilder(ASTContext &ctx, const ApiMatcher &api)
+    : ctx_(ctx), api_(api), deps_(std::make_unique<DependenceAnalyzer>(ctx, api, locs_)),
+      impl_(std::make_unique<Impl>(*this)) {}
+
+ModelBuilder::~ModelBuilder() = default;
+
+const core::Program &ModelBuilder::program() {
+  impl_->build();
+  return impl_->program;
+}
+
+const Stmt *ModelBuilder::stmtOf(const core::Node *n) const {
+  if (!n)
+    return nullptr;
+  auto it = impl_->stmts.find(n->loc);
+  return it == impl_->stmts.end() ? nullptr : it->second;
+}
+
+std::string ModelBuilder::keyOf(const FunctionDecl *fd) {
+  return fd->getNameAsString() + "@" +
+         std::to_string(reinterpret_cast<std::uintptr_t>(fd->getCanonicalDecl()));
+}
+
+} // namespace ddplint::clangfe

@@ -1,0 +1,690 @@
+#include "clang-frontend/RankDependence.h"
+
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace ddplint::clangfe {
+
+using namespace clang;
+using core::Cond;
+using core::Dep;
+
+core::Loc LocTable::add(SourceLocation l) {
+  locs_.push_back(l);
+  return core::Loc(locs_.size());
+}
+
+SourceLocation LocTable::get(core::Loc l) const {
+  return l == 0 || l > locs_.size() ? SourceLocation() : locs_[l - 1];
+}
+
+namespace {
+
+const Expr *strip(const Expr *e) {
+  while (e) {
+    const Expr *n = e->IgnoreParenImpCasts();
+    if (const auto *c = dyn_cast<ExprWithCleanups>(n))
+      n = c->getSubExpr();
+    else if (const auto *m = dyn_cast<MaterializeTemporaryExpr>(n))
+      n = m->getSubExpr();
+    else if (const auto *b = dyn_cast<CXXBindTemporaryExpr>(n))
+      n = b->getSubExpr();
+    else if (const auto *f = dyn_cast<CXXFunctionalCastExpr>(n))
+      n = f->getSubExpr();
+    else if (const auto *s = dyn_cast<CXXStaticCastExpr>(n))
+      n = s->getSubExpr();
+    else if (const auto *cs = dyn_cast<CStyleCastExpr>(n))
+      n = cs->getSubExpr();
+    else if (const auto *ce = dyn_cast<CXXConstructExpr>(n);
+             ce && ce->getNumArgs() == 1 && ce->getConstructor() &&
+             (ce->getConstructor()->isCopyOrMoveConstructor() || ce->getConstructor()->isConvertingConstructor(false)) &&
+             !isa<CXXTemporaryObjectExpr>(ce))
+      n = ce->getArg(0);
+    if (n == e)
+      return e;
+    e = n;
+  }
+  return e;
+}
+
+bool rankLikeName(llvm::StringRef n) {
+  static const char *names[] = {"rank",      "global_rank", "world_rank", "local_rank",
+                                "my_rank",   "rank_id",     "node_rank",  "proc_rank",
+                                "process_rank", "grank",    "lrank",      "localRank",
+                                "globalRank", "worldRank",  "myRank"};
+  for (const char *c : names)
+    if (n == c)
+      return true;
+  return false;
+}
+
+bool isStoiLike(const std::string &q) {
+  static const char *names[] = {"std::stoi", "std::stol", "std::stoll", "std::stoul", "atoi",
+                                "std::atoi", "atol",      "std::atol",  "strtol",     "std::strtol",
+                                "strtoul",   "std::strtoul", "std::stoull", "atoll", "std::atoll"};
+  for (const char *c : names)
+    if (q == c)
+      return true;
+  return false;
+}
+
+} // namespace
+
+struct DependenceAnalyzer::Impl {
+  ASTContext &ctx;
+  const ApiMatcher &api;
+  LocTable &locs;
+  std::unordered_map<const Decl *, std::vector<const Expr *>> defs;
+  std::unordered_map<const Decl *, Dep> outRole; // written through &x by a rank/world source
+  std::unordered_set<const Decl *> agreed;
+  std::unordered_map<const Decl *, std::vector<const Expr *>> returns;
+  std::unordered_map<const Decl *, int> callSites;
+  std::unordered_set<const Decl *> distributedFns;
+  std::unordered_map<const Decl *, Dep> seeds;
+  std::unordered_map<const Decl *, Dep> declMemo;
+  std::unordered_set<const Decl *> declBusy;
+  std::unordered_map<const Decl *, bool> rankMemo;
+  std::unordered_set<const Decl *> rankBusy;
+  std::vector<const Expr *> empty;
+  int condDepth = 0;
+
+  Impl(ASTContext &c, const ApiMatcher &a, LocTable &l) : ctx(c), api(a), locs(l) { index(); }
+
+  bool inUserCode(SourceLocation l) const {
+    const SourceManager &sm = ctx.getSourceManager();
+    return l.isValid() && !sm.isInSystemHeader(sm.getExpansionLoc(l));
+  }
+
+  void addDef(const ValueDecl *d, const Expr *e) {
+    if (d && e)
+      defs[d->getCanonicalDecl()].push_back(e);
+  }
+
+  static const ValueDecl *declOf(const Expr *e) {
+    e = strip(e);
+    if (const auto *dr = dyn_cast_or_null<DeclRefExpr>(e))
+      return dr->getDecl();
+    if (const auto *me = dyn_cast_or_null<MemberExpr>(e))
+      return me->getMemberDecl();
+    return nullptr;
+  }
+
+  void markAgreed(const Expr *e, int depth = 0) {
+    e = strip(e);
+    if (!e || depth > 3)
+      return;
+    if (const auto *u = dyn_cast<UnaryOperator>(e))
+      return markAgreed(u->getSubExpr(), depth);
+    if (const ValueDecl *d = declOf(e)) {
+      agreed.insert(d->getCanonicalDecl());
+      // The tensors a vector was built from are agreed too.
+      for (const Expr *def : defs[d->getCanonicalDecl()]) {
+        const Expr *s = strip(def);
+        if (const auto *il = dyn_cast<InitListExpr>(s))
+          for (const Expr *i : il->inits())
+            markAgreed(i, depth + 1);
+        if (const auto *ce = dyn_cast<CXXConstructExpr>(s))
+          for (const Expr *a : ce->arguments())
+            markAgreed(a, depth + 1);
+        if (const auto *sl = dyn_cast<CXXStdInitializerListExpr>(s))
+          markAgreed(sl->getSubExpr(), depth + 1);
+      }
+      return;
+    }
+    if (const auto *il = dyn_cast<InitListExpr>(e))
+      for (const Expr *i : il->inits())
+        markAgreed(i, depth + 1);
+    if (const auto *ce = dyn_cast<CXXConstructExpr>(e))
+      for (const Expr *a : ce->arguments())
+        markAgreed(a, depth + 1);
+    if (const auto *sl = dyn_cast<CXXStdInitializerListExpr>(e))
+      markAgreed(sl->getSubExpr(), depth + 1);
+  }
+
+  struct Indexer : RecursiveASTVisitor<Indexer> {
+    Impl &I;
+    std::vector<const FunctionDecl *> fnStack;
+    std::vector<const CallExpr *> collectives;
+    explicit Indexer(Impl &i) : I(i) {}
+    bool shouldVisitTemplateInstantiations() const { return true; }
+    bool shouldVisitLambdaBody() const { return true; }
+    bool TraverseDecl(Decl *d) {
+      if (d && !isa<TranslationUnitDecl>(d) && !I.inUserCode(d->getLocation()))
+        return true; // system headers: their internals are the catalog's business
+      return RecursiveASTVisitor::TraverseDecl(d);
+    }
+    bool TraverseFunctionDecl(FunctionDecl *fd) { return traverseFn(fd, [&] { return RecursiveASTVisitor::TraverseFunctionDecl(fd); }); }
+    bool TraverseCXXMethodDecl(CXXMethodDecl *fd) { return traverseFn(fd, [&] { return RecursiveASTVisitor::TraverseCXXMethodDecl(fd); }); }
+    bool TraverseCXXConstructorDecl(CXXConstructorDecl *fd) { return traverseFn(fd, [&] { return RecursiveASTVisitor::TraverseCXXConstructorDecl(fd); }); }
+    template <class F> bool traverseFn(FunctionDecl *fd, F base) {
+      fnStack.push_back(fd);
+      bool r = base();
+      fnStack.pop_back();
+      return r;
+    }
+    bool VisitVarDecl(VarDecl *v) {
+      if (v->hasInit())
+        I.addDef(v, v->getInit());
+      return true;
+    }
+    bool VisitCXXForRangeStmt(CXXForRangeStmt *s) {
+      if (s->getLoopVariable())
+        I.addDef(s->getLoopVariable(), s->getRangeInit());
+      // The range's element is rank data when it comes from a data loader.
+      return true;
+    }
+    bool VisitCXXConstructorDecl(CXXConstructorDecl *c) {
+      for (const CXXCtorInitializer *init : c->inits())
+        if (init->getMember())
+          I.addDef(init->getMember(), init->getInit());
+      return true;
+    }
+    bool VisitBinaryOperator(BinaryOperator *b) {
+      if (b->isAssignmentOp())
+        if (const ValueDecl *d = declOf(b->getLHS()))
+          I.addDef(d, b->getRHS());
+      return true;
+    }
+    bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *op) {
+      if (op->isAssignmentOp() && op->getNumArgs() == 2)
+        if (const ValueDecl *d = declOf(op->getArg(0)))
+          I.addDef(d, op->getArg(1));
+      return true;
+    }
+    bool VisitReturnStmt(ReturnStmt *r) {
+      if (!fnStack.empty() && r->getRetValue())
+        I.returns[fnStack.back()->getCanonicalDecl()].push_back(r->getRetValue());
+      return true;
+    }
+    bool TraverseLambdaExpr(LambdaExpr *l) {
+      fnStack.push_back(l->getCallOperator());
+      bool r = RecursiveASTVisitor::TraverseLambdaExpr(l);
+      fnStack.pop_back();
+      return r;
+    }
+    void argsToParams(const FunctionDecl *fd, llvm::ArrayRef<const Expr *> args, unsigned skip) {
+      if (!fd)
+        return;
+      if (const auto *t = fd->getTemplateInstantiationPattern())
+        fd = t;
+      I.callSites[fd->getCanonicalDecl()]++;
+      for (unsigned i = 0; i + skip < args.size() && i < fd->getNumParams(); ++i)
+        I.addDef(fd->getParamDecl(i), args[i + skip]);
+    }
+    bool VisitCallExpr(CallExpr *c) {
+      CallInfo info = I.api.classify(c);
+      if ((info.role == CallRole::RankSource || info.role == CallRole::WorldSize) && info.arg >= 0 &&
+          unsigned(info.arg) < c->getNumArgs()) {
+        const Expr *a = strip(c->getArg(unsigned(info.arg)));
+        if (const auto *u = dyn_cast<UnaryOperator>(a); u && u->getOpcode() == UO_AddrOf)
+          if (const ValueDecl *d = declOf(u->getSubExpr()))
+            I.outRole[d->getCanonicalDecl()] =
+                info.role == CallRole::RankSource ? Dep::Rank : Dep::Uniform;
+      }
+      if (info.role == CallRole::Collective || info.role == CallRole::Barrier) {
+        collectives.push_back(c);
+        if (!fnStack.empty())
+          I.distributedFns.insert(fnStack.back()->getCanonicalDecl());
+      }
+      if (info.role == CallRole::PointToPoint && !fnStack.empty())
+        I.distributedFns.insert(fnStack.back()->getCanonicalDecl());
+      if (const FunctionDecl *fd = c->getDirectCallee(); fd && info.role == CallRole::None) {
+        std::vector<const Expr *> args(c->arg_begin(), c->arg_end());
+        unsigned skip = isa<CXXOperatorCallExpr>(c) && isa<CXXMethodDecl>(fd) ? 1 : 0;
+        argsToParams(fd, args, skip);
+      }
+      return true;
+    }
+    bool VisitCXXConstructExpr(CXXConstructExpr *c) {
+      if (const auto *ctor = c->getConstructor()) {
+        std::vector<const Expr *> args(c->arg_begin(), c->arg_end());
+        argsToParams(ctor, args, 0);
+      }
+      return true;
+    }
+  };
+
+  void index() {
+    Indexer ix(*this);
+    ix.TraverseDecl(ctx.getTranslationUnitDecl());
+    // Values passed to a collective come out identical on every rank.
+    for (const CallExpr *c : ix.collectives) {
+      for (const Expr *a : c->arguments())
+        markAgreed(a);
+    }
+  }
+
+  const std::vector<const Expr *> &defsOf(const ValueDecl *d) {
+    auto it = defs.find(d->getCanonicalDecl());
+    return it == defs.end() ? empty : it->second;
+  }
+
+  const FunctionDecl *bodyOf(const FunctionDecl *fd) const {
+    if (!fd)
+      return nullptr;
+    if (const auto *t = fd->getTemplateInstantiationPattern())
+      fd = t;
+    const FunctionDecl *def = nullptr;
+    if (!fd->hasBody(def) || !def || !inUserCode(def->getLocation()))
+      return nullptr;
+    return def;
+  }
+
+  bool heuristicRankParam(const ParmVarDecl *p) {
+    if (!p->getIdentifier() || !rankLikeName(p->getName()) ||
+        !p->getType()->isIntegralOrEnumerationType())
+      return false;
+    const auto *fd = dyn_cast_or_null<FunctionDecl>(p->getDeclContext());
+    if (!fd || callSites.count(fd->getCanonicalDecl()))
+      return false;
+    if (distributedFns.count(fd->getCanonicalDecl()))
+      return true;
+    for (const ParmVarDecl *q : fd->parameters())
+      if (api.isCommunicatorType(q->getType()))
+        return true;
+    if (const auto *md = dyn_cast<CXXMethodDecl>(fd)) // constructors of trainer classes
+      for (const FieldDecl *f : md->getParent()->fields())
+        if (api.isCommunicatorType(f->getType()))
+          return true;
+    return false;
+  }
+
+  // --- dependence ---------------------------------------------------------
+  Dep declDep(const ValueDecl *d) {
+    if (!d)
+      return Dep::Uniform;
+    d = cast<ValueDecl>(d->getCanonicalDecl());
+    if (auto s = seeds.find(d); s != seeds.end())
+      return s->second;
+    if (auto m = declMemo.find(d); m != declMemo.end())
+      return m->second;
+    if (declBusy.count(d))
+      return Dep::Uniform; // cycles add nothing new
+    if (agreed.count(d))
+      return Dep::Uniform;
+    declBusy.insert(d);
+    Dep dep = Dep::Uniform;
+    if (auto o = outRole.find(d); o != outRole.end())
+      dep = join(dep, o->second);
+    if (const auto *p = dyn_cast<ParmVarDecl>(d); p && heuristicRankParam(p))
+      dep = Dep::Rank;
+    for (const Expr *e : defsOf(d)) {
+      dep = join(dep, depOf(e));
+      if (dep == Dep::Local)
+        break;
+    }
+    // Elements of a data loader are the rank's own batch.
+    if (const auto *v = dyn_cast<VarDecl>(d); v && v->isCXXForRangeDecl())
+      for (const Expr *e : defsOf(d))
+        if (isLoader(e))
+          dep = Dep::Local;
+    declBusy.erase(d);
+    declMemo[d] = dep;
+    return dep;
+  }
+
+  bool isLoader(const Expr *e) {
+    e = strip(e);
+    if (!e)
+      return false;
+    std::string t = e->getType().getAsString();
+    if (t.find("DataLoader") != std::string::npos)
+      return true;
+    if (const auto *u = dyn_cast<UnaryOperator>(e))
+      return isLoader(u->getSubExpr());
+    if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e); op && op->getNumArgs() >= 1)
+      return isLoader(op->getArg(0));
+    if (const ValueDecl *d = declOf(e))
+      return d->getType().getAsString().find("DataLoader") != std::string::npos;
+    return false;
+  }
+
+  Dep fnReturnDep(const FunctionDecl *fd) {
+    const FunctionDecl *def = bodyOf(fd);
+    if (!def)
+      return Dep::Uniform;
+    const Decl *key = def->getCanonicalDecl();
+    if (auto m = declMemo.find(key); m != declMemo.end())
+      return m->second;
+    if (declBusy.count(key))
+      return Dep::Uniform;
+    declBusy.insert(key);
+    Dep dep = Dep::Uniform;
+    auto it = returns.find(key);
+    if (it != returns.end())
+      for (const Expr *r : it->second)
+        dep = join(dep, depOf(r));
+    declBusy.erase(key);
+    declMemo[key] = dep;
+    return dep;
+  }
+
+  bool usesDistributedSampler(const CallExpr *c) {
+    auto names = [&](QualType t) {
+      std::string s = t.getAsString();
+      for (const auto &n : api.api().distributedSamplers) {
+        std::string last = n.substr(n.rfind("::") == std::string::npos ? 0 : n.rfind("::") + 2);
+        if (s.find(last) != std::string::npos)
+          return true;
+      }
+      return false;
+    };
+    for (const Expr *a : c->arguments())
+      if (names(a->getType()))
+        return true;
+    if (const FunctionDecl *fd = c->getDirectCallee())
+      if (const auto *args = fd->getTemplateSpecializationArgs())
+        for (const auto &ta : args->asArray())
+          if (ta.getKind() == TemplateArgument::Type && names(ta.getAsType()))
+            return true;
+    return false;
+  }
+
+  bool objectAgreed(const Expr *obj) {
+    obj = strip(obj);
+    if (const ValueDecl *d = declOf(obj))
+      return agreed.count(d->getCanonicalDecl()) > 0;
+    if (const auto *op = dyn_cast_or_null<CXXOperatorCallExpr>(obj); op && op->getNumArgs() >= 1)
+      return objectAgreed(op->getArg(0)); // v[0].item()
+    if (const auto *m = dyn_cast_or_null<CXXMemberCallExpr>(obj))
+      return objectAgreed(m->getImplicitObjectArgument());
+    if (const auto *a = dyn_cast_or_null<ArraySubscriptExpr>(obj))
+      return objectAgreed(a->getBase());
+    return false;
+  }
+
+  Dep callDep(const CallExpr *c) {
+    CallInfo info = api.classify(c);
+    switch (info.role) {
+    case CallRole::RankSource:
+    case CallRole::MainProcess:
+      return info.arg >= 0 ? Dep::Uniform : Dep::Rank;
+    case CallRole::WorldSize:
+    case CallRole::Collective:
+    case CallRole::Barrier:
+    case CallRole::EnvRead:
+      return Dep::Uniform;
+    case CallRole::LocalSource: {
+      const auto *m = dyn_cast<CXXMemberCallExpr>(c);
+      if (m && objectAgreed(m->getImplicitObjectArgument()))
+        return Dep::Uniform;
+      return Dep::Local;
+    }
+    case CallRole::DataLoaderFactory:
+      if (usesDistributedSampler(c))
+        return Dep::Uniform;
+      break;
+    default:
+      break;
+    }
+    Dep dep = Dep::Uniform;
+    if (const FunctionDecl *fd = c->getDirectCallee(); fd && bodyOf(fd))
+      return join(dep, fnReturnDep(fd));
+    for (const Expr *a : c->arguments())
+      dep = join(dep, depOf(a));
+    if (const auto *m = dyn_cast<CXXMemberCallExpr>(c))
+      dep = join(dep, depOf(m->getImplicitObjectArgument()));
+    return dep;
+  }
+
+  Dep depOf(const Expr *e) {
+    e = strip(e);
+    if (!e)
+      return Dep::Uniform;
+    if (isa<IntegerLiteral>(e) || isa<FloatingLiteral>(e) || isa<StringLiteral>(e) ||
+        isa<CXXBoolLiteralExpr>(e) || isa<CharacterLiteral>(e) || isa<CXXNullPtrLiteralExpr>(e) ||
+        isa<CXXThisExpr>(e) || isa<LambdaExpr>(e) || isa<UnaryExprOrTypeTraitExpr>(e))
+      return Dep::Uniform;
+    if (const auto *dr = dyn_cast<DeclRefExpr>(e)) {
+      if (isa<VarDecl>(dr->getDecl()) || isa<FieldDecl>(dr->getDecl()))
+        return declDep(dr->getDecl());
+      return Dep::Uniform;
+    }
+    if (const auto *me = dyn_cast<MemberExpr>(e)) {
+      if (isa<FieldDecl>(me->getMemberDecl()) || isa<VarDecl>(me->getMemberDecl())) {
+        Dep base = depOf(me->getBase());
+        return join(base, declDep(me->getMemberDecl()));
+      }
+      return depOf(me->getBase());
+    }
+    if (const auto *c = dyn_cast<CallExpr>(e))
+      return callDep(c);
+    if (const auto *c = dyn_cast<CXXConstructExpr>(e)) {
+      CallInfo info = api.classifyConstruct(c);
+      if (info.role == CallRole::LocalSource)
+        return Dep::Local;
+      Dep dep = Dep::Uniform;
+      for (const Expr *a : c->arguments())
+        dep = join(dep, depOf(a));
+      return dep;
+    }
+    Dep dep = Dep::Uniform;
+    for (const Stmt *child : e->children())
+      if (const auto *ce = dyn_cast_or_null<Expr>(child))
+        dep = join(dep, depOf(ce));
+    return dep;
+  }
+
+  // --- the rank itself ------------------------------------------------------
+  bool isRank(const Expr *e, int depth = 0) {
+    e = strip(e);
+    if (!e || depth > 8)
+      return false;
+    if (const auto *c = dyn_cast<CallExpr>(e)) {
+      CallInfo info = api.classify(c);
+      if (info.role == CallRole::RankSource && info.arg < 0)
+        return true;
+      if (const FunctionDecl *fd = c->getDirectCallee()) {
+        if (isStoiLike(qualifiedName(fd)) && c->getNumArgs() >= 1)
+          return isRank(c->getArg(0), depth + 1);
+        if (const FunctionDecl *def = bodyOf(fd); def && def->getNumParams() == 0) {
+          auto it = returns.find(def->getCanonicalDecl());
+          if (it != returns.end() && it->second.size() == 1)
+            return isRank(it->second[0], depth + 1);
+        }
+      }
+      if (const auto *m = dyn_cast<CXXMemberCallExpr>(c)) // std::string(getenv("RANK")).c_str() etc.
+        if (m->getMethodDecl() && m->getMethodDecl()->getName() == "c_str")
+          return isRank(m->getImplicitObjectArgument(), depth + 1);
+      return false;
+    }
+    if (const auto *ce = dyn_cast<CXXConstructExpr>(e))
+      return ce->getNumArgs() == 1 && isRank(ce->getArg(0), depth + 1);
+    const ValueDecl *d = declOf(e);
+    if (!d)
+      return false;
+    d = cast<ValueDecl>(d->getCanonicalDecl());
+    if (seeds.count(d))
+      return false;
+    if (auto m = rankMemo.find(d); m != rankMemo.end())
+      return m->second;
+    if (rankBusy.count(d))
+      return false;
+    rankBusy.insert(d);
+    bool res = false;
+    const auto &ds = defsOf(d);
+    auto o = outRole.find(d);
+    if (o != outRole.end())
+      res = o->second == Dep::Rank && ds.empty();
+    else if (const auto *p = dyn_cast<ParmVarDecl>(d); p && ds.empty())
+      res = heuristicRankParam(p);
+    else if (!ds.empty() && !agreed.count(d)) {
+      res = true;
+      for (const Expr *def : ds)
+        if (!isRank(def, depth + 1)) {
+          res = false;
+          break;
+        }
+    }
+    rankBusy.erase(d);
+    rankMemo[d] = res;
+    return res;
+  }
+
+  // (rank [% m]) or a constant
+  bool rankOperand(const Expr *e, std::int64_t &mod) {
+    e = strip(e);
+    mod = 0;
+    if (const auto *b = dyn_cast_or_null<BinaryOperator>(e); b && b->getOpcode() == BO_Rem) {
+      std::optional<llvm::APSInt> v = b->getRHS()->getIntegerConstantExpr(ctx);
+      if (v && v->getExtValue() > 0 && isRank(b->getLHS())) {
+        mod = v->getExtValue();
+        return true;
+      }
+      return false;
+    }
+    return isRank(e);
+  }
+
+  std::string text(const Expr *e) const {
+    const SourceManager &sm = ctx.getSourceManager();
+    CharSourceRange r = CharSourceRange::getTokenRange(sm.getExpansionRange(e->getSourceRange()).getAsRange());
+    std::string s = Lexer::getSourceText(r, sm, ctx.getLangOpts()).str();
+    std::string out;
+    bool space = false;
+    for (char c : s) { // one line, single spaces
+      if (c == '\n' || c == '\t' || c == ' ') {
+        space = true;
+        continue;
+      }
+      if (space && !out.empty())
+        out += ' ';
+      space = false;
+      out += c;
+    }
+    if (out.size() > 60)
+      out = out.substr(0, 57) + "...";
+    return out;
+  }
+
+  Cond withText(Cond c, const Expr *e) {
+    c.text = text(e);
+    c.loc = locs.add(e->getBeginLoc());
+    return c;
+  }
+
+  Cond condOf(const Expr *e) {
+    const Expr *orig = e;
+    e = strip(e);
+    if (!e)
+      return Cond::constant(true);
+    if (++condDepth > 12) {
+      --condDepth;
+      return withText(Cond::atom(text(orig), depOf(orig)), orig);
+    }
+    struct Guard {
+      int &d;
+      ~Guard() { --d; }
+    } g{condDepth};
+    if (const auto *b = dyn_cast<CXXBoolLiteralExpr>(e))
+      return Cond::constant(b->getValue());
+    if (const auto *u = dyn_cast<UnaryOperator>(e); u && u->getOpcode() == UO_LNot) {
+      Cond c = Cond::negate(condOf(u->getSubExpr()));
+      return withText(c, orig);
+    }
+    if (const auto *b = dyn_cast<BinaryOperator>(e)) {
+      if (b->getOpcode() == BO_LAnd || b->getOpcode() == BO_LOr) {
+        Cond l = condOf(b->getLHS()), r = condOf(b->getRHS());
+        Cond c = b->getOpcode() == BO_LAnd ? Cond::both(l, r) : Cond::either(l, r);
+        return withText(c, orig);
+      }
+      if (b->isComparisonOp()) {
+        std::int64_t mod = 0;
+        core::CmpOp op;
+        switch (b->getOpcode()) {
+        case BO_EQ: op = core::CmpOp::EQ; break;
+        case BO_NE: op = core::CmpOp::NE; break;
+        case BO_LT: op = core::CmpOp::LT; break;
+        case BO_LE: op = core::CmpOp::LE; break;
+        case BO_GT: op = core::CmpOp::GT; break;
+        default: op = core::CmpOp::GE; break;
+        }
+        auto flip = [](core::CmpOp o) {
+          switch (o) {
+          case core::CmpOp::LT: return core::CmpOp::GT;
+          case core::CmpOp::LE: return core::CmpOp::GE;
+          case core::CmpOp::GT: return core::CmpOp::LT;
+          case core::CmpOp::GE: return core::CmpOp::LE;
+          default: return o;
+          }
+        };
+        std::optional<llvm::APSInt> rv = b->getRHS()->getIntegerConstantExpr(ctx);
+        std::optional<llvm::APSInt> lv = b->getLHS()->getIntegerConstantExpr(ctx);
+        if (rv && rankOperand(b->getLHS(), mod))
+          return withText(Cond::rankCmp(op, rv->getExtValue(), mod), orig);
+        if (lv && rankOperand(b->getRHS(), mod))
+          return withText(Cond::rankCmp(flip(op), lv->getExtValue(), mod), orig);
+      }
+    }
+    if (const auto *c = dyn_cast<CallExpr>(e)) {
+      CallInfo info = api.classify(c);
+      if (info.role == CallRole::MainProcess)
+        return withText(Cond::rankCmp(core::CmpOp::EQ, 0), orig);
+      // A helper like `bool is_main() { return rank() == 0; }`.
+      if (const FunctionDecl *def = bodyOf(c->getDirectCallee()); def && def->getNumParams() == 0) {
+        auto it = returns.find(def->getCanonicalDecl());
+        if (it != returns.end() && it->second.size() == 1 && depOf(it->second[0]) != Dep::Uniform) {
+          Cond inner = condOf(it->second[0]);
+          if (inner.kind == Cond::Kind::RankCmp || inner.kind == Cond::Kind::Not ||
+              inner.kind == Cond::Kind::And || inner.kind == Cond::Kind::Or) {
+            inner.text = text(orig);
+            inner.loc = locs.add(orig->getBeginLoc());
+            return inner;
+          }
+        }
+      }
+    }
+    // `if (rank)`: non-zero.
+    if (e->getType()->isIntegerType() && !e->getType()->isBooleanType() && isRank(e))
+      return withText(Cond::rankCmp(core::CmpOp::NE, 0), orig);
+    // A local bool defined once: `const bool is_main = rank == 0;`.
+    if (const ValueDecl *d = declOf(e); d && e->getType()->isBooleanType()) {
+      const auto &ds = defsOf(d);
+      if (ds.size() == 1 && !agreed.count(d->getCanonicalDecl()) && !seeds.count(d->getCanonicalDecl()) &&
+          !outRole.count(d->getCanonicalDecl())) {
+        Cond inner = condOf(ds[0]);
+        if (inner.dependence() != Dep::Uniform) {
+          inner.text = text(orig);
+          inner.loc = locs.add(orig->getBeginLoc());
+          return inner;
+        }
+      }
+    }
+    Dep dep = depOf(e);
+    std::string key;
+    if (const ValueDecl *d = declOf(e))
+      key = "decl:" + std::to_string(reinterpret_cast<std::uintptr_t>(d->getCanonicalDecl()));
+    else
+      key = "text:" + text(e);
+    return withText(Cond::atom(key, dep), orig);
+  }
+};
+
+DependenceAnalyzer::DependenceAnalyzer(ASTContext &ctx, const ApiMatcher &api, LocTable &locs)
+    : impl_(std::make_unique<Impl>(ctx, api, locs)) {}
+DependenceAnalyzer::~DependenceAnalyzer() = default;
+
+core::Dep DependenceAnalyzer::depOf(const Expr *e) { return impl_->depOf(e); }
+bool DependenceAnalyzer::isRank(const Expr *e) { return impl_->isRank(e); }
+core::Cond DependenceAnalyzer::condOf(const Expr *e) { return impl_->condOf(e); }
+void DependenceAnalyzer::seed(const ValueDecl *d, core::Dep dep) {
+  impl_->seeds[cast<ValueDecl>(d->getCanonicalDecl())] = dep;
+  impl_->declMemo.clear();
+  impl_->rankMemo.clear();
+}
+const std::vector<const Expr *> &DependenceAnalyzer::definitions(const ValueDecl *d) {
+  return impl_->defsOf(d);
+}
+bool DependenceAnalyzer::isAgreed(const ValueDecl *d) {
+  return impl_->agreed.count(d->getCanonicalDecl()) > 0;
+}
+std::string DependenceAnalyzer::text(const Expr *e) const { return impl_->text(e); }
+
+} // namespace ddplint::clangfe

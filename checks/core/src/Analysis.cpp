@@ -1,0 +1,985 @@
+// Path enumeration with rank guards.  Each function body becomes a set of
+// paths: a guard (a conjunction of literals over condition atoms), the events
+// on the path, and how it ended.  Two paths can be taken by two different
+// ranks when their uniform literals agree (uniform values are the same on all
+// ranks) and their rank literals can be satisfied by two different ranks; if
+// such a pair issues different collective sequences, the ranks diverge.
+#include "ddplint/core/Analysis.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace ddplint::core {
+
+namespace {
+
+struct Atom {
+  Cond::Kind kind; // RankCmp or Atom
+  CmpOp op = CmpOp::EQ;
+  std::int64_t value = 0, mod = 0;
+  std::string key;
+  Dep dep = Dep::Uniform;
+  std::string text;
+  Loc loc = 0;
+};
+
+struct Lit {
+  int atom;
+  bool pol;
+  Loc loc = 0; // the condition that added it (an atom can be tested many times)
+  bool operator==(const Lit &o) const { return atom == o.atom && pol == o.pol; }
+};
+
+using Conj = std::vector<Lit>;
+
+struct Ev {
+  EventKind kind = EventKind::Collective;
+  bool isCall = false; // a call site (for interprocedural IO reasoning)
+  std::string op;      // what is compared across ranks
+  std::string via;     // helper through which the event happens, if any
+  Loc loc = 0;         // where to report: the event, or the call of the helper
+  const Node *node = nullptr;
+  bool sync() const {
+    return !isCall && (kind == EventKind::Collective || kind == EventKind::Barrier);
+  }
+};
+
+struct Path {
+  Conj guard;
+  std::vector<Ev> seq;
+  ExitKind exit = ExitKind::None;
+};
+
+bool cmp(CmpOp op, std::int64_t a, std::int64_t b) {
+  switch (op) {
+  case CmpOp::EQ: return a == b;
+  case CmpOp::NE: return a != b;
+  case CmpOp::LT: return a < b;
+  case CmpOp::LE: return a <= b;
+  case CmpOp::GT: return a > b;
+  case CmpOp::GE: return a >= b;
+  }
+  return false;
+}
+
+bool evalRank(const Atom &a, std::int64_t r) {
+  std::int64_t v = a.mod > 0 ? r % a.mod : r;
+  return cmp(a.op, v, a.value);
+}
+
+// Three-valued evaluation of a condition for rank r (other atoms unknown).
+enum class Tri { False, True, Unknown };
+Tri evalTri(const Cond &c, std::int64_t r) {
+  switch (c.kind) {
+  case Cond::Kind::Const:
+    return c.constValue ? Tri::True : Tri::False;
+  case Cond::Kind::RankCmp: {
+    Atom a;
+    a.op = c.op;
+    a.value = c.value;
+    a.mod = c.mod;
+    return evalRank(a, r) ? Tri::True : Tri::False;
+  }
+  case Cond::Kind::Atom:
+    return Tri::Unknown;
+  case Cond::Kind::Not: {
+    Tri t = evalTri(c.kids[0], r);
+    return t == Tri::Unknown ? t : (t == Tri::True ? Tri::False : Tri::True);
+  }
+  case Cond::Kind::And: {
+    Tri out = Tri::True;
+    for (const auto &k : c.kids) {
+      Tri t = evalTri(k, r);
+      if (t == Tri::False)
+        return Tri::False;
+      if (t == Tri::Unknown)
+        out = Tri::Unknown;
+    }
+    return out;
+  }
+  case Cond::Kind::Or: {
+    Tri out = Tri::False;
+    for (const auto &k : c.kids) {
+      Tri t = evalTri(k, r);
+      if (t == Tri::True)
+        return Tri::True;
+      if (t == Tri::Unknown)
+        out = Tri::Unknown;
+    }
+    return out;
+  }
+  }
+  return Tri::Unknown;
+}
+
+void collectConstants(const Cond &c, std::set<std::int64_t> &out) {
+  if (c.kind == Cond::Kind::RankCmp) {
+    for (std::int64_t d = -1; d <= 1; ++d)
+      if (c.value + d >= 0)
+        out.insert(c.value + d);
+    for (std::int64_t i = 0; c.mod > 0 && i < 2 * c.mod && i < 64; ++i)
+      out.insert(i);
+  }
+  for (const auto &k : c.kids)
+    collectConstants(k, out);
+}
+
+std::string describe(const Atom &a, bool pol) {
+  std::string t = a.text.empty() ? std::string("the condition") : "'" + a.text + "'";
+  if (pol)
+    return "ranks where " + t + " holds";
+  return "ranks where " + t + " does not hold";
+}
+
+std::string exitWord(ExitKind k) {
+  switch (k) {
+  case ExitKind::Return: return "return";
+  case ExitKind::Break: return "break out of the loop";
+  case ExitKind::Continue: return "continue to the next iteration";
+  case ExitKind::Throw: return "throw";
+  default: return "exit";
+  }
+}
+
+std::string eventName(const Ev &e) {
+  std::string s = e.kind == EventKind::Barrier
+                      ? (e.op == "barrier" ? std::string("barrier") : "barrier '" + e.op + "'")
+                      : "collective '" + e.op + "'";
+  if (!e.via.empty())
+    s = "call to '" + e.via + "' runs " + s + ", which";
+  return s;
+}
+
+const char *kFixAdvice =
+    "; call it on every rank, or agree on the condition first (allreduce or broadcast it)";
+
+} // namespace
+
+struct Analyzer::Impl {
+  const Program &program;
+  AnalysisLimits limits;
+
+  struct FnResult {
+    bool done = false, running = false;
+    std::vector<Path> paths;
+    std::vector<Ev> summary; // collectives a call contributes
+    bool alwaysTerminates = false;
+  };
+  std::map<std::string, FnResult> fns;
+  std::vector<Atom> atoms;
+  std::map<std::string, int> atomIndex;
+  std::vector<std::int64_t> reps; // representative ranks
+  std::vector<Finding> divergence;
+  std::set<Loc> reportedAt;
+  std::set<const Node *> loopsReported;
+  struct LoopResult {
+    std::vector<Path> bodyPaths;
+    std::vector<Ev> symbol;
+  };
+  std::map<const Node *, LoopResult> loops;
+  int depth = 0;
+
+  Impl(const Program &p, AnalysisLimits l) : program(p), limits(l) {
+    std::set<std::int64_t> cs = {0, 1, 2, 3};
+    std::function<void(const Node &)> visit = [&](const Node &n) {
+      if (n.kind == Node::Kind::If)
+        collectConstants(n.cond, cs);
+      for (const auto &k : n.kids)
+        visit(k);
+    };
+    for (const auto &f : program.functions)
+      visit(f.body);
+    reps.assign(cs.begin(), cs.end());
+    if (reps.size() > 64)
+      reps.resize(64);
+  }
+
+  // --- atoms and guards -------------------------------------------------
+  int intern(const Cond &c) {
+    std::string key;
+    if (c.kind == Cond::Kind::RankCmp)
+      key = "rank%" + std::to_string(c.mod) + "#" + std::to_string(int(c.op)) + "#" +
+            std::to_string(c.value);
+    else
+      key = "atom#" + c.key;
+    auto it = atomIndex.find(key);
+    if (it != atomIndex.end())
+      return it->second;
+    Atom a;
+    a.kind = c.kind;
+    a.op = c.op;
+    a.value = c.value;
+    a.mod = c.mod;
+    a.key = c.key;
+    a.dep = c.kind == Cond::Kind::RankCmp ? Dep::Rank : c.dep;
+    a.text = c.text;
+    a.loc = c.loc;
+    atoms.push_back(a);
+    atomIndex[key] = int(atoms.size()) - 1;
+    return int(atoms.size()) - 1;
+  }
+
+  // Disjunctive normal form of c (or of !c), capped: conditions are small.
+  std::vector<Conj> dnf(const Cond &c, bool pol) {
+    switch (c.kind) {
+    case Cond::Kind::Const:
+      return (c.constValue == pol) ? std::vector<Conj>{Conj{}} : std::vector<Conj>{};
+    case Cond::Kind::RankCmp:
+    case Cond::Kind::Atom: {
+      Cond leaf = c;
+      if (leaf.text.empty())
+        leaf.text = c.text;
+      return {Conj{Lit{intern(leaf), pol, c.loc}}};
+    }
+    case Cond::Kind::Not:
+      return dnf(c.kids[0], !pol);
+    case Cond::Kind::And:
+    case Cond::Kind::Or: {
+      bool conj = (c.kind == Cond::Kind::And) == pol;
+      if (!conj) {
+        std::vector<Conj> out;
+        for (const auto &k : c.kids)
+          for (auto &d : dnf(k, pol))
+            if (out.size() < 16)
+              out.push_back(std::move(d));
+        return out;
+      }
+      std::vector<Conj> acc{Conj{}};
+      for (const auto &k : c.kids) {
+        std::vector<Conj> next;
+        for (const auto &a : acc)
+          for (const auto &b : dnf(k, pol)) {
+            Conj m = a;
+            m.insert(m.end(), b.begin(), b.end());
+            if (next.size() < 16)
+              next.push_back(std::move(m));
+          }
+        acc = std::move(next);
+      }
+      return acc;
+    }
+    }
+    return {Conj{}};
+  }
+
+  bool selfConsistent(const Conj &g) {
+    for (size_t i = 0; i < g.size(); ++i)
+      for (size_t j = i + 1; j < g.size(); ++j)
+        if (g[i].atom == g[j].atom && g[i].pol != g[j].pol)
+          return false;
+    return !rankSet(g).empty();
+  }
+
+  // The representative ranks that satisfy the guard's rank comparisons.
+  std::vector<std::int64_t> rankSet(const Conj &g) {
+    std::vector<std::int64_t> out;
+    for (auto r : reps) {
+      bool ok = true;
+      for (const auto &l : g)
+        if (atoms[l.atom].kind == Cond::Kind::RankCmp && evalRank(atoms[l.atom], r) != l.pol) {
+          ok = false;
+          break;
+        }
+      if (ok)
+        out.push_back(r);
+    }
+    return out;
+  }
+
+  bool hasOpaqueRank(const Conj &g) {
+    for (const auto &l : g)
+      if (atoms[l.atom].kind == Cond::Kind::Atom && atoms[l.atom].dep == Dep::Rank)
+        return true;
+    return false;
+  }
+
+  // Can two different ranks take p and q in the same run?
+  bool pairFeasible(const Conj &p, const Conj &q) {
+    for (const auto &a : p)
+      for (const auto &b : q)
+        if (a.atom == b.atom && a.pol != b.pol && atoms[a.atom].dep == Dep::Uniform)
+          return false;
+    auto s1 = rankSet(p), s2 = rankSet(q);
+    if (s1.empty() || s2.empty())
+      return false;
+    return !(s1.size() == 1 && s2.size() == 1 && s1[0] == s2[0]);
+  }
+
+  // --- walking ----------------------------------------------------------
+  static bool live(const Path &p) { return p.exit == ExitKind::None; }
+
+  void cap(std::vector<Path> &paths) {
+    if (paths.size() > limits.maxPaths)
+      paths.resize(limits.maxPaths); // dropping paths never invents a divergence
+  }
+
+  std::vector<Path> walk(const Node &n, std::vector<Path> in) {
+    switch (n.kind) {
+    case Node::Kind::Block:
+      for (const auto &k : n.kids)
+        in = walk(k, std::move(in));
+      return in;
+    case Node::Kind::Event: {
+      Ev e;
+      e.kind = n.event;
+      e.op = n.name;
+      e.loc = n.loc;
+      e.node = &n;
+      for (auto &p : in)
+        if (live(p))
+          p.seq.push_back(e);
+      return in;
+    }
+    case Node::Kind::Call: {
+      FnResult *callee = n.callee.empty() ? nullptr : analyze(n.callee);
+      Ev site;
+      site.isCall = true;
+      site.op = n.callee;
+      site.loc = n.loc;
+      site.node = &n;
+      for (auto &p : in) {
+        if (!live(p))
+          continue;
+        p.seq.push_back(site);
+        if (callee) {
+          for (Ev e : callee->summary) {
+            if (e.via.empty())
+              e.via = n.name;
+            e.loc = n.loc;
+            p.seq.push_back(e);
+          }
+          if (callee->alwaysTerminates)
+            p.exit = ExitKind::Terminate;
+        }
+      }
+      return in;
+    }
+    case Node::Kind::Exit:
+      for (auto &p : in)
+        if (live(p))
+          p.exit = n.exit;
+      return in;
+    case Node::Kind::If: {
+      std::vector<Path> out, thenIn, elseIn;
+      auto tConj = dnf(n.cond, true), eConj = dnf(n.cond, false);
+      for (auto &p : in) {
+        if (!live(p)) {
+          out.push_back(std::move(p));
+          continue;
+        }
+        for (const auto &c : tConj) {
+          Path q = p;
+          q.guard.insert(q.guard.end(), c.begin(), c.end());
+          if (selfConsistent(q.guard))
+            thenIn.push_back(std::move(q));
+        }
+        for (const auto &c : eConj) {
+          Path q = p;
+          q.guard.insert(q.guard.end(), c.begin(), c.end());
+          if (selfConsistent(q.guard))
+            elseIn.push_back(std::move(q));
+        }
+      }
+      auto t = walk(n.kids[0], std::move(thenIn));
+      auto e = walk(n.kids[1], std::move(elseIn));
+      out.insert(out.end(), std::make_move_iterator(t.begin()), std::make_move_iterator(t.end()));
+      out.insert(out.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
+      cap(out);
+      return out;
+    }
+    case Node::Kind::Loop: {
+      LoopResult &lr = analyzeLoop(n);
+      std::vector<Path> out;
+      for (auto &p : in) {
+        if (!live(p)) {
+          out.push_back(std::move(p));
+          continue;
+        }
+        Path normal = p;
+        normal.seq.insert(normal.seq.end(), lr.symbol.begin(), lr.symbol.end());
+        // Call sites inside the loop, for interprocedural IO reasoning.
+        for (const auto &bp : lr.bodyPaths)
+          for (const auto &e : bp.seq)
+            if (e.isCall || !e.sync())
+              normal.seq.push_back(e);
+        out.push_back(std::move(normal));
+        if (loopsReported.count(&n))
+          continue; // the loop's own finding covers its early exits
+        for (const auto &bp : lr.bodyPaths) {
+          if (bp.exit != ExitKind::Return && bp.exit != ExitKind::Throw &&
+              bp.exit != ExitKind::Terminate)
+            continue;
+          Path q = p;
+          q.guard.insert(q.guard.end(), bp.guard.begin(), bp.guard.end());
+          if (!selfConsistent(q.guard))
+            continue;
+          q.seq.insert(q.seq.end(), lr.symbol.begin(), lr.symbol.end());
+          q.exit = bp.exit;
+          out.push_back(std::move(q));
+        }
+      }
+      cap(out);
+      return out;
+    }
+    }
+    return in;
+  }
+
+  static std::vector<Ev> syncOnly(const std::vector<Ev> &seq) {
+    std::vector<Ev> out;
+    for (const auto &e : seq)
+      if (e.sync())
+        out.push_back(e);
+    return out;
+  }
+
+  // Index of the first difference between the sync sequences, or -1.
+  static long firstDiff(const std::vector<Ev> &a, const std::vector<Ev> &b) {
+    size_t n = std::min(a.size(), b.size());
+    for (size_t i = 0; i < n; ++i)
+      if (a[i].op != b[i].op)
+        return long(i);
+    return a.size() == b.size() ? -1 : long(n);
+  }
+
+  // The literal of `p` that separates it from `q` (absent or negated there).
+  const Lit *separating(const Path &p, const Path &q) {
+    for (const auto &l : p.guard) {
+      if (atoms[l.atom].dep == Dep::Uniform)
+        continue;
+      bool same = false;
+      for (const auto &m : q.guard)
+        if (m == l)
+          same = true;
+      if (!same)
+        return &l;
+    }
+    return nullptr;
+  }
+
+  std::string who(const Lit *l) {
+    if (!l)
+      return "some ranks";
+    std::string d = describe(atoms[l->atom], l->pol);
+    if (atoms[l->atom].dep == Dep::Local)
+      d += " (a rank-local value)";
+    return d;
+  }
+
+  // One finding per collective, and one per rank-dependent decision: the
+  // paths that one branch separates differ in many places, all caused by it.
+  std::set<Loc> reportedSplits;
+  void report(Finding f, const Lit *split = nullptr) {
+    if (f.loc == 0 || reportedAt.count(f.loc))
+      return;
+    Loc s = split ? (split->loc ? split->loc : atoms[split->atom].loc) : 0;
+    if (s && reportedSplits.count(s))
+      return;
+    reportedAt.insert(f.loc);
+    if (s)
+      reportedSplits.insert(s);
+    divergence.push_back(std::move(f));
+  }
+
+  // The literal where two paths split: their guards are built in execution
+  // order, so the first position where they differ is the branch that
+  // separated them.
+  const Lit *splitLit(const Path &p, const Path &q) {
+    size_t n = std::min(p.guard.size(), q.guard.size());
+    for (size_t k = 0; k < n; ++k)
+      if (!(p.guard[k] == q.guard[k]))
+        return atoms[p.guard[k].atom].dep == Dep::Uniform ? separating(p, q) : &p.guard[k];
+    return separating(p, q);
+  }
+
+  // The last rank-dependent decision on a path: the condition of its early exit.
+  const Lit *lastLit(const Path &p) {
+    for (auto it = p.guard.rbegin(); it != p.guard.rend(); ++it)
+      if (atoms[it->atom].dep != Dep::Uniform)
+        return &*it;
+    return nullptr;
+  }
+
+  void noteAt(Finding &f, const Lit *l) {
+    if (!l)
+      return;
+    const Atom &a = atoms[l->atom];
+    std::string what =
+        a.dep == Dep::Local ? "condition on a rank-local value" : "rank-dependent condition";
+    f.notes.push_back({l->loc ? l->loc : a.loc, what + " here"});
+  }
+
+  void skipFinding(const Ev &e, const Path &runs, const Path &skips) {
+    Finding f;
+    f.rule = "ddp-divergent-collective";
+    f.loc = e.loc;
+    if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate) {
+      const Lit *l = lastLit(skips);
+      f.message = eventName(e) + " is never reached by " + who(l) + ": they " +
+                  exitWord(skips.exit) + " early while the other ranks block in it" + kFixAdvice;
+      noteAt(f, l);
+      report(std::move(f), l);
+    } else {
+      const Lit *l = splitLit(runs, skips);
+      f.message = eventName(e) + " runs only on " + who(l) +
+                  "; the other ranks skip it and the job hangs" + kFixAdvice;
+      noteAt(f, l);
+      report(std::move(f), l);
+    }
+  }
+
+  // Aligns the collective sequences of two paths that different ranks take
+  // (a longest common subsequence that prefers pairing the very same call) and
+  // reports the first place where they part: a collective only one side
+  // issues, or two collectives issued in another order.  Later differences
+  // of the same pair are consequences of the first.
+  void align(const Path &pa, const Path &pb, std::vector<Ev> a, std::vector<Ev> b) {
+    const size_t kMax = 64;
+    if (a.size() > kMax)
+      a.resize(kMax);
+    if (b.size() > kMax)
+      b.resize(kMax);
+    const size_t n = a.size(), m = b.size();
+    std::vector<std::vector<int>> best(n + 1, std::vector<int>(m + 1, 0));
+    for (size_t x = n; x-- > 0;)
+      for (size_t y = m; y-- > 0;) {
+        int v = std::max(best[x + 1][y], best[x][y + 1]);
+        if (a[x].op == b[y].op)
+          v = std::max(v, best[x + 1][y + 1] + (a[x].loc == b[y].loc ? 3 : 2));
+        best[x][y] = v;
+      }
+    std::vector<bool> aMatched(n, false), bMatched(m, false);
+    for (size_t x = 0, y = 0; x < n && y < m;) {
+      if (a[x].op == b[y].op &&
+          best[x][y] == best[x + 1][y + 1] + (a[x].loc == b[y].loc ? 3 : 2)) {
+        aMatched[x] = bMatched[y] = true;
+        ++x, ++y;
+      } else if (best[x][y] == best[x + 1][y]) {
+        ++x;
+      } else {
+        ++y;
+      }
+    }
+    size_t fa = 0, fb = 0;
+    while (fa < n && aMatched[fa])
+      ++fa;
+    while (fb < m && bMatched[fb])
+      ++fb;
+    if (fa == n && fb == m)
+      return;
+    // An op unmatched on both sides means the same collectives in another order.
+    if (fa < n && fb < m) {
+      bool swapped = false;
+      for (size_t y = fb; y < m && !swapped; ++y)
+        swapped = !bMatched[y] && b[y].op == a[fa].op;
+      for (size_t x = fa; x < n && !swapped; ++x)
+        swapped = !aMatched[x] && a[x].op == b[fb].op;
+      if (swapped) {
+        const bool aFirst = a[fa].loc <= b[fb].loc;
+        const Ev &e = aFirst ? a[fa] : b[fb];
+        // What the other ranks issue at that position of their sequence.
+        const size_t at = aFirst ? fa : fb;
+        const std::vector<Ev> &other = aFirst ? b : a;
+        const Ev &o = at < other.size() ? other[at] : (aFirst ? b[fb] : a[fa]);
+        const Lit *l = splitLit(aFirst ? pa : pb, aFirst ? pb : pa);
+        Finding f;
+        f.rule = "ddp-divergent-collective";
+        f.loc = e.loc;
+        f.message = eventName(e) + " runs in a different order across ranks: " + who(l) +
+                    " issue '" + e.op + "' where the others issue '" + o.op +
+                    "'; issue the collectives in the same order on every rank";
+        noteAt(f, l);
+        report(std::move(f), l);
+        return;
+      }
+    }
+    // The earlier of the two first unmatched collectives (in path order).
+    bool pickA = fb == m || (fa < n && fa <= fb);
+    if (pickA)
+      skipFinding(a[fa], pa, pb);
+    else
+      skipFinding(b[fb], pb, pa);
+  }
+
+  void comparePaths(const std::vector<Path> &paths) {
+    std::vector<std::vector<Ev>> syncs;
+    for (const auto &p : paths)
+      syncs.push_back(syncOnly(p.seq));
+    for (size_t i = 0; i < paths.size(); ++i)
+      for (size_t j = i + 1; j < paths.size(); ++j) {
+        if (paths[i].exit == ExitKind::Terminate || paths[j].exit == ExitKind::Terminate)
+          continue; // a job-wide abort ends every rank
+        if (firstDiff(syncs[i], syncs[j]) < 0)
+          continue;
+        if (!pairFeasible(paths[i].guard, paths[j].guard))
+          continue;
+        align(paths[i], paths[j], syncs[i], syncs[j]);
+      }
+  }
+
+  LoopResult &analyzeLoop(const Node &n) {
+    auto it = loops.find(&n);
+    if (it != loops.end())
+      return it->second;
+    LoopResult lr;
+    lr.bodyPaths = walk(n.kids[0], {Path{}});
+    // The iteration's collectives, from the first path that completes it.
+    std::vector<Ev> iter;
+    bool any = false;
+    for (const auto &p : lr.bodyPaths)
+      if (p.exit == ExitKind::None || p.exit == ExitKind::Continue) {
+        iter = syncOnly(p.seq);
+        any = true;
+        break;
+      }
+    if (!any && !lr.bodyPaths.empty())
+      iter = syncOnly(lr.bodyPaths.front().seq);
+    std::vector<Ev> all;
+    for (const auto &p : lr.bodyPaths)
+      for (const auto &e : syncOnly(p.seq))
+        all.push_back(e);
+    size_t before = divergence.size();
+
+    // (a) iterations that complete with different collectives.
+    std::vector<Path> completing;
+    for (const auto &p : lr.bodyPaths)
+      if (p.exit == ExitKind::None || p.exit == ExitKind::Continue)
+        completing.push_back(p);
+    comparePaths(completing);
+    // (b) ranks that leave the loop early skip later iterations' collectives.
+    if (!all.empty() && divergence.size() == before) {
+      for (const auto &p : lr.bodyPaths) {
+        if (p.exit == ExitKind::None || p.exit == ExitKind::Continue ||
+            p.exit == ExitKind::Terminate)
+          continue;
+        for (const auto &q : completing) {
+          if (!pairFeasible(p.guard, q.guard))
+            continue;
+          const Lit *sep = lastLit(p);
+          if (!sep)
+            continue;
+          auto ps = syncOnly(p.seq), qs = syncOnly(q.seq);
+          long d = firstDiff(ps, qs);
+          const Ev &e = (d >= 0 && size_t(d) < qs.size()) ? qs[d] : (iter.empty() ? all[0] : iter[0]);
+          Finding f;
+          f.rule = "ddp-divergent-collective";
+          f.loc = e.loc;
+          f.message = eventName(e) + " is skipped by " + who(sep) + ": they " + exitWord(p.exit) +
+                      " while the other ranks run " +
+                      (d >= 0 && size_t(d) < qs.size() ? "it" : "further iterations") +
+                      "; agree on the decision first (allreduce a stop flag) so every rank "
+                      "leaves the loop together";
+          noteAt(f, sep);
+          report(std::move(f), sep);
+          break;
+        }
+        if (divergence.size() != before)
+          break;
+      }
+    }
+    // (c) a trip count that differs across ranks.
+    if (!all.empty() && divergence.size() == before && n.trip != Dep::Uniform) {
+      const Ev &e = iter.empty() ? all[0] : iter[0];
+      Finding f;
+      f.rule = "ddp-divergent-collective";
+      f.loc = e.loc;
+      std::string src = n.tripText.empty() ? "a rank-local value" : "'" + n.tripText + "'";
+      f.message = eventName(e) + " runs in a loop whose trip count depends on " + src + ", " +
+                  (n.trip == Dep::Rank ? "which depends on the rank" : "which differs across ranks") +
+                  "; ranks with fewer iterations leave the others blocked in it; make every rank "
+                  "run the same number of iterations (a distributed sampler, or allreduce the count)";
+      f.notes.push_back({n.tripLoc ? n.tripLoc : n.loc, "trip count decided here"});
+      report(std::move(f));
+    }
+    if (divergence.size() != before)
+      loopsReported.insert(&n);
+    // Compare loops by what they issue, so equal loops on both arms match.
+    if (!iter.empty()) {
+      Ev sym;
+      sym.kind = EventKind::Collective;
+      sym.op = "loop{";
+      for (const auto &e : iter)
+        sym.op += e.op + ";";
+      sym.op += "}";
+      sym.loc = iter[0].loc;
+      sym.via = iter[0].via;
+      lr.symbol.push_back(sym);
+    }
+    return loops.emplace(&n, std::move(lr)).first->second;
+  }
+
+  FnResult *analyze(const std::string &key) {
+    const Function *fn = program.find(key);
+    if (!fn)
+      return nullptr;
+    FnResult &r = fns[key];
+    if (r.done)
+      return &r;
+    if (r.running || depth >= limits.maxCallDepth)
+      return nullptr; // recursion: no summary
+    r.running = true;
+    ++depth;
+    std::vector<Path> paths = walk(fn->body, {Path{}});
+    --depth;
+    FnResult &res = fns[key];
+    res.running = false;
+    res.done = true;
+    res.paths = std::move(paths);
+    bool allTerm = !res.paths.empty();
+    for (const auto &p : res.paths)
+      if (p.exit != ExitKind::Terminate)
+        allTerm = false;
+    res.alwaysTerminates = allTerm;
+    for (const auto &p : res.paths)
+      if (p.exit == ExitKind::None || p.exit == ExitKind::Return) {
+        res.summary = syncOnly(p.seq);
+        break;
+      }
+    comparePaths(res.paths);
+    return &res;
+  }
+};
+
+Analyzer::Analyzer(const Program &program, AnalysisLimits limits)
+    : impl_(new Impl(program, limits)) {
+  for (const auto &f : program.functions)
+    impl_->analyze(f.key);
+}
+
+Analyzer::~Analyzer() { delete impl_; }
+
+std::vector<Finding> Analyzer::divergentCollectives() {
+  auto out = impl_->divergence;
+  std::sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) { return a.loc < b.loc; });
+  return out;
+}
+
+std::vector<std::string> Analyzer::summary(const std::string &key) {
+  std::vector<std::string> out;
+  if (auto *r = impl_->analyze(key))
+    for (const auto &e : r->summary)
+      out.push_back(e.op);
+  return out;
+}
+
+// --- ddp-unguarded-save ------------------------------------------------
+
+std::vector<Finding> Analyzer::unguardedSaves() {
+  Impl &I = *impl_;
+  // A guard lets one rank (or an unknown subset) through: the write is guarded.
+  auto restricted = [&](const Conj &g) {
+    return I.rankSet(g).size() <= 1 || I.hasOpaqueRank(g);
+  };
+  // Which functions every rank may enter: roots, and callees reached on an
+  // unrestricted path of such a function.
+  std::map<std::string, std::vector<std::pair<std::string, bool>>> callers;
+  for (const auto &f : I.program.functions) {
+    auto *r = I.analyze(f.key);
+    if (!r)
+      continue;
+    for (const auto &p : r->paths)
+      for (const auto &e : p.seq)
+        if (e.isCall)
+          callers[e.op].push_back({f.key, restricted(p.guard)});
+  }
+  std::map<std::string, bool> open;
+  std::function<bool(const std::string &, int)> entered = [&](const std::string &k, int d) {
+    auto it = open.find(k);
+    if (it != open.end())
+      return it->second;
+    if (d > I.limits.maxCallDepth)
+      return false;
+    open[k] = false; // recursion: assume guarded
+    auto c = callers.find(k);
+    bool res = c == callers.end();
+    if (!res)
+      for (const auto &[caller, guarded] : c->second)
+        if (!guarded && entered(caller, d + 1)) {
+          res = true;
+          break;
+        }
+    open[k] = res;
+    return res;
+  };
+  std::vector<Finding> out;
+  std::set<Loc> seen;
+  for (const auto &f : I.program.functions) {
+    auto *r = I.analyze(f.key);
+    if (!r || !entered(f.key, 0))
+      continue;
+    for (const auto &p : r->paths) {
+      if (restricted(p.guard))
+        continue;
+      for (const auto &e : p.seq) {
+        if (e.isCall || e.kind != EventKind::CheckpointWrite || !e.node ||
+            e.node->pathDep != Dep::Uniform || seen.count(e.loc))
+          continue;
+        seen.insert(e.loc);
+        Finding fd;
+        fd.rule = "ddp-unguarded-save";
+        fd.loc = e.loc;
+        fd.node = e.node;
+        fd.message = "every rank runs '" + e.op +
+                     "' to the same path, so the ranks overwrite one file concurrently and tear "
+                     "it; write on rank 0 only between barriers, or make the path rank-specific";
+        out.push_back(std::move(fd));
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) { return a.loc < b.loc; });
+  return out;
+}
+
+// --- ddp-rank0-io-barrier ----------------------------------------------
+
+bool isMainOnly(const Cond &c) {
+  std::set<std::int64_t> reps = {0, 1, 2, 3};
+  collectConstants(c, reps);
+  bool zeroMay = false;
+  for (auto r : reps) {
+    Tri t = evalTri(c, r);
+    if (r == 0)
+      zeroMay = t != Tri::False;
+    else if (t != Tri::False)
+      return false;
+  }
+  return zeroMay;
+}
+
+namespace {
+struct Frame {
+  const Node *block;
+  size_t index;
+};
+} // namespace
+
+std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
+  Impl &I = *impl_;
+  // What a node contributes in sync terms: its first and last sync event.
+  std::function<bool(const Node &, bool, std::string &)> edge = [&](const Node &n, bool first,
+                                                                     std::string &op) -> bool {
+    switch (n.kind) {
+    case Node::Kind::Event:
+      if (n.event == EventKind::Collective || n.event == EventKind::Barrier) {
+        op = n.event == EventKind::Barrier ? "barrier" : n.name;
+        return true;
+      }
+      return false;
+    case Node::Kind::Call: {
+      auto *r = I.analyze(n.callee);
+      if (!r || r->summary.empty())
+        return false;
+      const Ev &e = first ? r->summary.front() : r->summary.back();
+      op = e.kind == EventKind::Barrier ? "barrier" : e.op;
+      return true;
+    }
+    case Node::Kind::Block: {
+      if (first) {
+        for (const auto &k : n.kids)
+          if (edge(k, first, op))
+            return true;
+      } else {
+        for (auto it = n.kids.rbegin(); it != n.kids.rend(); ++it)
+          if (edge(*it, first, op))
+            return true;
+      }
+      return false;
+    }
+    case Node::Kind::If:
+    case Node::Kind::Loop:
+      for (const auto &k : n.kids)
+        if (edge(k, first, op)) {
+          op = "conditional"; // not a barrier every rank reaches
+          return true;
+        }
+      return false;
+    default:
+      return false;
+    }
+  };
+  std::function<bool(const Node &)> writes = [&](const Node &n) -> bool {
+    if (n.kind == Node::Kind::Event &&
+        (n.event == EventKind::CheckpointWrite || n.event == EventKind::FileWrite))
+      return true;
+    if (n.kind == Node::Kind::Call) {
+      const Function *f = I.program.find(n.callee);
+      if (f && I.depth < I.limits.maxCallDepth) {
+        ++I.depth;
+        bool w = writes(f->body);
+        --I.depth;
+        return w;
+      }
+      return false;
+    }
+    for (const auto &k : n.kids)
+      if (writes(k))
+        return true;
+    return false;
+  };
+  // Find the nearest sync event before/after position `stack` (innermost last).
+  auto neighbour = [&](std::vector<Frame> stack, bool after, std::string &op) -> bool {
+    while (!stack.empty()) {
+      Frame fr = stack.back();
+      stack.pop_back();
+      const auto &kids = fr.block->kids;
+      if (after) {
+        for (size_t i = fr.index + 1; i < kids.size(); ++i)
+          if (edge(kids[i], true, op))
+            return true;
+      } else {
+        for (size_t i = fr.index; i-- > 0;)
+          if (edge(kids[i], false, op))
+            return true;
+      }
+    }
+    return false;
+  };
+  std::vector<Finding> out;
+  for (const auto &f : I.program.functions) {
+    std::vector<Frame> stack;
+    std::function<void(const Node &)> visit = [&](const Node &n) {
+      if (n.kind == Node::Kind::Block) {
+        for (size_t i = 0; i < n.kids.size(); ++i) {
+          stack.push_back({&n, i});
+          visit(n.kids[i]);
+          stack.pop_back();
+        }
+        return;
+      }
+      if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0])) {
+        std::string before, after;
+        bool hasBefore = neighbour(stack, false, before) && before == "barrier";
+        bool hasAfter = neighbour(stack, true, after) && after == "barrier";
+        bool missBefore = requireBefore && !hasBefore;
+        if (missBefore || !hasAfter) {
+          Finding fd;
+          fd.rule = "ddp-rank0-io-barrier";
+          fd.loc = n.loc;
+          fd.node = &n;
+          fd.missingBefore = missBefore;
+          fd.missingAfter = !hasAfter;
+          std::string where = missBefore && !hasAfter ? "before or after it"
+                              : missBefore            ? "before it"
+                                                      : "after it";
+          fd.message = "block runs only on rank 0 and writes files, with no barrier every rank "
+                       "reaches " + where +
+                       "; other ranks may read a partial file or time out in their next "
+                       "collective while rank 0 writes; put a barrier " +
+                       (missBefore && !hasAfter ? "before and after the block"
+                        : missBefore            ? "before the block"
+                                                : "after the block");
+          out.push_back(std::move(fd));
+        }
+      }
+      for (const auto &k : n.kids)
+        visit(k);
+    };
+    visit(f.body);
+  }
+  return out;
+}
+
+} // namespace ddplint::core

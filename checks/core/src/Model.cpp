@@ -1,0 +1,137 @@
+#include "ddplint/core/Model.h"
+
+namespace ddplint::core {
+
+Cond Cond::constant(bool v) {
+  Cond c;
+  c.kind = Kind::Const;
+  c.constValue = v;
+  return c;
+}
+
+Cond Cond::rankCmp(CmpOp op, std::int64_t value, std::int64_t mod) {
+  Cond c;
+  c.kind = Kind::RankCmp;
+  c.op = op;
+  c.value = value;
+  c.mod = mod;
+  c.dep = Dep::Rank;
+  return c;
+}
+
+Cond Cond::atom(std::string key, Dep dep) {
+  Cond c;
+  c.kind = Kind::Atom;
+  c.key = std::move(key);
+  c.dep = dep;
+  return c;
+}
+
+Cond Cond::negate(Cond inner) {
+  if (inner.kind == Kind::Const) {
+    inner.constValue = !inner.constValue;
+    return inner;
+  }
+  Cond c;
+  c.kind = Kind::Not;
+  c.text = inner.text.empty() ? "" : "!(" + inner.text + ")";
+  c.loc = inner.loc;
+  c.kids.push_back(std::move(inner));
+  return c;
+}
+
+Cond Cond::both(Cond a, Cond b) {
+  Cond c;
+  c.kind = Kind::And;
+  c.kids.push_back(std::move(a));
+  c.kids.push_back(std::move(b));
+  return c;
+}
+
+Cond Cond::either(Cond a, Cond b) {
+  Cond c;
+  c.kind = Kind::Or;
+  c.kids.push_back(std::move(a));
+  c.kids.push_back(std::move(b));
+  return c;
+}
+
+Dep Cond::dependence() const {
+  switch (kind) {
+  case Kind::Const:
+    return Dep::Uniform;
+  case Kind::RankCmp:
+    return Dep::Rank;
+  case Kind::Atom:
+    return dep;
+  default: {
+    Dep d = Dep::Uniform;
+    for (const auto &k : kids)
+      d = join(d, k.dependence());
+    return d;
+  }
+  }
+}
+
+Node Node::block(std::vector<Node> kids) {
+  Node n;
+  n.kind = Kind::Block;
+  n.kids = std::move(kids);
+  return n;
+}
+
+Node Node::makeEvent(EventKind k, std::string name, Loc loc) {
+  Node n;
+  n.kind = Kind::Event;
+  n.event = k;
+  n.name = std::move(name);
+  n.loc = loc;
+  return n;
+}
+
+Node Node::makeCall(std::string callee, std::string display, Loc loc) {
+  Node n;
+  n.kind = Kind::Call;
+  n.callee = std::move(callee);
+  n.name = std::move(display);
+  n.loc = loc;
+  return n;
+}
+
+Node Node::makeIf(Cond c, Node thenB, Node elseB, Loc loc) {
+  Node n;
+  n.kind = Kind::If;
+  n.cond = std::move(c);
+  n.loc = loc;
+  n.kids.push_back(std::move(thenB));
+  n.kids.push_back(std::move(elseB));
+  return n;
+}
+
+Node Node::makeLoop(Dep trip, std::string tripText, Loc tripLoc, Node body, Loc loc) {
+  Node n;
+  n.kind = Kind::Loop;
+  n.trip = trip;
+  n.tripText = std::move(tripText);
+  n.tripLoc = tripLoc;
+  n.loc = loc;
+  n.kids.push_back(std::move(body));
+  return n;
+}
+
+Node Node::makeExit(ExitKind k, Loc loc) {
+  Node n;
+  n.kind = Kind::Exit;
+  n.exit = k;
+  n.loc = loc;
+  return n;
+}
+
+const Function *Program::find(const std::string &key) const {
+  for (const auto &f : functions)
+    if (f.key == key)
+      return &f;
+  return nullptr;
+}
+
+} // namespace ddplint::core
