@@ -14,6 +14,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "ddp_guardrails/board.hpp"
+#include "ddp_guardrails/nccl_probe.hpp"
 #include "ddp_guardrails/tracer.hpp"
 
 namespace ddpg {
@@ -36,19 +37,17 @@ struct GroupSetup {
 };
 c10::intrusive_ptr<c10d::ProcessGroup> createProcessGroup(const GroupSetup& s);
 
-// Whether this binary was built with the NCCL path, and whether a GPU driver
-// answers.  `why` explains a false answer in words a user can act on.
-bool ncclCompiledIn();
-bool gpuDriverAvailable(std::string* why);
-std::string ncclVersionString();  // "" when not compiled in
 
 // Checkpoint save that every rank calls (rules ddp-unguarded-save and
 // ddp-rank0-io-barrier): barrier; rank 0 writes `path`.tmp, fsyncs it and
 // renames it over `path`; then rank 0 broadcasts success, so a failed write
-// raises on every rank instead of leaving the others waiting.
+// raises on every rank instead of leaving the others waiting.  The two
+// synchronisations use `ioTimeout`, sized for the write rather than for a
+// gradient allreduce: waiting for rank 0's IO is expected to take long.
 void collectiveSave(c10d::ProcessGroup& pg, const std::string& path,
                     const std::function<void(std::ostream&)>& write,
-                    RankRecorder* rec = nullptr);
+                    RankRecorder* rec = nullptr,
+                    std::chrono::milliseconds ioTimeout = std::chrono::minutes(10));
 
 // Heartbeat watchdog.  A thread stamps `heartbeatNs` every period so an
 // outside supervisor can tell a live rank from a frozen one; with a stall

@@ -1,0 +1,409 @@
+#include "verdict.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+namespace ddph {
+
+using ddpg::MarkKind;
+using ddpg::RecState;
+
+std::string RecView::signature() const {
+  std::ostringstream o;
+  // The tag is the caller's name for the data (e.g. which parameter): two
+  // ranks reducing different buffers of equal shape still diverge.
+  o << op << '|' << shapes << '|' << dtype << '|' << root << '|' << reduceOp << '|' << tag;
+  return o.str();
+}
+
+static const char* redName(int r) {
+  static const char* n[] = {"SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM"};
+  return r >= 0 && r < 9 ? n[r] : "";
+}
+
+std::string RecView::pretty() const {
+  std::ostringstream o;
+  o << op << " #" << seq;
+  if (!shapes.empty()) o << " " << shapes << " " << dtype;
+  if (reduceOp >= 0) o << " " << redName(reduceOp);
+  if (root >= 0) o << " root=" << root;
+  if (!tag.empty()) o << " (" << tag << ")";
+  return o.str();
+}
+
+const RecView* RankView::at(int64_t seq) const {
+  if (recs.empty() || seq < recs.front().seq || seq > recs.back().seq) return nullptr;
+  const RecView& r = recs[size_t(seq - recs.front().seq)];
+  return r.seq == seq ? &r : nullptr;
+}
+
+const MarkView* RankView::openMark() const {
+  for (auto it = marks.rbegin(); it != marks.rend(); ++it)
+    if (it->tEnd == 0) return &*it;
+  return nullptr;
+}
+
+RankView readSlot(const ddpg::RankSlot& s, int rank) {
+  RankView v;
+  v.rank = rank;
+  v.pid = s.pid.load();
+  v.phase = ddpg::Phase(s.phase.load());
+  v.heartbeatNs = s.heartbeatNs.load();
+  v.progressNs = s.progressNs.load();
+  v.clockOffsetNs = s.clockOffsetNs.load();
+  v.clockUncertNs = s.clockUncertNs.load();
+  v.pgTimeoutMs = s.pgTimeoutMs.load();
+  v.pgTimeoutExplicit = s.pgTimeoutExplicit.load() != 0;
+  v.nextSeq = s.nextSeq.load(std::memory_order_acquire);
+  int64_t first = std::max<int64_t>(0, v.nextSeq - int64_t(ddpg::kMaxRecords));
+  for (int64_t q = first; q < v.nextSeq; ++q) {
+    const ddpg::CollRecord& r = s.rec[size_t(q) % ddpg::kMaxRecords];
+    if (r.seq.load(std::memory_order_acquire) != q) {
+      // Being written right now (only the newest can be): stop here so the
+      // copied sequence has no holes.
+      break;
+    }
+    RecView x;
+    x.seq = q;
+    x.op = ddpg::opName(r.op);
+    x.shapes = std::string(r.shapes, strnlen(r.shapes, sizeof r.shapes));
+    x.dtype = std::string(r.dtype, strnlen(r.dtype, sizeof r.dtype));
+    x.tag = std::string(r.tag, strnlen(r.tag, sizeof r.tag));
+    x.root = r.root;
+    x.reduceOp = r.reduceOp;
+    x.numel = r.numel;
+    x.state = RecState(r.state.load());
+    x.tEnqueue = r.tEnqueue.load();
+    x.tIssued = r.tIssued.load();
+    x.tEnd = r.tEnd.load();
+    v.recs.push_back(std::move(x));
+  }
+  uint64_t nm = s.nMarks.load(std::memory_order_acquire);
+  uint64_t m0 = nm > ddpg::kMaxMarks ? nm - ddpg::kMaxMarks : 0;
+  for (uint64_t i = m0; i < nm; ++i) {
+    const ddpg::MarkRecord& m = s.marks[i % ddpg::kMaxMarks];
+    MarkView x;
+    x.name = std::string(m.name, strnlen(m.name, sizeof m.name));
+    x.resource = std::string(m.resource, strnlen(m.resource, sizeof m.resource));
+    x.kind = m.kind;
+    x.tBegin = m.tBegin.load();
+    x.tEnd = m.tEnd.load();
+    v.marks.push_back(std::move(x));
+  }
+  v.errorNs = s.errorNs.load();
+  if (v.errorNs) {
+    v.error = std::string(s.error, strnlen(s.error, sizeof s.error));
+    v.errorResource = std::string(s.errorResource, strnlen(s.errorResource, sizeof s.errorResource));
+  }
+  if (s.metricsReady.load()) v.metrics = std::string(s.metrics, strnlen(s.metrics, sizeof s.metrics));
+  return v;
+}
+
+const char* triggerName(Trigger t) {
+  switch (t) {
+    case Trigger::AllDone: return "all ranks exited";
+    case Trigger::Failure: return "a rank failed or died";
+    case Trigger::Hang: return "no progress (hang)";
+    case Trigger::WallClock: return "wall-clock limit";
+  }
+  return "?";
+}
+
+std::string signalName(int sig) {
+  const char* d = strsignal(sig);
+  static const std::map<int, const char*> names = {
+      {SIGKILL, "SIGKILL"}, {SIGABRT, "SIGABRT"}, {SIGSEGV, "SIGSEGV"}, {SIGTERM, "SIGTERM"},
+      {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGINT, "SIGINT"},   {SIGILL, "SIGILL"}};
+  auto it = names.find(sig);
+  std::string n = it != names.end() ? it->second : "signal " + std::to_string(sig);
+  return d ? n + " (" + d + ")" : n;
+}
+
+std::string joinRanks(const std::vector<int>& r) {
+  std::string s;
+  for (size_t i = 0; i < r.size(); ++i) s += (i ? "," : "") + std::to_string(r[i]);
+  return s;
+}
+
+namespace {
+
+std::string secs(int64_t ns) {
+  char b[32];
+  snprintf(b, sizeof b, "%.2f s", double(ns) / 1e9);
+  return b;
+}
+
+int64_t aligned(const RankView& r, int64_t t) { return t ? t + r.clockOffsetNs : 0; }
+
+std::string describe(const RankView& r, const Snapshot& s, const AnalyzeOptions& o) {
+  std::ostringstream d;
+  const RecView* last = r.recs.empty() ? nullptr : &r.recs.back();
+  if (r.exited) {
+    if (r.signal) d << "killed by " << signalName(r.signal);
+    else d << "exited with code " << r.exitCode;
+    d << (last ? " after " + last->pretty() + " [" + ddpg::recStateName(last->state) + "]"
+               : std::string(" before any collective"));
+  } else if (last && last->state < RecState::Completed) {
+    d << "blocked in " << last->pretty() << " [" << ddpg::recStateName(last->state) << "] for "
+      << secs(s.triggerNs - last->tEnqueue);
+  } else if (const MarkView* m = r.openMark()) {
+    d << "inside '" << m->name << "'" << (m->resource.empty() ? "" : " on " + m->resource) << " for "
+      << secs(s.triggerNs - m->tBegin);
+    if (last) d << "; last collective " << last->pretty() << " completed";
+  } else {
+    d << "running outside any collective";
+    if (last) d << "; last collective " << last->pretty() << " [" << ddpg::recStateName(last->state) << "]";
+    if (r.progressNs && s.triggerNs - r.progressNs > o.stallNs)
+      d << "; no progress for " << secs(s.triggerNs - r.progressNs);
+  }
+  if (!r.exited && r.heartbeatNs && s.triggerNs - r.heartbeatNs > o.frozenNs)
+    d << "; no heartbeat for " << secs(s.triggerNs - r.heartbeatNs) << " (process frozen or stopped)";
+  if (!r.exited && !r.wchan.empty() && r.wchan != "0") d << "; main thread waits in kernel at " << r.wchan;
+  if (!r.error.empty()) d << "; error: " << r.error;
+  if (r.signal && !r.logTail.empty()) d << "; stderr: " << r.logTail;
+  return d.str();
+}
+
+bool overlaps(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
+  if (!a1) a1 = INT64_MAX;
+  if (!b1) b1 = INT64_MAX;
+  return a0 < b1 && b0 < a1;
+}
+
+// The op that the repeating pattern of the agreed prefix predicts at `d`:
+// training loops repeat, so a rank that breaks the period is the odd one.
+std::string predictBySeasonality(const std::vector<std::string>& prefix) {
+  int64_t n = int64_t(prefix.size());
+  for (int64_t p = 1; 2 * p <= n; ++p) {
+    bool ok = true;
+    for (int64_t j = 0; j < p && ok; ++j) ok = prefix[size_t(n - 1 - j)] == prefix[size_t(n - 1 - j - p)];
+    if (ok) return prefix[size_t(n - p)];
+  }
+  return "";
+}
+
+}  // namespace
+
+Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
+  Verdict v;
+  v.detectNs = s.triggerNs;
+  const auto& R = s.ranks;
+  const int W = int(R.size());
+  for (const auto& r : R) v.doing[r.rank] = describe(r, s, o);
+  auto inScope = [&](const RecView& x) { return s.cutoffNs == 0 || x.tEnqueue <= s.cutoffNs; };
+
+  // Whole-run agreement (what a fixed variant must show).
+  v.sequencesIdentical = true;
+  for (const auto& r : R) {
+    if (r.nextSeq != R[0].nextSeq || r.recs.size() != R[0].recs.size()) { v.sequencesIdentical = false; break; }
+    for (size_t i = 0; i < r.recs.size(); ++i)
+      if (r.recs[i].signature() != R[0].recs[i].signature()) { v.sequencesIdentical = false; break; }
+  }
+
+  // First sequence number at which the ranks disagree, within scope.
+  int64_t lo = 0, hi = 0;
+  for (const auto& r : R) {
+    if (!r.recs.empty()) lo = std::max(lo, r.recs.front().seq);
+    int64_t n = 0;
+    for (const auto& x : r.recs) if (inScope(x)) n = x.seq + 1;
+    hi = std::max(hi, n);
+  }
+  auto sigAt = [&](const RankView& r, int64_t q) -> std::string {
+    const RecView* x = r.at(q);
+    return x && inScope(*x) ? x->signature() : std::string();
+  };
+  int64_t D = -1;
+  for (int64_t q = lo; q < hi && D < 0; ++q) {
+    std::string s0 = sigAt(R[0], q);
+    for (int i = 1; i < W; ++i)
+      if (sigAt(R[size_t(i)], q) != s0) { D = q; break; }
+    if (s0.empty()) D = q;
+  }
+  v.commonPrefix = D >= 0 ? D : hi;
+  v.divergenceSeq = D;
+
+  bool anySignal = false, anyAbnormal = false, anyError = false;
+  int64_t firstBad = 0;
+  for (const auto& r : R) {
+    if (r.signal) anySignal = true;
+    if (r.abnormalExit()) {
+      anyAbnormal = true;
+      if (r.exitNs && (!firstBad || r.exitNs < firstBad)) firstBad = r.exitNs;
+    }
+    if (r.errorNs) {
+      anyError = true;
+      if (!firstBad || r.errorNs < firstBad) firstBad = r.errorNs;
+    }
+  }
+
+  std::set<int> culprits;
+  std::ostringstream why;
+
+  // 1. Two ranks on one file at once: the collective trace cannot show it.
+  std::set<int> writers, victims;
+  std::string resource;
+  int64_t overlapNs = 0;
+  for (int a = 0; a < W; ++a)
+    for (int b = 0; b < W; ++b) {
+      if (a == b) continue;
+      for (const auto& mb : R[size_t(b)].marks) {
+        if (mb.kind != MarkKind::Write || mb.resource.empty()) continue;
+        int64_t b0 = aligned(R[size_t(b)], mb.tBegin), b1 = aligned(R[size_t(b)], mb.tEnd);
+        for (const auto& ma : R[size_t(a)].marks) {
+          if (ma.resource != mb.resource) continue;
+          int64_t a0 = aligned(R[size_t(a)], ma.tBegin), a1 = aligned(R[size_t(a)], ma.tEnd);
+          if (!overlaps(a0, a1, b0, b1)) continue;
+          resource = mb.resource;
+          if (ma.kind == MarkKind::Write) {
+            writers.insert(a);
+            writers.insert(b);
+            overlapNs = std::max(overlapNs, std::min(a1 ? a1 : s.triggerNs, b1 ? b1 : s.triggerNs) - std::max(a0, b0));
+          } else if (ma.kind == MarkKind::Read) {
+            writers.insert(b);
+            victims.insert(a);
+          }
+        }
+        const RankView& ra = R[size_t(a)];
+        if (ra.errorNs && ra.errorResource == mb.resource &&
+            overlaps(aligned(ra, ra.errorNs), aligned(ra, ra.errorNs) + 1, b0, b1)) {
+          writers.insert(b);
+          victims.insert(a);
+          resource = mb.resource;
+        }
+      }
+    }
+
+  std::vector<int> joiners, absent;
+  if (!writers.empty()) {
+    culprits = writers;
+    if (victims.empty()) {
+      why << "ranks " << joinRanks({writers.begin(), writers.end()}) << " wrote " << resource
+          << " at the same time (overlap " << secs(overlapNs) << ")";
+    } else {
+      why << "ranks " << joinRanks({victims.begin(), victims.end()}) << " read " << resource << " while rank(s) "
+          << joinRanks({writers.begin(), writers.end()}) << " were still writing it";
+    }
+    for (const auto& r : R)
+      if (!r.error.empty()) { why << "; rank " << r.rank << " reported: " << r.error; break; }
+  } else if (D >= 0) {
+    // 2. The collective sequences diverge at D.
+    std::map<std::string, std::vector<int>> groups;
+    for (const auto& r : R) {
+      std::string sg = sigAt(r, D);
+      if (sg.empty()) absent.push_back(r.rank);
+      else { joiners.push_back(r.rank); groups[sg].push_back(r.rank); }
+    }
+    auto prettyAt = [&](int rank) { return R[size_t(rank)].at(D)->pretty(); };
+    if (groups.size() == 1 && !absent.empty()) {
+      culprits.insert(absent.begin(), absent.end());
+      v.expectedOp = prettyAt(joiners[0]);
+      v.culpritOp = "never issued it";
+      why << "ranks " << joinRanks(joiners) << " issued " << v.expectedOp << "; rank(s) " << joinRanks(absent)
+          << " never did (" << v.doing[absent[0]] << ")";
+    } else if (groups.size() >= 2) {
+      std::vector<std::string> prefix;
+      for (int64_t q = lo; q < D; ++q) prefix.push_back(sigAt(R[0], q));
+      std::string expected = predictBySeasonality(prefix);
+      std::vector<int> deviant, normal;
+      if (!expected.empty() && groups.count(expected)) {
+        for (auto& g : groups) (g.first == expected ? normal : deviant).insert(
+            (g.first == expected ? normal : deviant).end(), g.second.begin(), g.second.end());
+        why << "the collectives before #" << D << " repeat with a period that predicts "
+            << prettyAt(normal[0]) << "; ";
+      } else {
+        size_t best = 0, nBest = 0;
+        for (auto& g : groups) best = std::max(best, g.second.size());
+        for (auto& g : groups) nBest += g.second.size() == best;
+        if (nBest == 1) {
+          for (auto& g : groups) (g.second.size() == best ? normal : deviant).insert(
+              (g.second.size() == best ? normal : deviant).end(), g.second.begin(), g.second.end());
+          why << "majority vote at #" << D << "; ";
+        } else {
+          v.ambiguous = true;
+          deviant = joiners;
+          why << "tie at #" << D << ": no repeating pattern or majority tells which side deviates; ";
+        }
+      }
+      std::sort(deviant.begin(), deviant.end());
+      culprits.insert(deviant.begin(), deviant.end());
+      v.culpritOp = prettyAt(deviant[0]);
+      v.expectedOp = normal.empty() ? "" : prettyAt(normal[0]);
+      for (auto& g : groups)
+        why << "rank(s) " << joinRanks(g.second) << " issued " << prettyAt(g.second[0]) << "; ";
+      if (!absent.empty()) why << "rank(s) " << joinRanks(absent) << " issued nothing at #" << D;
+    }
+  } else {
+    // 3. Same collectives everywhere: someone died, stalled or failed.
+    int first = -1;
+    for (const auto& r : R)
+      if (r.signal && (first < 0 || r.exitNs < R[size_t(first)].exitNs)) first = r.rank;
+    if (first < 0)
+      for (const auto& r : R)
+        if (r.abnormalExit() && r.error.empty() && (first < 0 || r.exitNs < R[size_t(first)].exitNs)) first = r.rank;
+    if (first >= 0) {
+      culprits.insert(first);
+      why << "rank " << first << " died first: " << v.doing[first];
+    } else if (s.trigger == Trigger::Hang || s.trigger == Trigger::WallClock) {
+      for (const auto& r : R) {
+        bool inColl = !r.recs.empty() && r.recs.back().state < RecState::Completed;
+        if (!r.exited && !inColl) culprits.insert(r.rank);
+      }
+      if (!culprits.empty()) why << "rank(s) " << joinRanks({culprits.begin(), culprits.end()})
+                                 << " made no progress outside any collective while the others waited";
+    } else if (anyError) {
+      int e = -1;
+      for (const auto& r : R)
+        if (r.errorNs && (e < 0 || r.errorNs < R[size_t(e)].errorNs)) e = r.rank;
+      culprits.insert(e);
+      why << "rank " << e << " reported the first error: " << R[size_t(e)].error;
+    }
+  }
+
+  v.culprits.assign(culprits.begin(), culprits.end());
+  v.analysis = why.str();
+
+  bool allClean = true;
+  for (const auto& r : R) allClean = allClean && r.exited && r.exitCode == 0 && !r.signal;
+  if (anySignal) v.outcome = "crash";
+  else if (s.trigger == Trigger::Hang) v.outcome = "hang";
+  else if (s.trigger == Trigger::WallClock) v.outcome = "timeout";
+  else if (anyAbnormal || anyError) v.outcome = "error";
+  else if (!writers.empty()) v.outcome = "race";
+  else if (D >= 0) v.outcome = "diverged";
+  else v.outcome = allClean ? "completed" : "error";
+  v.problem = v.outcome != "completed";
+
+  // Onset: when the first rank entered the collective that never matched,
+  // or the first failure, whichever came first.
+  int64_t onset = firstBad;
+  if (D >= 0)
+    for (const auto& r : R)
+      if (const RecView* x = r.at(D))
+        if (inScope(*x) && x->state != RecState::Completed && (!onset || x->tEnqueue < onset)) onset = x->tEnqueue;
+  if (!onset && s.trigger == Trigger::Hang)
+    for (const auto& r : R)
+      if (!r.exited && (!onset || r.progressNs > onset)) onset = r.progressNs;
+  if (!writers.empty() && !onset)
+    for (const auto& r : R)
+      for (const auto& m : r.marks)
+        if (m.kind == MarkKind::Write && m.resource == resource && (!onset || m.tBegin < onset)) onset = m.tBegin;
+  v.onsetNs = v.problem ? std::min(onset ? onset : s.triggerNs, s.triggerNs) : 0;
+
+  std::ostringstream sum;
+  if (!v.problem) {
+    sum << "completed: " << W << " ranks issued " << (R.empty() ? 0 : R[0].nextSeq) << " collectives"
+        << (v.sequencesIdentical ? ", identical on every rank" : ", but the sequences differ");
+  } else {
+    sum << v.outcome << ": culprit rank(s) " << (v.culprits.empty() ? "unknown" : joinRanks(v.culprits));
+    if (D >= 0) sum << ", divergence at collective #" << D;
+    sum << ". " << v.analysis;
+  }
+  v.summary = sum.str();
+  return v;
+}
+
+}  // namespace ddph
