@@ -49,6 +49,9 @@ public:
   Tensor sum() const { return {}; }
   Tensor view(c10::IntArrayRef) const { return {}; }
   Tensor reshape(c10::IntArrayRef) const { return {}; }
+  Tensor flatten(long start_dim = 0, long end_dim = -1) const { return {}; }
+  Tensor unsqueeze(long dim) const { return {}; }
+  Tensor squeeze(long dim) const { return {}; }
   Tensor to(int) const { return {}; }
   Tensor detach() const { return {}; }
   Tensor clone() const { return {}; }

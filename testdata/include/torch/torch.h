@@ -32,6 +32,11 @@ public:
   void eval() {}
   bool is_training() const { return true; }
 };
+// torch/nn/cloneable.h: the CRTP base of most built-in modules.
+template <class Derived> class Cloneable : public Module {
+public:
+  virtual void reset() = 0;
+};
 template <class Impl> class ModuleHolder {
 public:
   ModuleHolder() : impl_(std::make_shared<Impl>()) {}
