@@ -155,8 +155,13 @@ struct ModelBuilder::Impl {
       return;
     }
     const FunctionDecl *callee = c->getDirectCallee();
-    if (const FunctionDecl *def = definition(callee))
-      out.push_back(Node::makeCall(enqueue(def), displayName(def), l));
+    if (const FunctionDecl *def = definition(callee)) {
+      std::string name = displayName(def);
+      // A lambda is known by the variable that holds it: `sync()`.
+      if (const auto *op = dyn_cast<CXXOperatorCallExpr>(c); op && name == "lambda" && op->getNumArgs())
+        name = deps().text(op->getArg(0));
+      out.push_back(Node::makeCall(enqueue(def), name, l));
+    }
   }
 
   // --- statements -----------------------------------------------------------

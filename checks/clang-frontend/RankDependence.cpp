@@ -27,6 +27,14 @@ SourceLocation LocTable::get(core::Loc l) const {
 
 namespace {
 
+// Arguments that were written, ignoring trailing defaulted ones (allocators).
+unsigned writtenArgs(const CXXConstructExpr *c) {
+  unsigned n = c->getNumArgs();
+  while (n > 0 && isa<CXXDefaultArgExpr>(c->getArg(n - 1)))
+    --n;
+  return n;
+}
+
 const Expr *strip(const Expr *e) {
   while (e) {
     const Expr *n = e->IgnoreParenImpCasts();
@@ -43,7 +51,7 @@ const Expr *strip(const Expr *e) {
     else if (const auto *cs = dyn_cast<CStyleCastExpr>(n))
       n = cs->getSubExpr();
     else if (const auto *ce = dyn_cast<CXXConstructExpr>(n);
-             ce && ce->getNumArgs() == 1 && ce->getConstructor() &&
+             ce && writtenArgs(ce) == 1 && ce->getConstructor() &&
              (ce->getConstructor()->isCopyOrMoveConstructor() || ce->getConstructor()->isConvertingConstructor(false)) &&
              !isa<CXXTemporaryObjectExpr>(ce))
       n = ce->getArg(0);
@@ -496,7 +504,7 @@ struct DependenceAnalyzer::Impl {
       return false;
     }
     if (const auto *ce = dyn_cast<CXXConstructExpr>(e))
-      return ce->getNumArgs() == 1 && isRank(ce->getArg(0), depth + 1);
+      return writtenArgs(ce) == 1 && isRank(ce->getArg(0), depth + 1);
     const ValueDecl *d = declOf(e);
     if (!d)
       return false;

@@ -42,6 +42,7 @@ struct Ev {
   std::string via;     // helper through which the event happens, if any
   Loc loc = 0;         // where to report: the event, or the call of the helper
   const Node *node = nullptr;
+  size_t guardLen = 0; // how much of the path's guard was decided before it
   bool sync() const {
     return !isCall && (kind == EventKind::Collective || kind == EventKind::Barrier);
   }
@@ -149,7 +150,7 @@ std::string eventName(const Ev &e) {
                       ? (e.op == "barrier" ? std::string("barrier") : "barrier '" + e.op + "'")
                       : "collective '" + e.op + "'";
   if (!e.via.empty())
-    s = "call to '" + e.via + "' runs " + s + ", which";
+    s = "call to '" + e.via + "', which runs " + s + ",";
   return s;
 }
 
@@ -329,8 +330,10 @@ struct Analyzer::Impl {
       e.loc = n.loc;
       e.node = &n;
       for (auto &p : in)
-        if (live(p))
+        if (live(p)) {
+          e.guardLen = p.guard.size();
           p.seq.push_back(e);
+        }
       return in;
     }
     case Node::Kind::Call: {
@@ -343,12 +346,14 @@ struct Analyzer::Impl {
       for (auto &p : in) {
         if (!live(p))
           continue;
+        site.guardLen = p.guard.size();
         p.seq.push_back(site);
         if (callee) {
           for (Ev e : callee->summary) {
             if (e.via.empty())
               e.via = n.name;
             e.loc = n.loc;
+            e.guardLen = p.guard.size();
             p.seq.push_back(e);
           }
           if (callee->alwaysTerminates)
@@ -399,7 +404,10 @@ struct Analyzer::Impl {
           continue;
         }
         Path normal = p;
-        normal.seq.insert(normal.seq.end(), lr.symbol.begin(), lr.symbol.end());
+        for (Ev e : lr.symbol) {
+          e.guardLen = p.guard.size();
+          normal.seq.push_back(e);
+        }
         // Call sites inside the loop, for interprocedural IO reasoning.
         for (const auto &bp : lr.bodyPaths)
           for (const auto &e : bp.seq)
@@ -495,6 +503,23 @@ struct Analyzer::Impl {
     return separating(p, q);
   }
 
+  // The innermost decision before an event (within the first `len` literals)
+  // that the other path did not take the same way: the branch the event sits in.
+  const Lit *innermost(const Path &p, const Path &q, size_t len) {
+    len = std::min(len, p.guard.size());
+    for (size_t k = len; k-- > 0;) {
+      const Lit &l = p.guard[k];
+      if (atoms[l.atom].dep == Dep::Uniform)
+        continue;
+      bool shared = false;
+      for (const auto &m : q.guard)
+        shared = shared || (m == l && m.loc == l.loc);
+      if (!shared)
+        return &l;
+    }
+    return splitLit(p, q);
+  }
+
   // The last rank-dependent decision on a path: the condition of its early exit.
   const Lit *lastLit(const Path &p) {
     for (auto it = p.guard.rbegin(); it != p.guard.rend(); ++it)
@@ -516,19 +541,23 @@ struct Analyzer::Impl {
     Finding f;
     f.rule = "ddp-divergent-collective";
     f.loc = e.loc;
-    if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate) {
-      const Lit *l = lastLit(skips);
-      f.message = eventName(e) + " is never reached by " + who(l) + ": they " +
+    // An early exit explains the skip only when its condition is where the
+    // two paths part; otherwise the collective sits in a branch of its own.
+    const Lit *split = splitLit(skips, runs);
+    const Lit *exitLit = lastLit(skips);
+    if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate && split && exitLit &&
+        split->atom == exitLit->atom && split->loc == exitLit->loc) {
+      f.message = eventName(e) + " is never reached by " + who(exitLit) + ": they " +
                   exitWord(skips.exit) + " early while the other ranks block in it" + kFixAdvice;
-      noteAt(f, l);
-      report(std::move(f), l);
-    } else {
-      const Lit *l = splitLit(runs, skips);
-      f.message = eventName(e) + " runs only on " + who(l) +
-                  "; the other ranks skip it and the job hangs" + kFixAdvice;
-      noteAt(f, l);
-      report(std::move(f), l);
+      noteAt(f, exitLit);
+      report(std::move(f), exitLit);
+      return;
     }
+    const Lit *l = innermost(runs, skips, e.guardLen);
+    f.message = eventName(e) + " runs only on " + who(l) +
+                "; the other ranks skip it and the job hangs" + kFixAdvice;
+    noteAt(f, l);
+    report(std::move(f), l);
   }
 
   // Aligns the collective sequences of two paths that different ranks take
@@ -584,7 +613,7 @@ struct Analyzer::Impl {
         const size_t at = aFirst ? fa : fb;
         const std::vector<Ev> &other = aFirst ? b : a;
         const Ev &o = at < other.size() ? other[at] : (aFirst ? b[fb] : a[fa]);
-        const Lit *l = splitLit(aFirst ? pa : pb, aFirst ? pb : pa);
+        const Lit *l = innermost(aFirst ? pa : pb, aFirst ? pb : pa, e.guardLen);
         Finding f;
         f.rule = "ddp-divergent-collective";
         f.loc = e.loc;
