@@ -99,7 +99,8 @@ std::string reportJson(const RunInfo& info, const Snapshot& snap, const Verdict&
     j.kv("signal_name", r.signal ? signalName(r.signal) : std::string());
     j.kv("doing", v.doing.count(r.rank) ? v.doing.at(r.rank) : std::string());
     j.kv("error", r.error).kv("error_resource", r.errorResource);
-    j.kv("clock_offset_ns", r.clockOffsetNs).kv("clock_uncertainty_ns", r.clockUncertNs);
+    j.kv("clock_offset_measured_ns", r.clockOffsetRawNs).kv("clock_uncertainty_ns", r.clockUncertNs)
+        .kv("clock_offset_applied_ns", r.clockOffsetNs);
     j.kv("pg_timeout_ms", r.pgTimeoutMs).kv("pg_timeout_explicit", r.pgTimeoutExplicit);
     j.kv("collectives_issued", r.nextSeq).kv("wchan", r.wchan).kv("stderr_tail", r.logTail);
     j.key("last_collective");

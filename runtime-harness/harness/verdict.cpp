@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -54,8 +55,9 @@ RankView readSlot(const ddpg::RankSlot& s, int rank) {
   v.phase = ddpg::Phase(s.phase.load());
   v.heartbeatNs = s.heartbeatNs.load();
   v.progressNs = s.progressNs.load();
-  v.clockOffsetNs = s.clockOffsetNs.load();
+  v.clockOffsetRawNs = s.clockOffsetNs.load();
   v.clockUncertNs = s.clockUncertNs.load();
+  v.clockOffsetNs = std::llabs(v.clockOffsetRawNs) <= v.clockUncertNs ? 0 : v.clockOffsetRawNs;
   v.pgTimeoutMs = s.pgTimeoutMs.load();
   v.pgTimeoutExplicit = s.pgTimeoutExplicit.load() != 0;
   v.nextSeq = s.nextSeq.load(std::memory_order_acquire);
@@ -187,6 +189,19 @@ std::string predictBySeasonality(const std::vector<std::string>& prefix) {
 }
 
 }  // namespace
+
+std::string jsonStringField(const std::string& json, const std::string& key) {
+  std::string pat = "\"" + key + "\":\"";
+  size_t p = json.find(pat);
+  if (p == std::string::npos) return "";
+  std::string out;
+  for (size_t i = p + pat.size(); i < json.size(); ++i) {
+    if (json[i] == '\\' && i + 1 < json.size()) { out += json[++i]; continue; }
+    if (json[i] == '"') break;
+    out += json[i];
+  }
+  return out;
+}
 
 Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
   Verdict v;
@@ -363,6 +378,20 @@ Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
     }
   }
 
+  // 4. Nothing failed, but a rank measured a problem in its own behaviour
+  // (e.g. data-loader churn): a performance finding.
+  std::string finding;
+  if (culprits.empty() && D < 0 && !anyAbnormal && !anyError && s.trigger == Trigger::AllDone) {
+    for (const auto& r : R) {
+      std::string f = jsonStringField(r.metrics, "finding");
+      if (f.empty()) continue;
+      culprits.insert(r.rank);
+      if (finding.empty()) finding = f;
+    }
+    if (!finding.empty())
+      why << "rank(s) " << joinRanks({culprits.begin(), culprits.end()}) << " reported: " << finding;
+  }
+
   v.culprits.assign(culprits.begin(), culprits.end());
   v.analysis = why.str();
 
@@ -374,6 +403,7 @@ Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
   else if (anyAbnormal || anyError) v.outcome = "error";
   else if (!writers.empty()) v.outcome = "race";
   else if (D >= 0) v.outcome = "diverged";
+  else if (!finding.empty()) v.outcome = "perf";
   else v.outcome = allClean ? "completed" : "error";
   v.problem = v.outcome != "completed";
 
@@ -391,7 +421,8 @@ Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
     for (const auto& r : R)
       for (const auto& m : r.marks)
         if (m.kind == MarkKind::Write && m.resource == resource && (!onset || m.tBegin < onset)) onset = m.tBegin;
-  v.onsetNs = v.problem ? std::min(onset ? onset : s.triggerNs, s.triggerNs) : 0;
+  // A performance finding has no moment of onset to measure latency from.
+  v.onsetNs = v.problem && v.outcome != "perf" ? std::min(onset ? onset : s.triggerNs, s.triggerNs) : 0;
 
   std::ostringstream sum;
   if (!v.problem) {
@@ -401,6 +432,19 @@ Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
     sum << v.outcome << ": culprit rank(s) " << (v.culprits.empty() ? "unknown" : joinRanks(v.culprits));
     if (D >= 0) sum << ", divergence at collective #" << D;
     sum << ". " << v.analysis;
+    if (v.outcome == "hang") {
+      // What the user would have waited for without the harness.
+      int64_t t = 0;
+      bool expl = true;
+      for (const auto& r : R)
+        if (!r.exited && !r.recs.empty() && r.recs.back().state < RecState::Completed && r.pgTimeoutMs > t) {
+          t = r.pgTimeoutMs;
+          expl = r.pgTimeoutExplicit;
+        }
+      if (t > 0)
+        sum << " Without the harness, c10d's " << (expl ? "explicit" : "default (unset)") << " timeout of "
+            << t / 1000.0 << " s would have ended this hang.";
+    }
   }
   v.summary = sum.str();
   return v;

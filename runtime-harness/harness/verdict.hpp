@@ -39,7 +39,9 @@ struct RankView {
   int signal = 0;     // when killed by a signal
   int64_t exitNs = 0;
   int64_t heartbeatNs = 0, progressNs = 0;
-  int64_t clockOffsetNs = 0, clockUncertNs = 0;
+  // Measured offset to rank 0's clock and its error bound; the applied
+  // offset is 0 when the measurement cannot tell it from 0.
+  int64_t clockOffsetRawNs = 0, clockOffsetNs = 0, clockUncertNs = 0;
   int64_t pgTimeoutMs = 0;
   bool pgTimeoutExplicit = false;
   int64_t nextSeq = 0;
@@ -92,6 +94,8 @@ struct AnalyzeOptions {
 Verdict analyze(const Snapshot& snap, const AnalyzeOptions& opts);
 
 std::string signalName(int sig);
+// The string value of `"key":"..."` in a flat JSON object, "" if absent.
+std::string jsonStringField(const std::string& json, const std::string& key);
 std::string joinRanks(const std::vector<int>& r);
 
 }  // namespace ddph

@@ -52,7 +52,7 @@ void run(RankCtx& ctx) {
         loadWhenPresent(ctx, path);
       }
     } else {
-      ddpg::collectiveSave(*ctx.pg, path, [&](std::ostream& o) {
+      ddpg::collectiveSave(*ctx.pg, *ctx.store, path, [&](std::ostream& o) {
         size_t chunk = bytes.size() / 16 + 1;
         for (size_t off = 0; off < bytes.size(); off += chunk) {
           o.write(bytes.data() + off, std::streamsize(std::min(chunk, bytes.size() - off)));

@@ -26,7 +26,7 @@ void run(RankCtx& ctx) {
       ddpg::Mark w(ctx.rec, ddpg::MarkKind::Write, "save_checkpoint", path);
       writeSlowly(ctx, path, bytes, 0.4);
     } else {
-      ddpg::collectiveSave(*ctx.pg, path, [&](std::ostream& o) {
+      ddpg::collectiveSave(*ctx.pg, *ctx.store, path, [&](std::ostream& o) {
         o.write(bytes.data(), std::streamsize(bytes.size()));
       }, &ctx.rec);
     }

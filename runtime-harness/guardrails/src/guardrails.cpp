@@ -39,14 +39,14 @@ c10::intrusive_ptr<c10d::ProcessGroup> createProcessGroup(const GroupSetup& s) {
 #endif
 }
 
-void collectiveSave(c10d::ProcessGroup& pg, const std::string& path,
+void collectiveSave(c10d::ProcessGroup& pg, c10d::Store& store, const std::string& path,
                     const std::function<void(std::ostream&)>& write, RankRecorder* rec,
                     std::chrono::milliseconds ioTimeout) {
-  c10d::BarrierOptions bo;
-  bo.timeout = ioTimeout;
-  pg.barrier(bo)->wait();
-  at::Tensor ok = at::zeros({1}, at::kInt);
-  std::string err;
+  // Same call order on every rank, so the same number names the same save.
+  static std::atomic<int64_t> saves{0};
+  const std::string key = "ddpg/save/" + std::to_string(saves++);
+  pg.barrier()->wait();
+  std::string status = "ok";
   if (pg.getRank() == 0) {
     std::string tmp = path + ".tmp." + std::to_string(getpid());
     try {
@@ -67,19 +67,21 @@ void collectiveSave(c10d::ProcessGroup& pg, const std::string& path,
         ::close(fd);
       }
       if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("rename to " + path + " failed");
-      ok.fill_(1);
     } catch (const std::exception& e) {
-      err = e.what();
+      status = std::string("error: ") + e.what();
       std::remove(tmp.c_str());
     }
+    store.set(key, std::vector<uint8_t>(status.begin(), status.end()));
+  } else {
+    // Waiting for rank 0's IO goes through the store, with a timeout sized
+    // for IO: a collective here would be bound by the process-group timeout
+    // (Gloo in LibTorch 1.13 ignores per-call barrier/broadcast timeouts).
+    store.wait({key}, ioTimeout);
+    auto v = store.get(key);
+    status.assign(v.begin(), v.end());
   }
-  std::vector<at::Tensor> v{ok};
-  c10d::BroadcastOptions bc;
-  bc.rootRank = 0;
-  bc.timeout = ioTimeout;
-  pg.broadcast(v, bc)->wait();
-  if (v[0].item<int>() != 1)
-    throw std::runtime_error("collectiveSave: rank 0 failed to write " + path + (err.empty() ? "" : ": " + err));
+  pg.barrier()->wait();
+  if (status != "ok") throw std::runtime_error("collectiveSave: rank 0 failed to write " + path + ": " + status);
 }
 
 HeartbeatWatchdog::HeartbeatWatchdog(RankSlot* slot, Options opts) : slot_(slot), opts_(std::move(opts)) {
@@ -139,6 +141,19 @@ void HeartbeatWatchdog::loop() {
   }
 }
 
+namespace {
+// store.get() of a FileStore polls every 10 ms, which would make the clock
+// error 5 ms; polling check() keeps a round trip well under a millisecond.
+void waitKey(c10d::Store& store, const std::string& key) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!store.check({key})) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("clock offset exchange: no answer for " + key + " within 60 s");
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+}  // namespace
+
 std::pair<int64_t, int64_t> measureClockOffset(c10d::Store& store, int rank, int worldSize, int rounds) {
   auto toBytes = [](int64_t v) {
     std::string s = std::to_string(v);
@@ -149,7 +164,7 @@ std::pair<int64_t, int64_t> measureClockOffset(c10d::Store& store, int rank, int
     for (int r = 1; r < worldSize; ++r)
       for (int i = 0; i < rounds; ++i) {
         std::string k = "ddpg/clk/" + std::to_string(r) + "/" + std::to_string(i);
-        store.get(k + "/q");
+        waitKey(store, k + "/q");
         store.set(k + "/a", toBytes(nowNs()));
       }
     return {0, 0};
@@ -159,8 +174,10 @@ std::pair<int64_t, int64_t> measureClockOffset(c10d::Store& store, int rank, int
     std::string k = "ddpg/clk/" + std::to_string(rank) + "/" + std::to_string(i);
     int64_t t1 = nowNs();
     store.set(k + "/q", toBytes(t1));
+    waitKey(store, k + "/a");
+    int64_t t2a = nowNs();
     int64_t remote = fromBytes(store.get(k + "/a"));
-    int64_t t2 = nowNs();
+    int64_t t2 = t2a;
     // Only the round trip of this round bounds the error: rank 0 answered
     // somewhere between t1 and t2.
     if (t2 - t1 < bestRtt) {

@@ -39,14 +39,12 @@ c10::intrusive_ptr<c10d::ProcessGroup> createProcessGroup(const GroupSetup& s);
 
 
 // Checkpoint save that every rank calls (rules ddp-unguarded-save and
-// ddp-rank0-io-barrier): barrier; rank 0 writes `path`.tmp, fsyncs it and
-// renames it over `path`; then rank 0 broadcasts success, so a failed write
-// raises on every rank instead of leaving the others waiting.  The two
-// synchronisations use `ioTimeout`, sized for the write rather than for a
-// gradient allreduce: waiting for rank 0's IO is expected to take long.
-void collectiveSave(c10d::ProcessGroup& pg, const std::string& path,
-                    const std::function<void(std::ostream&)>& write,
-                    RankRecorder* rec = nullptr,
+// ddp-rank0-io-barrier): barrier; rank 0 writes `path`.tmp.PID, fsyncs it
+// and renames it over `path`; the others wait for rank 0's status through
+// the store (up to `ioTimeout`, sized for the write, independent of the
+// process-group timeout); barrier.  A failed write raises on every rank.
+void collectiveSave(c10d::ProcessGroup& pg, c10d::Store& store, const std::string& path,
+                    const std::function<void(std::ostream&)>& write, RankRecorder* rec = nullptr,
                     std::chrono::milliseconds ioTimeout = std::chrono::minutes(10));
 
 // Heartbeat watchdog.  A thread stamps `heartbeatNs` every period so an
