@@ -1,9 +1,9 @@
-// The Gloo paths against the real LibTorch 1.13 headers.  ProcessGroupGloo.hpp
-// declares nothing unless USE_C10D_GLOO is defined (the LibTorch build defines
-// it for its own sources).  The real ProcessGroupNCCL.hpp needs a CUDA build of
+// The Gloo paths against the real LibTorch 1.13 headers (%torch_flags defines
+// USE_C10D_GLOO, without which ProcessGroupGloo.hpp declares nothing).
+// The real ProcessGroupNCCL.hpp needs a CUDA build of
 // LibTorch (c10/cuda/impl/cuda_cmake_macros.h), so NCCL is covered by the mock
 // test init-timeout.cpp.
-// RUN: %check_ddp_tidy %s ddp-init-timeout %t -- -- %torch_flags -DUSE_C10D_GLOO
+// RUN: %check_ddp_tidy %s ddp-init-timeout %t -- -- %torch_flags
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
