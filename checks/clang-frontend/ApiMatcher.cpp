@@ -206,14 +206,20 @@ CallInfo ApiMatcher::classify(const CallExpr *call) const {
   if (const auto *tmpl = fd->getPrimaryTemplate())
     fd = tmpl->getTemplatedDecl();
   CallInfo info = classifyCallee(fd, call);
-  // `save_to` is a checkpoint writer only for the overload that takes a path.
+  // A writer is a checkpoint write only in the overloads that take a path;
+  // the stream overloads write wherever the caller's stream goes.
   if (info.role == CallRole::CheckpointWrite && info.arg >= 0 &&
-      unsigned(info.arg) < call->getNumArgs() + (isa<CXXMemberCallExpr>(call) ? 0u : 0u)) {
-    const Expr *a = call->getArg(unsigned(info.arg));
-    QualType t = a->IgnoreParenImpCasts()->getType().getNonReferenceType();
-    const auto *rd = t->getAsCXXRecordDecl();
-    if (rd && qualifiedName(rd).find("ostream") != std::string::npos)
-      return {CallRole::FileWrite, info.op, -1}; // a stream the caller opened
+      unsigned(info.arg) < call->getNumArgs()) {
+    QualType t = call->getArg(unsigned(info.arg))->IgnoreParenImpCasts()->getType();
+    t = t.getNonReferenceType().getCanonicalType();
+    bool pathLike = t->isPointerType() || t->isArrayType();
+    if (const auto *rd = t->getAsCXXRecordDecl()) {
+      std::string n = qualifiedName(rd);
+      pathLike = n == "std::basic_string" || n == "std::filesystem::path" ||
+                 n == "std::basic_string_view" || n == "c10::basic_string_view";
+    }
+    if (!pathLike)
+      return {};
   }
   return info;
 }

@@ -86,8 +86,11 @@ void Rank0IoBarrierCheck::run(core::Analyzer &analyzer, clangfe::ModelBuilder &m
         if (f.missingBefore)
           fixes.push_back(FixItHint::CreateInsertion(ifs->getIfLoc(), call + "\n" + indent));
         if (f.missingAfter) {
-          SourceLocation end =
-              Lexer::getLocForEndOfToken(ifs->getEndLoc(), 0, sm, ctx.getLangOpts());
+          // A then-statement without braces ends before its ';'.
+          SourceLocation end = Lexer::findLocationAfterToken(
+              ifs->getEndLoc(), tok::semi, sm, ctx.getLangOpts(), false);
+          if (end.isInvalid())
+            end = Lexer::getLocForEndOfToken(ifs->getEndLoc(), 0, sm, ctx.getLangOpts());
           if (end.isValid())
             fixes.push_back(FixItHint::CreateInsertion(end, "\n" + indent + call));
         }

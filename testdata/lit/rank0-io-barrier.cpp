@@ -1,0 +1,118 @@
+// RUN: %check_ddp_tidy %s ddp-rank0-io-barrier %t -- -- %mock_flags
+#include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+using PG = c10::intrusive_ptr<c10d::ProcessGroup>;
+
+// ---- true positives ---------------------------------------------------------
+
+void no_barriers(PG pg, torch::nn::Linear model, std::vector<at::Tensor> &grads) {
+// CHECK-FIXES: {{^}}  pg->allreduce(grads)->wait();{{$}}
+// CHECK-FIXES-NEXT: {{^}}  pg->barrier()->wait();{{$}}
+// CHECK-FIXES-NEXT: {{^}}  if (pg->getRank() == 0) {{[{]}}{{$}}
+  pg->allreduce(grads)->wait();
+  if (pg->getRank() == 0) {
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches before or a{{.*}} [ddp-rank0-io-barrier]
+    torch::save(model, "checkpoint.pt");
+  }
+  pg->allreduce(grads)->wait();
+}
+// CHECK-FIXES: {{^}}  }{{$}}
+// CHECK-FIXES-NEXT: {{^}}  pg->barrier()->wait();{{$}}
+// CHECK-FIXES-NEXT: {{^}}  pg->allreduce(grads)->wait();{{$}}
+
+void barrier_before_only(PG pg, torch::nn::Linear model) {
+  const int rank = pg->getRank();
+  pg->barrier()->wait();
+  if (rank == 0)
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
+    torch::save(model, "checkpoint.pt");
+}
+// CHECK-FIXES: {{^}}    torch::save(model, "checkpoint.pt");{{$}}
+// CHECK-FIXES-NEXT: {{^}}  pg->barrier()->wait();{{$}}
+// CHECK-FIXES-NEXT: {{^}}}{{$}}
+
+void metrics_log(c10d::ProcessGroup &group, float loss, int epoch) {
+  const bool is_main = group.getRank() == 0;
+  group.barrier()->wait();
+  if (is_main && epoch % 10 == 0) {
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
+    std::ofstream log("metrics.csv", std::ios::app);
+  }
+}
+// CHECK-FIXES: {{^}}    std::ofstream log("metrics.csv", std::ios::app);{{$}}
+// CHECK-FIXES-NEXT: {{^}}  }{{$}}
+// CHECK-FIXES-NEXT: {{^}}  group.barrier()->wait();{{$}}
+
+void write_report(const char *path) {
+  FILE *f = std::fopen(path, "w");
+  std::fclose(f);
+}
+
+void helper_writes(PG pg, std::vector<at::Tensor> &grads) {
+  pg->barrier()->wait();
+  if (pg->getRank() == 0)
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
+    write_report("report.txt");
+  pg->allreduce(grads);
+}
+// CHECK-FIXES: {{^}}    write_report("report.txt");{{$}}
+// CHECK-FIXES-NEXT: {{^}}  pg->barrier()->wait();{{$}}
+// CHECK-FIXES-NEXT: {{^}}  pg->allreduce(grads);{{$}}
+
+void barrier_after_only(PG pg, torch::nn::Linear model) {
+  if (pg->getRank() == 0)
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches before it; {{.*}} [ddp-rank0-io-barrier]
+    torch::save(model, "checkpoint.pt");
+  pg->barrier()->wait();
+}
+// CHECK-FIXES: {{^}}  pg->barrier()->wait();{{$}}
+// CHECK-FIXES-NEXT: {{^}}  if (pg->getRank() == 0){{$}}
+
+void two_groups(PG world, PG local, torch::nn::Linear model) {
+  world->barrier()->wait();
+  local->barrier()->wait();
+  if (world->getRank() == 0)
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
+    torch::save(model, "checkpoint.pt");
+}
+// Two process groups in scope: no fix-it, the barrier could go to the wrong one.
+// CHECK-FIXES: {{^}}  local->barrier()->wait();{{$}}
+// CHECK-FIXES-NEXT: {{^}}  if (world->getRank() == 0){{$}}
+
+// ---- hard negatives -----------------------------------------------------------
+
+void barriers_around(PG pg, torch::nn::Linear model) {
+  pg->barrier()->wait();
+  if (pg->getRank() == 0)
+    torch::save(model, "checkpoint.pt");
+  pg->barrier()->wait();
+}
+
+void uniform_condition(PG pg, torch::nn::Linear model, int epoch) {
+  if (epoch % 10 == 0)
+    torch::save(model, "shard_" + std::to_string(pg->getRank()) + ".pt");
+}
+
+void not_main(PG pg, torch::nn::Linear model) {
+  if (pg->getRank() != 0)
+    torch::save(model, "shard_" + std::to_string(pg->getRank()) + ".pt");
+}
+
+void helper_behind_barriers(PG pg) {
+  pg->barrier()->wait();
+  if (pg->getRank() == 0)
+    write_report("report.txt");
+  pg->barrier(); // an unwaited barrier is still a barrier every rank enters
+}
+
+void read_only(PG pg) {
+  if (pg->getRank() == 0) {
+    std::ifstream in("config.json");
+  }
+}
+

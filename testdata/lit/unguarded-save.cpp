@@ -1,0 +1,67 @@
+// RUN: %check_ddp_tidy %s ddp-unguarded-save %t -- -- %mock_flags
+#include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using PG = c10::intrusive_ptr<c10d::ProcessGroup>;
+
+// ---- true positives ---------------------------------------------------------
+
+void every_rank_saves(PG pg, torch::nn::Linear model) {
+  pg->barrier()->wait();
+  torch::save(model, "checkpoint.pt");
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: every rank runs 'torch::save' to the same path, so the ranks overwrite one file concurrent{{.*}} [ddp-unguarded-save]
+}
+
+void archive_every_rank(PG pg, torch::serialize::OutputArchive &archive, const std::string &dir) {
+  archive.save_to(dir + "/model.pt");
+// CHECK-MESSAGES: :[[@LINE-1]]:11: warning: every rank runs 'torch::serialize::OutputArchive::save_to' to the same path, so the ranks {{.*}} [ddp-unguarded-save]
+}
+
+void save_helper(torch::nn::Linear model, const std::string &path) {
+  torch::save(model, path);
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: every rank runs 'torch::save' to the same path, so the ranks overwrite one file concurrent{{.*}} [ddp-unguarded-save]
+}
+
+void train_loop(PG pg, torch::nn::Linear model) {
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    if (epoch % 2 == 0) // the same on every rank: not a guard
+      save_helper(model, "epoch.pt");
+  }
+}
+
+// ---- hard negatives -----------------------------------------------------------
+
+void rank0_saves(PG pg, torch::nn::Linear model) {
+  if (pg->getRank() == 0)
+    torch::save(model, "checkpoint.pt");
+}
+
+void others_return_first(PG pg, torch::nn::Linear model) {
+  const int rank = pg->getRank();
+  if (rank != 0)
+    return;
+  torch::save(model, "checkpoint.pt");
+}
+
+void per_rank_path(PG pg, torch::nn::Linear model) {
+  const int rank = pg->getRank();
+  torch::save(model, "shard_" + std::to_string(rank) + ".pt");
+}
+
+void guarded_helper(torch::nn::Linear model, const std::string &path) {
+  torch::save(model, path);
+}
+
+void calls_guarded_helper(PG pg, torch::nn::Linear model) {
+  if (pg->getRank() == 0)
+    guarded_helper(model, "best.pt");
+}
+
+void save_to_memory(PG pg, torch::nn::Linear model) {
+  std::ostringstream buffer;
+  torch::save(model, buffer); // no file: every rank may serialise in memory
+}
+
