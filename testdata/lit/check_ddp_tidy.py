@@ -53,7 +53,7 @@ def main():
     has_fixes = re.search(rf"//\s*{fix_prefix}:", text) is not None
     # Blank the CHECK lines in the copy clang-tidy sees (same line numbers), so
     # CHECK-FIXES cannot match its own pattern text.
-    cleaned = re.sub(r"//\s*CHECK-[A-Z0-9-]*:[^\n]*", "//", text)
+    cleaned = re.sub(r"//\s*[A-Z][A-Z0-9]*-(?:MESSAGES|FIXES)[A-Z-]*:[^\n]*", "//", text)
     os.makedirs(os.path.dirname(tmp) or ".", exist_ok=True)
     ext = os.path.splitext(source)[1] or ".cpp"
     work = tmp + ext
