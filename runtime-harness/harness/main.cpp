@@ -239,6 +239,11 @@ RunOutcome runOne(const Options& o, const Catalog& cat, const ScenarioDef& sc, c
       l.pgTimeoutS = o.pgTimeoutS;
       procs.spawn(r, so.logPrefix + std::to_string(r) + ".log", [l] { return runRank(l); });
     }
+    // For tools that act on ranks from outside (the kill -9 test, a human
+    // with gdb): rank and pid, one per line.
+    std::string pids;
+    for (auto& c : procs.children()) pids += std::to_string(c.rank) + " " + std::to_string(c.pid) + "\n";
+    writeFile(o.out + "/logs/" + stem + ".pids", pids);
     snap = supervise(board, procs, so);
   }  // every rank is dead and reaped here
   AnalyzeOptions ao;

@@ -175,13 +175,11 @@ Snapshot supervise(ddpg::Board& board, RankProcesses& procs, const SuperviseOpti
     bool done = false;
     if (allExited) {
       snap.trigger = anyBad ? Trigger::Failure : Trigger::AllDone;
-      snap.cutoffNs = firstBad;
       done = true;
     } else if (anyBad) {
       if (!firstBadSeen) firstBadSeen = now;
       if (now - firstBadSeen >= graceNs) {
         snap.trigger = Trigger::Failure;
-        snap.cutoffNs = firstBad;
         done = true;
       }
     } else if (anyBlocked && allIdle) {

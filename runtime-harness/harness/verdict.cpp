@@ -209,7 +209,12 @@ Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
   const auto& R = s.ranks;
   const int W = int(R.size());
   for (const auto& r : R) v.doing[r.rank] = describe(r, s, o);
-  auto inScope = [&](const RecView& x) { return s.cutoffNs == 0 || x.tEnqueue <= s.cutoffNs; };
+  // A collective a rank issues after its own first error (a cleanup barrier
+  // in a catch block) is a consequence, not evidence.
+  auto inScopeOf = [&](const RankView& r, const RecView& x) {
+    if (s.cutoffNs && x.tEnqueue > s.cutoffNs) return false;
+    return r.errorNs == 0 || x.tEnqueue <= r.errorNs;
+  };
 
   // Whole-run agreement (what a fixed variant must show).
   v.sequencesIdentical = true;
@@ -224,12 +229,12 @@ Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
   for (const auto& r : R) {
     if (!r.recs.empty()) lo = std::max(lo, r.recs.front().seq);
     int64_t n = 0;
-    for (const auto& x : r.recs) if (inScope(x)) n = x.seq + 1;
+    for (const auto& x : r.recs) if (inScopeOf(r, x)) n = x.seq + 1;
     hi = std::max(hi, n);
   }
   auto sigAt = [&](const RankView& r, int64_t q) -> std::string {
     const RecView* x = r.at(q);
-    return x && inScope(*x) ? x->signature() : std::string();
+    return x && inScopeOf(r, *x) ? x->signature() : std::string();
   };
   int64_t D = -1;
   for (int64_t q = lo; q < hi && D < 0; ++q) {
@@ -413,7 +418,7 @@ Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
   if (D >= 0)
     for (const auto& r : R)
       if (const RecView* x = r.at(D))
-        if (inScope(*x) && x->state != RecState::Completed && (!onset || x->tEnqueue < onset)) onset = x->tEnqueue;
+        if (inScopeOf(r, *x) && x->state != RecState::Completed && (!onset || x->tEnqueue < onset)) onset = x->tEnqueue;
   if (!onset && s.trigger == Trigger::Hang)
     for (const auto& r : R)
       if (!r.exited && (!onset || r.progressNs > onset)) onset = r.progressNs;

@@ -66,7 +66,7 @@ struct Snapshot {
   std::vector<RankView> ranks;
   Trigger trigger = Trigger::AllDone;
   int64_t triggerNs = 0;  // when the supervisor decided
-  int64_t cutoffNs = 0;   // records enqueued later are consequences, not causes
+  int64_t cutoffNs = 0;   // records enqueued later are ignored (0: none)
 };
 
 struct Verdict {

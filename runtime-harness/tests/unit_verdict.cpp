@@ -1,0 +1,229 @@
+// Verdict logic on hand-built snapshots: each case is a situation the
+// supervisor meets, with the answer a person would give.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "catalog.hpp"
+#include "verdict.hpp"
+
+using namespace ddph;
+using ddpg::RecState;
+
+namespace {
+
+RecView rec(int64_t seq, const std::string& op, const std::string& shapes, const std::string& tag,
+            RecState st = RecState::Completed, int64_t t = 0) {
+  RecView r;
+  r.seq = seq;
+  r.op = op;
+  r.shapes = shapes;
+  r.dtype = "Float";
+  r.tag = tag;
+  r.state = st;
+  r.tEnqueue = t ? t : 1000 + seq * 10;
+  r.tIssued = r.tEnqueue + 1;
+  r.tEnd = st == RecState::Completed ? r.tEnqueue + 5 : 0;
+  return r;
+}
+
+// A training prefix: two broadcasts, then `steps` x (weight, bias) grads.
+std::vector<RecView> prefix(int steps) {
+  std::vector<RecView> v{rec(0, "broadcast", "[4,4]", "init:w"), rec(1, "broadcast", "[4]", "init:b")};
+  for (int s = 0; s < steps; ++s) {
+    v.push_back(rec(int64_t(v.size()), "allreduce", "[4,4]", "grad:w"));
+    v.push_back(rec(int64_t(v.size()), "allreduce", "[4]", "grad:b"));
+  }
+  return v;
+}
+
+RankView rank(int r, std::vector<RecView> recs) {
+  RankView v;
+  v.rank = r;
+  v.pid = 100 + r;
+  v.recs = std::move(recs);
+  v.nextSeq = v.recs.empty() ? 0 : v.recs.back().seq + 1;
+  v.heartbeatNs = v.progressNs = 1000;
+  return v;
+}
+
+Snapshot snap(std::vector<RankView> ranks, Trigger t, int64_t at = 1000000) {
+  Snapshot s;
+  s.ranks = std::move(ranks);
+  s.trigger = t;
+  s.triggerNs = at;
+  s.cutoffNs = at;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("identical sequences that all exit 0 are a clean run") {
+  auto a = rank(0, prefix(3)), b = rank(1, prefix(3));
+  a.exited = b.exited = true;
+  a.exitCode = b.exitCode = 0;
+  Verdict v = analyze(snap({a, b}, Trigger::AllDone), {});
+  CHECK(v.outcome == "completed");
+  CHECK_FALSE(v.problem);
+  CHECK(v.sequencesIdentical);
+  CHECK(v.culprits.empty());
+}
+
+TEST_CASE("an extra collective after a periodic prefix names its rank even at world size 2") {
+  auto p = prefix(3);
+  auto r0 = p, r1 = p;
+  r0.push_back(rec(8, "allreduce", "[1]", "eval:metric", RecState::Waiting));
+  r1.push_back(rec(8, "allreduce", "[4,4]", "grad:w", RecState::Waiting));
+  Verdict v = analyze(snap({rank(0, r0), rank(1, r1)}, Trigger::Hang), {});
+  CHECK(v.outcome == "hang");
+  CHECK(v.divergenceSeq == 8);
+  REQUIRE(v.culprits == std::vector<int>{0});
+  CHECK_FALSE(v.ambiguous);
+  CHECK(v.culpritOp.find("eval:metric") != std::string::npos);
+  CHECK(v.expectedOp.find("grad:w") != std::string::npos);
+}
+
+TEST_CASE("without a pattern, a majority decides; a tie is reported as ambiguous") {
+  std::vector<RecView> ok{rec(0, "allreduce", "[8]", "a", RecState::Waiting)};
+  std::vector<RecView> odd{rec(0, "allreduce", "[4]", "b", RecState::Waiting)};
+  Verdict maj = analyze(snap({rank(0, ok), rank(1, ok), rank(2, odd)}, Trigger::Hang), {});
+  CHECK(maj.culprits == std::vector<int>{2});
+  CHECK_FALSE(maj.ambiguous);
+  Verdict tie = analyze(snap({rank(0, ok), rank(1, odd)}, Trigger::Hang), {});
+  CHECK(tie.ambiguous);
+  CHECK(tie.culprits == std::vector<int>{0, 1});
+}
+
+TEST_CASE("a rank that never joins the collective the others wait in is the culprit") {
+  auto p = prefix(2);
+  auto waiting = p;
+  waiting.push_back(rec(6, "allreduce", "[4,4]", "grad:w", RecState::Waiting));
+  auto stuck = rank(2, p);
+  MarkView m;
+  m.name = "read_shard";
+  m.resource = "/data/shard-2";
+  m.kind = ddpg::MarkKind::Read;
+  m.tBegin = 2000;
+  stuck.marks.push_back(m);
+  Verdict v = analyze(snap({rank(0, waiting), rank(1, waiting), stuck}, Trigger::Hang), {});
+  CHECK(v.culprits == std::vector<int>{2});
+  CHECK(v.divergenceSeq == 6);
+  CHECK(v.doing[2].find("read_shard") != std::string::npos);
+  CHECK(v.doing[0].find("blocked in allreduce #6") != std::string::npos);
+}
+
+TEST_CASE("with identical sequences, the first rank killed by a signal is the culprit") {
+  auto p = prefix(2);
+  auto dead = rank(1, p), other = rank(0, p);
+  dead.exited = true;
+  dead.signal = 9;
+  dead.exitNs = 5000;
+  other.exited = true;
+  other.exitCode = 3;
+  other.exitNs = 6000;
+  other.error = "Connection reset by peer";
+  other.errorNs = 5500;
+  Verdict v = analyze(snap({other, dead}, Trigger::Failure), {});
+  CHECK(v.outcome == "crash");
+  CHECK(v.culprits == std::vector<int>{1});
+  CHECK(v.doing[1].find("SIGKILL") != std::string::npos);
+}
+
+TEST_CASE("collectives a rank issues after its own error do not count as divergence") {
+  auto p = prefix(2);
+  auto a = rank(0, p), b = rank(1, p);
+  a.recs.push_back(rec(6, "allreduce", "[4,4]", "grad:w", RecState::Failed, 400000));
+  b.recs.push_back(rec(6, "allreduce", "[4,4]", "grad:w", RecState::Failed, 410000));
+  a.error = b.error = "Connection reset by peer";
+  a.errorNs = 450000;
+  b.errorNs = 460000;
+  // Rank 1's error handler runs a barrier: a consequence, not evidence.
+  b.recs.push_back(rec(7, "barrier", "", "cleanup", RecState::Failed, 470000));
+  a.nextSeq = 7;
+  b.nextSeq = 8;
+  a.exited = b.exited = true;
+  a.exitCode = b.exitCode = 3;
+  a.exitNs = 500000;
+  b.exitNs = 510000;
+  Verdict v = analyze(snap({a, b}, Trigger::Failure), {});
+  CHECK(v.divergenceSeq == -1);
+  CHECK(v.culprits == std::vector<int>{0});  // the first error
+}
+
+TEST_CASE("overlapping writes of one file by two ranks are a race; a read during a write blames the writer") {
+  auto w = [](int64_t b, int64_t e, ddpg::MarkKind k) {
+    MarkView m;
+    m.name = "io";
+    m.resource = "/ckpt.pt";
+    m.kind = k;
+    m.tBegin = b;
+    m.tEnd = e;
+    return m;
+  };
+  auto a = rank(0, prefix(1)), b = rank(1, prefix(1));
+  a.exited = b.exited = true;
+  a.exitCode = b.exitCode = 0;
+  a.marks.push_back(w(100, 500, ddpg::MarkKind::Write));
+  b.marks.push_back(w(300, 700, ddpg::MarkKind::Write));
+  Verdict race = analyze(snap({a, b}, Trigger::AllDone), {});
+  CHECK(race.outcome == "race");
+  CHECK(race.culprits == std::vector<int>{0, 1});
+
+  b.marks.clear();
+  b.marks.push_back(w(200, 250, ddpg::MarkKind::Read));
+  Verdict rd = analyze(snap({a, b}, Trigger::AllDone), {});
+  CHECK(rd.culprits == std::vector<int>{0});
+
+  // Sequential IO is fine.
+  b.marks.clear();
+  b.marks.push_back(w(600, 650, ddpg::MarkKind::Read));
+  CHECK(analyze(snap({a, b}, Trigger::AllDone), {}).outcome == "completed");
+}
+
+TEST_CASE("a finding in a rank's metrics is a performance verdict") {
+  auto a = rank(0, prefix(1));
+  a.exited = true;
+  a.exitCode = 0;
+  a.metrics = R"({"workers":2,"finding":"6 worker threads \"started\""})";
+  CHECK(jsonStringField(a.metrics, "finding") == "6 worker threads \"started\"");
+  Verdict v = analyze(snap({a}, Trigger::AllDone), {});
+  CHECK(v.outcome == "perf");
+  CHECK(v.culprits == std::vector<int>{0});
+  CHECK(v.latencyS() < 0);
+}
+
+TEST_CASE("the board is shared with forked children and survives their death") {
+  ddpg::Board b = ddpg::Board::createAnonymous(2);
+  pid_t pid = fork();
+  if (pid == 0) {
+    ddpg::RankRecorder r(&b.slot(1));
+    r.setError("boom", "/x");
+    b.slot(1).nextSeq.store(3);
+    _exit(0);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  RankView v = readSlot(b.slot(1), 1);
+  CHECK(v.error == "boom");
+  CHECK(v.errorResource == "/x");
+}
+
+TEST_CASE("every harness scenario id of the catalog has a rule row with trigger, root cause and guardrail") {
+  Catalog c = loadCatalog(DDPH_TEST_CATALOG);
+  int scenarios = 0;
+  for (auto& r : c.rules) {
+    for (auto& s : r.scenarios) {
+      ++scenarios;
+      const RuleRow* row = c.forScenario(s);
+      REQUIRE(row);
+      CHECK(row->id == r.id);
+      CHECK_FALSE(row->trigger.empty());
+      CHECK_FALSE(row->rootCause.empty());
+      CHECK_FALSE(row->guardrail.empty());
+    }
+  }
+  CHECK(scenarios >= 11);
+  CHECK(c.forScenario("no-such-scenario") == nullptr);
+  CHECK_THROWS(loadCatalog("/nonexistent/catalog.yaml"));
+}
