@@ -15,6 +15,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,7 @@ const char *kPrelude = R"cc(
 #include <mpi.h>
 #include <nccl.h>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -751,4 +753,144 @@ void every(PG pg, torch::nn::Linear model) {
   auto saves = an.unguardedSaves();
   REQUIRE(saves.size() == 1);
   CHECK(sm.getPresumedLineNumber(mb.locs().get(saves[0].loc)) == lineOf(code, "// SAVE"));
+}
+
+TEST_CASE("a member bool flag set from the rank in the constructor is a rank comparison", "[rank][member][flag]") {
+  TU tu(R"cc(
+struct Trainer {
+  explicit Trainer(PG pg) : pg_(pg), is_main_(pg->getRank() == 0) {}
+  void log() { if (is_main_) {} }
+  PG pg_;
+  bool is_main_;
+};
+)cc");
+  Cond c = tu.deps->condOf(tu.ifCond("log"));
+  CHECK(isRankCmp(c, CmpOp::EQ, 0));
+  CHECK(core::isMainOnly(c));
+}
+
+TEST_CASE("an uncalled function's `rank` parameter next to a communicator is the rank", "[rank][param]") {
+  TU tu(R"cc(
+void run(int rank, PG pg) { if (rank == 0) {} }
+int lora_scale(int rank) { if (rank > 4) return 2; return 1; }
+)cc");
+  CHECK(isRankCmp(tu.deps->condOf(tu.ifCond("run")), CmpOp::EQ, 0));
+  // No communicator, no collective: a plain integer named rank.
+  CHECK(tu.deps->condOf(tu.ifCond("lora_scale")).dependence() == Dep::Uniform);
+}
+
+namespace {
+// The source lines of a list of findings.
+std::vector<unsigned> findingLines(TU &tu, ModelBuilder &mb, const std::vector<core::Finding> &fs) {
+  std::vector<unsigned> out;
+  for (const auto &f : fs)
+    out.push_back(tu.ctx().getSourceManager().getPresumedLineNumber(mb.locs().get(f.loc)));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+} // namespace
+
+TEST_CASE("end to end: lambdas, ternaries, switches, else-if chains, loops", "[model][e2e]") {
+  const std::string code = R"cc(
+void lam(PG pg, std::vector<torch::Tensor> &t) {
+  auto sync = [&] { pg->allreduce(t); };
+  if (pg->getRank() == 0) sync();   // LAMBDA
+}
+void tern(PG pg, std::vector<torch::Tensor> &t) {
+  auto w = pg->getRank() == 0 ? pg->allreduce(t) : pg->barrier();   // TERNARY
+}
+void sw(PG pg) {
+  switch (pg->getRank()) {
+  case 0: pg->barrier(); break;
+  case 1: pg->barrier(); break;
+  default: pg->barrier(); break;
+  }
+}
+void sw_bad(PG pg, std::vector<torch::Tensor> &t) {
+  switch (pg->getRank()) {
+  case 0: pg->allreduce(t); break;   // SWITCH
+  default: break;
+  }
+}
+void chain(PG pg) {
+  int r = pg->getRank();
+  if (r == 0) pg->barrier(); else if (r == 1) pg->barrier(); else pg->barrier();
+}
+void ret_in_loop(PG pg, std::vector<torch::Tensor> &t) {
+  for (int i = 0; i < 10; ++i) {
+    if (pg->getRank() == 3) return;
+    pg->allreduce(t);   // RETLOOP
+  }
+}
+void rank_trip(PG pg) {
+  for (int i = 0; i < pg->getRank(); ++i)
+    pg->barrier();   // TRIP
+}
+void world_trip(PG pg) {
+  for (int i = 0; i < pg->getSize(); ++i)
+    pg->barrier();
+}
+void sampled(PG pg, std::vector<torch::Tensor> &t) {
+  auto ds = torch::data::datasets::MNIST("x");
+  auto dl = torch::data::make_data_loader(
+      ds, torch::data::samplers::DistributedRandomSampler(ds.size(), 4, pg->getRank()), 4);
+  for (auto &batch : *dl)
+    pg->allreduce(t);
+}
+void p2p_ring(PG pg, std::vector<torch::Tensor> &t) {
+  for (int i = 0; i < pg->getRank(); ++i)
+    pg->send(t, 0, i);
+}
+)cc";
+  TU tu(code);
+  ModelBuilder mb(tu.ctx(), *tu.api);
+  core::Analyzer an(mb.program());
+  std::vector<unsigned> want = {lineOf(code, "// LAMBDA"), lineOf(code, "// TERNARY"), lineOf(code, "// SWITCH"),
+                                lineOf(code, "// RETLOOP"), lineOf(code, "// TRIP")};
+  std::sort(want.begin(), want.end());
+  CHECK(findingLines(tu, mb, an.divergentCollectives()) == want);
+}
+
+// Known bug (reported): see core_tests' "[known-bug][save][loop]".
+TEST_CASE("end to end: a rank-0 save in an epoch loop is not an unguarded save", "[.known-bug][model][e2e][save]") {
+  const std::string code = R"cc(
+void train(PG pg, torch::nn::Linear model) {
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    pg->barrier();
+    if (pg->getRank() == 0)
+      torch::save(model, "ckpt.pt");
+    pg->barrier();
+  }
+}
+)cc";
+  TU tu(code);
+  ModelBuilder mb(tu.ctx(), *tu.api);
+  core::Analyzer an(mb.program());
+  CHECK(an.unguardedSaves().empty());
+  CHECK(an.rank0IoWithoutBarrier(true).empty());
+}
+
+// Known bug (reported): see core_tests' "[known-bug][limits]".
+TEST_CASE("end to end: a rank-0 allreduce after ten uniform ifs is found", "[.known-bug][model][e2e][limits]") {
+  const std::string code = R"cc(
+void train(PG pg, std::vector<torch::Tensor> &t, bool v0, bool v1, bool v2, bool v3, bool v4,
+           bool v5, bool v6, bool v7, bool v8, bool v9) {
+  if (v0) std::puts("0");
+  if (v1) std::puts("1");
+  if (v2) std::puts("2");
+  if (v3) std::puts("3");
+  if (v4) std::puts("4");
+  if (v5) std::puts("5");
+  if (v6) std::puts("6");
+  if (v7) std::puts("7");
+  if (v8) std::puts("8");
+  if (v9) std::puts("9");
+  if (pg->getRank() == 0)
+    pg->allreduce(t);   // BAD
+}
+)cc";
+  TU tu(code);
+  ModelBuilder mb(tu.ctx(), *tu.api);
+  core::Analyzer an(mb.program());
+  CHECK(findingLines(tu, mb, an.divergentCollectives()) == std::vector<unsigned>{lineOf(code, "// BAD")});
 }
