@@ -894,3 +894,48 @@ void train(PG pg, std::vector<torch::Tensor> &t, bool v0, bool v1, bool v2, bool
   core::Analyzer an(mb.program());
   CHECK(findingLines(tu, mb, an.divergentCollectives()) == std::vector<unsigned>{lineOf(code, "// BAD")});
 }
+
+// Known bug (reported): isRank() needs every definition of a variable to be a
+// rank, so a placeholder value overwritten by the rank source (`int rank = 0;
+// MPI_Comm_rank(..., &rank)`, or `int rank_ = -1;` assigned in the
+// constructor body) makes `rank != 0` and `rank == 0` two unrelated opaque
+// atoms: the main-process-first idiom is then reported twice (false positives).
+TEST_CASE("end to end: main process first with a placeholder-initialised rank is not flagged",
+          "[.known-bug][model][e2e][rank]") {
+  const std::string code = R"cc(
+void prepare();
+void mpi_style() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) MPI_Barrier(MPI_COMM_WORLD);
+  prepare();
+  if (rank == 0) MPI_Barrier(MPI_COMM_WORLD);
+}
+struct Member {
+  explicit Member(PG pg) : pg_(pg) { rank_ = pg->getRank(); }
+  void run() {
+    if (rank_ != 0) pg_->barrier();
+    prepare();
+    if (rank_ == 0) pg_->barrier();
+  }
+  PG pg_;
+  int rank_ = -1;
+};
+)cc";
+  TU tu(code);
+  ModelBuilder mb(tu.ctx(), *tu.api);
+  core::Analyzer an(mb.program());
+  CHECK(findingLines(tu, mb, an.divergentCollectives()).empty());
+}
+
+TEST_CASE("a member with a default initialiser, assigned the rank in the constructor, is the rank",
+          "[.known-bug][rank][member]") {
+  TU tu(R"cc(
+struct Member {
+  explicit Member(PG pg) { rank_ = pg->getRank(); }
+  void run() { if (rank_ == 0) {} }
+  int rank_ = -1;
+};
+)cc");
+  CHECK(isRankCmp(tu.deps->condOf(tu.ifCond("run")), CmpOp::EQ, 0));
+}
