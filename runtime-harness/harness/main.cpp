@@ -4,6 +4,7 @@
 // The supervisor (this file) never touches torch: ranks are forked first,
 // and only the children initialise LibTorch (see rank_main.cpp).
 #include <ftw.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "catalog.hpp"
@@ -25,6 +27,7 @@
 #include "report.hpp"
 #include "supervisor.hpp"
 #include "verdict.hpp"
+#include "supervisor_link.hpp"
 
 #ifndef DDP_HARNESS_GIT_COMMIT
 #define DDP_HARNESS_GIT_COMMIT "unknown"
@@ -366,9 +369,191 @@ int cmdRun(Options& o, const Catalog& cat) {
   return allOk ? 0 : 1;
 }
 
-int runExternal(const Options&, const Catalog&) {
-  std::fprintf(stderr, "ddp-harness: --launcher env is not implemented yet\n");
-  return 2;
+// One rank of an external launcher (torchrun, srun, Kubernetes): this
+// process forks its rank, supervises it locally, and talks to the other
+// ranks' supervisors through the launcher's store (MASTER_ADDR:MASTER_PORT).
+// Rank 0's supervisor decides, collects every rank's state and writes the
+// report; every supervisor then kills its own rank.
+int runExternal(const Options& o, const Catalog& cat) {
+  auto env = [](const char* k) -> std::string {
+    const char* v = std::getenv(k);
+    return v ? v : "";
+  };
+  std::string rankS = env("RANK"), worldS = env("WORLD_SIZE"), addr = env("MASTER_ADDR"), portS = env("MASTER_PORT");
+  if (rankS.empty()) rankS = env("SLURM_PROCID");
+  if (worldS.empty()) worldS = env("SLURM_NTASKS");
+  std::string localS = env("LOCAL_RANK").empty() ? env("SLURM_LOCALID") : env("LOCAL_RANK");
+  if (rankS.empty() || worldS.empty() || addr.empty() || portS.empty()) {
+    std::fprintf(stderr, "ddp-harness: --launcher env needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT "
+                         "(got RANK='%s' WORLD_SIZE='%s' MASTER_ADDR='%s' MASTER_PORT='%s')\n",
+                 rankS.c_str(), worldS.c_str(), addr.c_str(), portS.c_str());
+    return 2;
+  }
+  if (o.all || o.scenario.empty()) {
+    std::fprintf(stderr, "ddp-harness: --launcher env runs one scenario; --all is for local ranks\n");
+    return 2;
+  }
+  const ScenarioDef* sc = findScenario(o.scenario);
+  if (!sc) {
+    std::fprintf(stderr, "ddp-harness: unknown scenario '%s'\n", o.scenario.c_str());
+    return 2;
+  }
+  const int rank = std::atoi(rankS.c_str()), world = std::atoi(worldS.c_str());
+  const int port = std::atoi(portS.c_str()), localRank = localS.empty() ? 0 : std::atoi(localS.c_str());
+  const std::string variant = o.variantGiven ? o.variants[0] : "bad";
+  const std::string stem = sc->id + "." + variant + ".w" + std::to_string(world);
+  if (!mkdirs(o.out + "/logs")) throw std::runtime_error("cannot create output directory " + o.out);
+  // Scenario files must be visible to every rank: a directory named after
+  // the job, on a shared file system when ranks span nodes (set TMPDIR).
+  const char* tmpBase = std::getenv("TMPDIR");
+  std::string workDir = std::string(tmpBase && *tmpBase ? tmpBase : "/tmp") + "/ddp-harness-job-" + portS + "-" + sc->id;
+  mkdirs(workDir);
+
+  ddpg::Board board = ddpg::Board::createAnonymous(1);
+  RankProcesses procs;
+  RankLaunch l;
+  l.scenario = sc;
+  l.bad = variant == "bad";
+  l.rank = rank;
+  l.world = world;
+  l.localRank = localRank;
+  l.backend = o.backend;
+  l.slot = &board.slot(0);
+  l.masterAddr = addr;
+  l.masterPort = port;
+  l.workDir = workDir;
+  l.seed = o.seed;
+  l.steps = o.steps;
+  l.pgTimeoutS = o.pgTimeoutS;
+  std::string logPath = o.out + "/logs/" + stem + ".rank" + std::to_string(rank) + ".log";
+  procs.spawn(rank, logPath, [l] { return runRank(l); });
+
+  // The store comes after the fork: it starts threads.  Under torchrun the
+  // agent hosts it; otherwise rank 0's supervisor does, so it outlives ranks.
+  bool agentStore = env("TORCHELASTIC_USE_AGENT_STORE") == "True";
+  std::unique_ptr<SupervisorLink> link;
+  int rc = 1;
+  try {
+  link = SupervisorLink::connect(addr, port, rank == 0 && !agentStore, o.timeoutS);
+
+  const int64_t stallNs = int64_t(o.stallS * 1e9), start = ddpg::nowNs();
+  int64_t firstBadSeen = 0;
+  bool decided = false, collected = false;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    procs.poll();
+    auto& c = procs.children()[0];
+    RankView v = readSlot(board.slot(0), rank);
+    if (!v.pid) v.pid = c.pid;
+    if (c.exited) {
+      v.exited = true;
+      v.exitNs = c.exitNs;
+      if (WIFSIGNALED(c.status)) v.signal = WTERMSIG(c.status);
+      else v.exitCode = WEXITSTATUS(c.status);
+    }
+    int64_t now = ddpg::nowNs();
+    bool blocked = !v.exited && !v.recs.empty() && v.recs.back().state < ddpg::RecState::Completed &&
+                   now - v.recs.back().tEnqueue > stallNs;
+    bool idle = v.exited || (v.progressNs && now - v.progressNs > stallNs);
+    bool bad = v.abnormalExit() || v.errorNs != 0;
+    link->publishFlags(rank, blocked, idle, bad, v.exited);
+
+    auto publishOwn = [&] {
+      if (collected) return;
+      v.logTail = tailOfFile(logPath);
+      // Times go out on rank 0's clock, using the offset the rank measured.
+      int64_t off = v.clockOffsetNs;
+      auto sh = [&](int64_t& t) { if (t) t += off; };
+      sh(v.exitNs); sh(v.errorNs); sh(v.heartbeatNs); sh(v.progressNs);
+      for (auto& x : v.recs) { sh(x.tEnqueue); sh(x.tIssued); sh(x.tEnd); }
+      for (auto& m : v.marks) { sh(m.tBegin); sh(m.tEnd); }
+      Json j;
+      rankJson(j, v, "", 512);
+      link->publishSnapshot(rank, j.str());
+      collected = true;
+    };
+    if (link->has("collect")) publishOwn();
+    if (rank == 0 && !decided) {
+      Trigger t;
+      bool fire = false;
+      auto f = link->readFlags(world);
+      bool allExited = true, anyBlocked = false, allIdle = true, anyBad = false;
+      for (auto& x : f) {
+        allExited = allExited && x.exited;
+        anyBlocked = anyBlocked || x.blocked;
+        allIdle = allIdle && x.idle;
+        anyBad = anyBad || x.bad;
+      }
+      if (allExited) { t = anyBad ? Trigger::Failure : Trigger::AllDone; fire = true; }
+      else if (anyBad) {
+        if (!firstBadSeen) firstBadSeen = now;
+        if (now - firstBadSeen > int64_t(0.3e9)) { t = Trigger::Failure; fire = true; }
+      } else if (anyBlocked && allIdle) { t = Trigger::Hang; fire = true; }
+      if (!fire && now - start > int64_t(o.timeoutS * 1e9)) { t = Trigger::WallClock; fire = true; }
+      if (fire) {
+        decided = true;
+        link->set("collect", "1");
+        publishOwn();
+        Snapshot snap;
+        snap.trigger = t;
+        snap.triggerNs = now;
+        snap.ranks = link->collectSnapshots(world, 10.0);
+        AnalyzeOptions ao;
+        ao.stallNs = stallNs;
+        Verdict vd = analyze(snap, ao);
+        RunInfo info = baseInfo(o, cat);
+        info.scenario = sc->id;
+        info.variant = variant;
+        info.worldSize = world;
+        info.reportPath = o.out + "/" + stem + ".report.json";
+        info.tracePath = o.out + "/" + stem + ".trace.json";
+        const RuleRow* rule = cat.forScenario(sc->id);
+        writeFile(info.reportPath, reportJson(info, snap, vd, rule));
+        writeFile(info.tracePath, traceJson(info, snap, vd));
+        RunOutcome out;
+        out.scenario = sc->id;
+        out.variant = variant;
+        out.v = vd;
+        out.ok = asExpected(info, vd);
+        out.rule = rule ? rule->id : "?";
+        out.report = info.reportPath;
+        printVerdict(out);
+        link->set("verdict", out.ok ? "ok" : "unexpected");
+      }
+    }
+    if (link->has("verdict") && collected) {
+      rc = link->get("verdict") == "ok" ? 0 : 1;
+      link->set("ack/" + std::to_string(rank), "1");
+      break;
+    }
+    if (now - start > int64_t((o.timeoutS + 30) * 1e9)) {
+      std::fprintf(stderr, "ddp-harness: rank %d: no verdict from rank 0's supervisor; giving up\n", rank);
+      break;
+    }
+  }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ddp-harness: rank %d: lost the supervisors' store (%s); stopping this rank\n", rank,
+                 e.what());
+    rc = 1;
+  }
+  procs.killAll();
+  if (rank == 0 && link) {
+    // The store lives in this process: keep it up until every supervisor
+    // has read the verdict.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (int r = 1; r < world; ++r)
+      while (std::chrono::steady_clock::now() < deadline) {
+        try {
+          if (link->has("ack/" + std::to_string(r))) break;
+        } catch (const std::exception&) {
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+  }
+  std::string rm = "rm -rf '" + workDir + "'";
+  if (std::system(rm.c_str()) != 0) std::fprintf(stderr, "ddp-harness: could not remove %s\n", workDir.c_str());
+  return rc;
 }
 
 }  // namespace ddph

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <yaml-cpp/yaml.h>
+
 extern char** environ;
 
 namespace ddph {
@@ -61,6 +63,106 @@ static void recJson(Json& j, const RecView& r, int64_t offset) {
   j.endObj();
 }
 
+void rankJson(Json& j, const RankView& r, const std::string& doing, size_t maxRecs) {
+  const int64_t off = r.clockOffsetNs;
+  auto t = [&](int64_t x) { return x ? x + off : int64_t(0); };
+  j.beginObj().kv("rank", r.rank).kv("pid", r.pid).kv("phase", ddpg::phaseName(r.phase));
+  j.kv("exited", r.exited).kv("exit_code", r.exitCode).kv("signal", r.signal).kv("exit_ns", t(r.exitNs));
+  j.kv("signal_name", r.signal ? signalName(r.signal) : std::string());
+  j.kv("doing", doing);
+  j.kv("error", r.error).kv("error_resource", r.errorResource).kv("error_ns", t(r.errorNs));
+  j.kv("heartbeat_ns", t(r.heartbeatNs)).kv("progress_ns", t(r.progressNs));
+  j.kv("clock_offset_measured_ns", r.clockOffsetRawNs).kv("clock_uncertainty_ns", r.clockUncertNs)
+      .kv("clock_offset_applied_ns", r.clockOffsetNs);
+  j.kv("pg_timeout_ms", r.pgTimeoutMs).kv("pg_timeout_explicit", r.pgTimeoutExplicit);
+  j.kv("collectives_issued", r.nextSeq).kv("wchan", r.wchan).kv("stderr_tail", r.logTail);
+  j.key("last_collective");
+  if (r.recs.empty()) j.null(); else recJson(j, r.recs.back(), off);
+  j.key("metrics");
+  if (r.metrics.empty()) j.null(); else j.raw(r.metrics);
+  j.key("collectives").beginArr();
+  size_t first = maxRecs && r.recs.size() > maxRecs ? r.recs.size() - maxRecs : 0;
+  for (size_t i = first; i < r.recs.size(); ++i) recJson(j, r.recs[i], off);
+  j.endArr();
+  j.key("marks").beginArr();
+  for (const auto& m : r.marks)
+    j.beginObj().kv("name", m.name).kv("resource", m.resource).kv("kind", int(m.kind))
+        .kv("t_begin_ns", t(m.tBegin)).kv("t_end_ns", t(m.tEnd)).endObj();
+  j.endArr();
+  j.endObj();
+}
+
+namespace {
+template <class T> T get(const YAML::Node& n, const char* k, T dflt) {
+  const YAML::Node v = n[k];
+  if (!v || v.IsNull()) return dflt;
+  try {
+    return v.as<T>();
+  } catch (const YAML::Exception&) {
+    return dflt;
+  }
+}
+}  // namespace
+
+RankView rankFromJson(const YAML::Node& n) {
+  RankView r;
+  r.rank = get<int>(n, "rank", 0);
+  r.pid = get<int>(n, "pid", 0);
+  std::string ph = get<std::string>(n, "phase", "");
+  for (int p = 0; p <= int(ddpg::Phase::Failed); ++p)
+    if (ph == ddpg::phaseName(ddpg::Phase(p))) r.phase = ddpg::Phase(p);
+  r.exited = get<bool>(n, "exited", false);
+  r.exitCode = get<int>(n, "exit_code", -1);
+  r.signal = get<int>(n, "signal", 0);
+  r.exitNs = get<int64_t>(n, "exit_ns", 0);
+  r.error = get<std::string>(n, "error", "");
+  r.errorResource = get<std::string>(n, "error_resource", "");
+  r.errorNs = get<int64_t>(n, "error_ns", 0);
+  r.heartbeatNs = get<int64_t>(n, "heartbeat_ns", 0);
+  r.progressNs = get<int64_t>(n, "progress_ns", 0);
+  r.clockOffsetRawNs = get<int64_t>(n, "clock_offset_measured_ns", 0);
+  r.clockUncertNs = get<int64_t>(n, "clock_uncertainty_ns", 0);
+  r.clockOffsetNs = 0;  // the times below are already on rank 0's clock
+  r.pgTimeoutMs = get<int64_t>(n, "pg_timeout_ms", 0);
+  r.pgTimeoutExplicit = get<bool>(n, "pg_timeout_explicit", false);
+  r.nextSeq = get<int64_t>(n, "collectives_issued", 0);
+  r.wchan = get<std::string>(n, "wchan", "");
+  r.logTail = get<std::string>(n, "stderr_tail", "");
+  if (n["metrics"] && n["metrics"].IsMap()) {
+    YAML::Emitter e;
+    e << YAML::Flow << YAML::DoubleQuoted << n["metrics"];
+    r.metrics = e.c_str();
+  }
+  for (const auto& c : n["collectives"]) {
+    RecView x;
+    x.seq = get<int64_t>(c, "seq", 0);
+    x.op = get<std::string>(c, "op", "");
+    x.shapes = get<std::string>(c, "shapes", "");
+    x.dtype = get<std::string>(c, "dtype", "");
+    x.numel = get<int64_t>(c, "numel", 0);
+    x.root = get<int>(c, "root", -1);
+    x.reduceOp = get<int>(c, "reduce_op", -1);
+    x.tag = get<std::string>(c, "tag", "");
+    std::string st = get<std::string>(c, "state", "");
+    for (int k = 0; k <= int(ddpg::RecState::Failed); ++k)
+      if (st == ddpg::recStateName(ddpg::RecState(k))) x.state = ddpg::RecState(k);
+    x.tEnqueue = get<int64_t>(c, "t_enqueue_ns", 0);
+    x.tIssued = get<int64_t>(c, "t_issued_ns", 0);
+    x.tEnd = get<int64_t>(c, "t_end_ns", 0);
+    r.recs.push_back(std::move(x));
+  }
+  for (const auto& m : n["marks"]) {
+    MarkView x;
+    x.name = get<std::string>(m, "name", "");
+    x.resource = get<std::string>(m, "resource", "");
+    x.kind = ddpg::MarkKind(get<int>(m, "kind", int(ddpg::MarkKind::Other)));
+    x.tBegin = get<int64_t>(m, "t_begin_ns", 0);
+    x.tEnd = get<int64_t>(m, "t_end_ns", 0);
+    r.marks.push_back(std::move(x));
+  }
+  return r;
+}
+
 std::string reportJson(const RunInfo& info, const Snapshot& snap, const Verdict& v, const RuleRow* rule) {
   Json j;
   j.beginObj();
@@ -93,30 +195,7 @@ std::string reportJson(const RunInfo& info, const Snapshot& snap, const Verdict&
   j.endObj();  // verdict
 
   j.key("ranks").beginArr();
-  for (const auto& r : snap.ranks) {
-    j.beginObj().kv("rank", r.rank).kv("pid", r.pid).kv("phase", ddpg::phaseName(r.phase));
-    j.kv("exited", r.exited).kv("exit_code", r.exitCode).kv("signal", r.signal);
-    j.kv("signal_name", r.signal ? signalName(r.signal) : std::string());
-    j.kv("doing", v.doing.count(r.rank) ? v.doing.at(r.rank) : std::string());
-    j.kv("error", r.error).kv("error_resource", r.errorResource);
-    j.kv("clock_offset_measured_ns", r.clockOffsetRawNs).kv("clock_uncertainty_ns", r.clockUncertNs)
-        .kv("clock_offset_applied_ns", r.clockOffsetNs);
-    j.kv("pg_timeout_ms", r.pgTimeoutMs).kv("pg_timeout_explicit", r.pgTimeoutExplicit);
-    j.kv("collectives_issued", r.nextSeq).kv("wchan", r.wchan).kv("stderr_tail", r.logTail);
-    j.key("last_collective");
-    if (r.recs.empty()) j.null(); else recJson(j, r.recs.back(), r.clockOffsetNs);
-    j.key("metrics");
-    if (r.metrics.empty()) j.null(); else j.raw(r.metrics);
-    j.key("collectives").beginArr();
-    for (const auto& x : r.recs) recJson(j, x, r.clockOffsetNs);
-    j.endArr();
-    j.key("marks").beginArr();
-    for (const auto& m : r.marks)
-      j.beginObj().kv("name", m.name).kv("resource", m.resource).kv("t_begin_ns", m.tBegin + r.clockOffsetNs)
-          .kv("t_end_ns", m.tEnd ? m.tEnd + r.clockOffsetNs : int64_t(0)).endObj();
-    j.endArr();
-    j.endObj();
-  }
+  for (const auto& r : snap.ranks) rankJson(j, r, v.doing.count(r.rank) ? v.doing.at(r.rank) : std::string());
   j.endArr();
 
   j.key("environment").beginObj();

@@ -8,6 +8,10 @@
 #include "catalog.hpp"
 #include "verdict.hpp"
 
+namespace YAML {
+class Node;
+}
+
 namespace ddph {
 
 // Minimal streaming JSON writer: enough for reports and traces, escapes
@@ -54,6 +58,12 @@ struct RunInfo {
 // "as expected": a bad variant showed a problem, a fixed one completed with
 // identical collective sequences on every rank.
 bool asExpected(const RunInfo& info, const Verdict& v);
+
+// One rank as JSON (times on rank 0's clock) and back: the report's
+// per-rank entry, and what supervisors of externally launched ranks send to
+// rank 0's supervisor.  maxRecs 0: all records.
+void rankJson(Json& j, const RankView& r, const std::string& doing, size_t maxRecs = 0);
+RankView rankFromJson(const YAML::Node& n);
 
 std::string reportJson(const RunInfo& info, const Snapshot& snap, const Verdict& v, const RuleRow* rule);
 std::string traceJson(const RunInfo& info, const Snapshot& snap, const Verdict& v);
