@@ -1,5 +1,7 @@
 #include "tidy/AsyncErrorHandlingCheck.h"
 
+#include "tidy/UserCode.h"
+
 #include "clang-frontend/ApiMatcher.h"
 #include "ddplint/core/Catalog.h"
 
@@ -11,17 +13,15 @@
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
 
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+
 using namespace clang;
 using namespace clang::ast_matchers;
 
 namespace ddplint::tidy {
 
 namespace {
-
-ast_matchers::internal::Matcher<NamedDecl> anyName(const std::vector<std::string> &names) {
-  std::vector<llvm::StringRef> refs(names.begin(), names.end());
-  return hasAnyName(llvm::ArrayRef<llvm::StringRef>(refs));
-}
 
 // Records TORCH_VERSION_MAJOR/MINOR from <torch/version.h> or the command line.
 class VersionCallbacks : public PPCallbacks {
@@ -114,6 +114,9 @@ AsyncErrorHandlingCheck::AsyncErrorHandlingCheck(llvm::StringRef name,
   for (const auto &pg : core::builtinApi().processGroups)
     if (pg.backend == "nccl")
       ncclGroupClasses_.push_back(pg.className);
+  envFunctions_ = {"setenv", "putenv"};
+  for (const auto &f : core::builtinApi().envFunctions)
+    envFunctions_.push_back(f);
 }
 
 void AsyncErrorHandlingCheck::registerPPCallbacks(const SourceManager &, Preprocessor *pp,
@@ -122,46 +125,50 @@ void AsyncErrorHandlingCheck::registerPPCallbacks(const SourceManager &, Preproc
 }
 
 void AsyncErrorHandlingCheck::registerMatchers(MatchFinder *finder) {
-  std::vector<std::string> classes;
-  for (const auto &c : ncclGroupClasses_)
-    classes.push_back("::" + c);
-  std::vector<std::string> envFunctions = {"::setenv", "::putenv"};
-  for (const auto &f : core::builtinApi().envFunctions)
-    envFunctions.push_back("::" + f);
-  auto userCode = allOf(unless(isExpansionInSystemHeader()), unless(isInTemplateInstantiation()));
-  if (!classes.empty()) {
-    finder->addMatcher(
-        callExpr(userCode,
-                 callee(functionDecl(
-                     hasAnyName("::c10::make_intrusive", "::std::make_shared", "::std::make_unique"),
-                     hasTemplateArgument(
-                         0, refersToType(hasDeclaration(cxxRecordDecl(anyName(classes))))))))
-            .bind("group"),
-        this);
-    finder->addMatcher(cxxConstructExpr(userCode, hasDeclaration(cxxConstructorDecl(
-                                                      unless(isCopyConstructor()),
-                                                      unless(isMoveConstructor()),
-                                                      ofClass(cxxRecordDecl(anyName(classes))))))
-                           .bind("group"),
-                       this);
-  }
-  finder->addMatcher(callExpr(userCode, callee(functionDecl(anyName(envFunctions)))).bind("env"),
-                     this);
+  // The unit once; its functions are walked in check() (see UserCode.h).
+  finder->addMatcher(translationUnitDecl().bind("tu"), this);
 }
 
 void AsyncErrorHandlingCheck::check(const MatchFinder::MatchResult &result) {
+  const auto *tu = result.Nodes.getNodeAs<TranslationUnitDecl>("tu");
+  if (!tu)
+    return;
   ctx_ = result.Context;
-  if (const auto *e = result.Nodes.getNodeAs<Expr>("group")) {
-    std::string cls = "ProcessGroupNCCL";
-    if (const auto *ctor = dyn_cast<CXXConstructExpr>(e))
-      cls = ctor->getConstructor()->getParent()->getNameAsString();
-    creations_.push_back({e->getBeginLoc(), cls});
+  const SourceManager &sm = *result.SourceManager;
+  forEachUserFunction(tu, sm, [&](const FunctionDecl *fd) {
+    forEachStmt(fd->getBody(), [&](const Stmt *s) {
+      if (!isa<CallExpr, CXXConstructExpr>(s) || sm.isInSystemHeader(s->getBeginLoc()))
+        return;
+      if (const auto *ctor = dyn_cast<CXXConstructExpr>(s)) {
+        const CXXConstructorDecl *cd = ctor->getConstructor();
+        if (cd && !cd->isCopyOrMoveConstructor() && isNcclGroup(cd->getParent()))
+          creations_.push_back({ctor->getBeginLoc(), cd->getParent()->getNameAsString()});
+        return;
+      }
+      examineCall(cast<CallExpr>(s));
+    });
+  });
+}
+
+bool AsyncErrorHandlingCheck::isNcclGroup(const CXXRecordDecl *rd) const {
+  return rd && llvm::is_contained(ncclGroupClasses_, clangfe::qualifiedName(rd));
+}
+
+void AsyncErrorHandlingCheck::examineCall(const CallExpr *call) {
+  const FunctionDecl *callee = call->getDirectCallee();
+  if (!callee || !callee->getDeclName().isIdentifier())
+    return;
+  const llvm::StringRef fn = callee->getName();
+  if (fn == "make_intrusive" || fn == "make_shared" || fn == "make_unique") {
+    const TemplateArgumentList *targs = callee->getTemplateSpecializationArgs();
+    if (targs && targs->size() > 0 && targs->get(0).getKind() == TemplateArgument::Type &&
+        isNcclGroup(targs->get(0).getAsType()->getAsCXXRecordDecl()))
+      creations_.push_back(
+          {call->getBeginLoc(), targs->get(0).getAsType()->getAsCXXRecordDecl()->getNameAsString()});
     return;
   }
-  const auto *call = result.Nodes.getNodeAs<CallExpr>("env");
-  if (!call || call->getNumArgs() == 0 || !call->getDirectCallee())
+  if (call->getNumArgs() == 0 || !llvm::is_contained(envFunctions_, clangfe::qualifiedName(callee)))
     return;
-  const std::string fn = call->getDirectCallee()->getName().str();
   EnvUse use;
   use.isSet = fn == "setenv" || fn == "putenv";
   std::optional<std::string> name = stringOf(call->getArg(0), &use.literal);
@@ -208,10 +215,13 @@ void AsyncErrorHandlingCheck::onEndOfTranslationUnit() {
   }
 
   if (newHeaders) {
+    llvm::DenseSet<SourceLocation> seen;
     for (const EnvUse &use : env_) {
       if (!use.nameKnown || use.name != api.asyncErrorEnvDeprecated || !use.literal)
         continue;
       const SourceLocation at = use.literal->getBeginLoc();
+      if (!seen.insert(at).second)
+        continue;
       auto d = diag(at, "'%0' is deprecated since LibTorch %1; use '%2'")
                << api.asyncErrorEnvDeprecated << versionText(renamedIn) << api.asyncErrorEnv;
       // The new name is the old one with a TORCH_ prefix: insert it after the quote.

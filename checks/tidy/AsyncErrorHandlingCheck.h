@@ -40,7 +40,11 @@ private:
     std::string cls;
   };
 
+  bool isNcclGroup(const clang::CXXRecordDecl *rd) const;
+  void examineCall(const clang::CallExpr *call);
+
   std::vector<std::string> ncclGroupClasses_;
+  std::vector<std::string> envFunctions_; // setenv, putenv and the catalog's getenv family
   std::vector<EnvUse> env_;
   std::vector<Creation> creations_;
   const clang::ASTContext *ctx_ = nullptr;

@@ -1,15 +1,18 @@
 #include "tidy/DataloaderRecreatedCheck.h"
 
 #include "tidy/CheckSupport.h"
+#include "tidy/UserCode.h"
 
 #include "ddplint/core/Catalog.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/ASTLambda.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
 
+#include <optional>
 #include <set>
 
 using namespace clang;
@@ -20,16 +23,6 @@ namespace ddplint::tidy {
 namespace {
 
 const char kRule[] = "ddp-dataloader-recreated";
-
-ast_matchers::internal::Matcher<NamedDecl> anyName(const std::vector<std::string> &names) {
-  std::vector<llvm::StringRef> refs(names.begin(), names.end());
-  return hasAnyName(llvm::ArrayRef<llvm::StringRef>(refs));
-}
-
-std::string lastComponent(const std::string &name) {
-  const auto pos = name.rfind("::");
-  return pos == std::string::npos ? name : name.substr(pos + 2);
-}
 
 bool refersTo(const Stmt *s, const ValueDecl *d) {
   if (!s || !d)
@@ -80,59 +73,42 @@ bool iteratesOverInputs(const Stmt *loop, const CallExpr *call) {
 
 // The loop whose every iteration runs `s`, within its own function (a lambda
 // body is a function of its own).
-const Stmt *enclosingLoop(const Stmt *s, ASTContext &ctx, const CallExpr *factoryCall) {
-  DynTypedNode child = DynTypedNode::create(*s);
-  for (int depth = 0; depth < 512; ++depth) {
-    auto parents = ctx.getParents(child);
-    if (parents.empty())
+const Stmt *enclosingLoop(const Stmt *s, const LocalParents &lp, const CallExpr *factoryCall) {
+  const Stmt *child = s;
+  for (const Stmt *parent = lp.parent(s); parent; child = parent, parent = lp.parent(parent)) {
+    if (isa<LambdaExpr, BlockExpr>(parent))
       return nullptr;
-    const DynTypedNode parent = parents[0];
-    if (parent.get<FunctionDecl>() || parent.get<LambdaExpr>() || parent.get<BlockExpr>() ||
-        parent.get<ObjCMethodDecl>())
-      return nullptr;
-    const Stmt *c = child.get<Stmt>();
     const Stmt *loop = nullptr;
-    if (const auto *fs = parent.get<ForStmt>()) {
-      if (!c || c != fs->getInit())
+    if (const auto *fs = dyn_cast<ForStmt>(parent)) {
+      if (child != fs->getInit())
         loop = fs;
-    } else if (const auto *rf = parent.get<CXXForRangeStmt>()) {
-      if (c && c == rf->getBody())
+    } else if (const auto *rf = dyn_cast<CXXForRangeStmt>(parent)) {
+      if (child == rf->getBody())
         loop = rf;
-    } else if (parent.get<WhileStmt>() || parent.get<DoStmt>()) {
-      loop = parent.get<Stmt>();
+    } else if (isa<WhileStmt, DoStmt>(parent)) {
+      loop = parent;
     }
     if (loop && !(factoryCall && iteratesOverInputs(loop, factoryCall)))
       return loop;
-    child = parent;
   }
   return nullptr;
 }
 
 // The function (or lambda call operator) a statement is written in.
-const FunctionDecl *enclosingFunction(const Stmt *s, ASTContext &ctx) {
-  DynTypedNode node = DynTypedNode::create(*s);
-  for (int depth = 0; depth < 512; ++depth) {
-    auto parents = ctx.getParents(node);
-    if (parents.empty())
-      return nullptr;
-    node = parents[0];
-    if (const auto *fd = node.get<FunctionDecl>())
-      return fd;
-    if (const auto *le = node.get<LambdaExpr>())
+const FunctionDecl *enclosingFunction(const Stmt *s, const LocalParents &lp,
+                                      const FunctionDecl *fd) {
+  for (const Stmt *p = lp.parent(s); p; p = lp.parent(p))
+    if (const auto *le = dyn_cast<LambdaExpr>(p))
       return le->getCallOperator();
-  }
-  return nullptr;
+  return fd;
 }
 
 // The loader is kept beyond the iteration: pushed into a container or stored
 // into an element, e.g. one loader per dataset built in a setup loop.
-bool storedInContainer(const CallExpr *call, ASTContext &ctx) {
+bool storedInContainer(const CallExpr *call, const LocalParents &lp) {
   const Stmt *cur = call;
   for (int depth = 0; depth < 10; ++depth) {
-    auto parents = ctx.getParents(*cur);
-    if (parents.size() != 1)
-      return false;
-    const Stmt *p = parents[0].get<Stmt>();
+    const Stmt *p = lp.parent(cur);
     if (!p)
       return false;
     if (isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ExprWithCleanups,
@@ -142,17 +118,18 @@ bool storedInContainer(const CallExpr *call, ASTContext &ctx) {
     }
     if (const auto *mc = dyn_cast<CXXMemberCallExpr>(p)) {
       const auto *md = mc->getMethodDecl();
-      if (!md)
+      if (!md || !md->getDeclName().isIdentifier())
         return false;
       static const std::set<std::string> kInserts = {
           "push_back", "emplace_back", "push_front", "emplace_front", "emplace",
           "insert",    "push",         "try_emplace", "insert_or_assign"};
-      return kInserts.count(md->getNameAsString()) > 0;
+      return kInserts.count(md->getName().str()) > 0;
     }
     if (const auto *ce = dyn_cast<CallExpr>(p)) {
       // std::move(make_data_loader(...)) into a container.
       if (const auto *fd = ce->getDirectCallee())
-        if (fd->getNameAsString() == "move" && ce->getNumArgs() == 1) {
+        if (fd->getDeclName().isIdentifier() && fd->getName() == "move" &&
+            ce->getNumArgs() == 1) {
           cur = p;
           continue;
         }
@@ -197,47 +174,46 @@ bool DataloaderRecreatedCheck::isFactory(const FunctionDecl *fd) const {
 }
 
 void DataloaderRecreatedCheck::registerMatchers(MatchFinder *finder) {
-  std::vector<std::string> names;
-  for (const auto &f : factories_)
-    names.push_back(lastComponent(f));
-  auto userCode = allOf(unless(isExpansionInSystemHeader()), unless(isInTemplateInstantiation()));
-  if (!names.empty())
-    finder->addMatcher(callExpr(userCode, callee(functionDecl(anyName(names)))).bind("factory"),
-                       this);
-  // Calls of the unit's own functions: a helper that builds a loader, called
-  // in a loop, recreates it just the same.
-  finder->addMatcher(
-      callExpr(userCode, callee(functionDecl(unless(isExpansionInSystemHeader())))).bind("call"),
-      this);
+  // The unit once; its functions are walked in check() (see UserCode.h).
+  finder->addMatcher(translationUnitDecl().bind("tu"), this);
 }
 
 void DataloaderRecreatedCheck::check(const MatchFinder::MatchResult &result) {
-  ASTContext &ctx = *result.Context;
-  ctx_ = result.Context;
-  if (const auto *call = result.Nodes.getNodeAs<CallExpr>("factory")) {
-    const FunctionDecl *fd = call->getDirectCallee();
-    if (!isFactory(fd))
+  if (const auto *tu = result.Nodes.getNodeAs<TranslationUnitDecl>("tu"))
+    forEachUserFunction(tu, *result.SourceManager,
+                        [&](const FunctionDecl *fd) { checkFunction(fd, *result.SourceManager); });
+}
+
+void DataloaderRecreatedCheck::checkFunction(const FunctionDecl *fd, const SourceManager &sm) {
+  std::optional<LocalParents> lp;
+  forEachStmt(fd->getBody(), [&](const Stmt *s) {
+    const auto *call = dyn_cast<CallExpr>(s);
+    if (!call || sm.isInSystemHeader(call->getBeginLoc()))
       return;
-    if (storedInContainer(call, ctx))
+    const FunctionDecl *callee = call->getDirectCallee();
+    if (!callee)
       return;
-    if (enclosingLoop(call, ctx, call)) {
-      diag(call->getBeginLoc(), "data loader built by '%0' inside a loop; %1")
-          << fd->getName() << kWhy;
+    const bool factory = isFactory(callee);
+    // Other callees matter only when this unit defines them: they may be helpers.
+    if (!factory && (sm.isInSystemHeader(callee->getLocation()) || !callee->isDefined()))
+      return;
+    if (!lp)
+      lp.emplace(fd);
+    const FunctionDecl *caller = enclosingFunction(call, *lp, fd)->getCanonicalDecl();
+    if (factory) {
+      if (storedInContainer(call, *lp))
+        return;
+      if (enclosingLoop(call, *lp, call)) {
+        diag(call->getBeginLoc(), "data loader built by '%0' inside a loop; %1")
+            << callee->getName() << kWhy;
+        return;
+      }
+      helpers_.emplace(caller, callee->getNameAsString());
       return;
     }
-    if (const FunctionDecl *f = enclosingFunction(call, ctx))
-      helpers_.emplace(f->getCanonicalDecl(), fd->getNameAsString());
-    return;
-  }
-  if (const auto *call = result.Nodes.getNodeAs<CallExpr>("call")) {
-    const FunctionDecl *callee = call->getDirectCallee();
-    if (!callee || isFactory(callee))
-      return;
-    const bool inLoop = enclosingLoop(call, ctx, nullptr) != nullptr;
-    const FunctionDecl *caller = enclosingFunction(call, ctx);
-    calls_.push_back({call, callee->getCanonicalDecl(),
-                      caller ? caller->getCanonicalDecl() : nullptr, inLoop});
-  }
+    const bool inLoop = enclosingLoop(call, *lp, nullptr) && !storedInContainer(call, *lp);
+    calls_.push_back({call, callee->getCanonicalDecl(), caller, inLoop});
+  });
 }
 
 void DataloaderRecreatedCheck::onEndOfTranslationUnit() {
@@ -256,7 +232,7 @@ void DataloaderRecreatedCheck::onEndOfTranslationUnit() {
     }
   }
   for (const Call &c : calls_) {
-    if (!c.inLoop || storedInContainer(c.call, *ctx_))
+    if (!c.inLoop)
       continue;
     auto it = helpers_.find(c.callee);
     if (it == helpers_.end())
@@ -272,7 +248,6 @@ void DataloaderRecreatedCheck::onEndOfTranslationUnit() {
   }
   helpers_.clear();
   calls_.clear();
-  ctx_ = nullptr;
 }
 
 } // namespace ddplint::tidy

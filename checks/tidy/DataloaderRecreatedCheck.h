@@ -26,6 +26,7 @@ public:
 
 private:
   bool isFactory(const clang::FunctionDecl *fd) const;
+  void checkFunction(const clang::FunctionDecl *fd, const clang::SourceManager &sm);
 
   clangfe::UserApi user_;
   std::vector<std::string> factories_; // catalog + DataLoaderFactories
@@ -41,7 +42,6 @@ private:
     bool inLoop;
   };
   std::vector<Call> calls_;
-  clang::ASTContext *ctx_ = nullptr;
 };
 
 } // namespace ddplint::tidy

@@ -1,6 +1,7 @@
 #include "tidy/ForwardShapeBranchCheck.h"
 
 #include "tidy/CheckSupport.h"
+#include "tidy/UserCode.h"
 
 #include "ddplint/core/Catalog.h"
 
@@ -380,13 +381,8 @@ void ForwardShapeBranchCheck::onEndOfTranslationUnit() {
 }
 
 void ForwardShapeBranchCheck::registerMatchers(MatchFinder *finder) {
-  // Cloneable<Derived> and the TORCH_MODULE Impl classes derive from Module.
-  finder->addMatcher(
-      cxxMethodDecl(hasName("forward"), isDefinition(), unless(isExpansionInSystemHeader()),
-                    unless(isInstantiated()),
-                    ofClass(cxxRecordDecl(isDerivedFrom("::torch::nn::Module"))))
-          .bind("forward"),
-      this);
+  // The unit once; its functions are walked in check() (see UserCode.h).
+  finder->addMatcher(translationUnitDecl().bind("tu"), this);
 }
 
 namespace {
@@ -502,11 +498,20 @@ private:
 } // namespace
 
 void ForwardShapeBranchCheck::check(const MatchFinder::MatchResult &result) {
-  const auto *forward = result.Nodes.getNodeAs<CXXMethodDecl>("forward");
-  if (!forward || !forward->hasBody() || forward->isDependentContext())
+  const auto *tu = result.Nodes.getNodeAs<TranslationUnitDecl>("tu");
+  if (!tu)
     return;
-  ASTContext &ctx = *result.Context;
+  // Cloneable<Derived> and the TORCH_MODULE Impl classes derive from Module.
+  static const llvm::StringRef kModule[] = {"torch::nn::Module"};
+  forEachUserFunction(tu, *result.SourceManager, [&](const FunctionDecl *fd) {
+    const auto *md = dyn_cast<CXXMethodDecl>(fd);
+    if (md && md->getDeclName().isIdentifier() && md->getName() == "forward" &&
+        !md->isDependentContext() && derivesFrom(md->getParent(), kModule))
+      checkForward(md, *result.Context);
+  });
+}
 
+void ForwardShapeBranchCheck::checkForward(const CXXMethodDecl *forward, ASTContext &ctx) {
   // forward()'s tensors are the rank's own batch.  Flags and modes passed in
   // (bool, int, enums) are the caller's choice and usually uniform.
   InputTaint taint;

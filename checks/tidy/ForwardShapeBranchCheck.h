@@ -26,6 +26,7 @@ public:
   void onEndOfTranslationUnit() override;
 
 private:
+  void checkForward(const clang::CXXMethodDecl *forward, clang::ASTContext &ctx);
   clangfe::DependenceAnalyzer &deps(clang::ASTContext &ctx);
 
   clangfe::UserApi user_;

@@ -1,13 +1,20 @@
 #include "tidy/InitTimeoutCheck.h"
 
+#include "tidy/UserCode.h"
+
 #include "clang-frontend/ApiMatcher.h"
 #include "ddplint/core/Catalog.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/ASTLambda.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
 #include "clang/Lex/Lexer.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <optional>
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -16,15 +23,9 @@ namespace ddplint::tidy {
 
 namespace {
 
-// hasAnyName() takes StringRefs; the strings must outlive the call only.
-ast_matchers::internal::Matcher<NamedDecl> anyName(const std::vector<std::string> &names) {
-  std::vector<llvm::StringRef> refs(names.begin(), names.end());
-  return hasAnyName(llvm::ArrayRef<llvm::StringRef>(refs));
-}
-
 // Factories that build an object of their first template argument.
-const char *const kMakeFunctions[] = {"::c10::make_intrusive", "::std::make_shared",
-                                      "::std::make_unique"};
+const char *const kMakeFunctions[] = {"c10::make_intrusive", "std::make_shared",
+                                      "std::make_unique"};
 
 std::string shortName(const std::string &qualified) {
   // "c10d::ProcessGroupGloo::Options" -> "ProcessGroupGloo::Options"
@@ -63,45 +64,35 @@ const ValueDecl *declOf(const Expr *e) {
   return nullptr;
 }
 
-const Stmt *singleParentStmt(const Stmt *s, ASTContext &ctx) {
-  auto parents = ctx.getParents(*s);
-  return parents.size() == 1 ? parents[0].get<Stmt>() : nullptr;
-}
-
 // The variable or member a freshly created object is stored in, looking
 // through the conversions and temporaries an initialisation adds.
-const ValueDecl *storedInto(const Expr *created, ASTContext &ctx) {
-  const Expr *cur = created;
+const ValueDecl *storedInto(const Expr *created, const LocalParents &lp) {
+  const Stmt *cur = created;
   for (int depth = 0; depth < 10; ++depth) {
-    auto parents = ctx.getParents(*cur);
-    if (parents.size() != 1)
-      return nullptr;
-    if (const auto *vd = parents[0].get<VarDecl>())
-      return vd;
-    if (const auto *init = parents[0].get<CXXCtorInitializer>())
-      return init->getMember();
-    const Expr *p = parents[0].get<Expr>();
+    if (const ValueDecl *d = lp.initialised(cur))
+      return d;
+    const auto *p = dyn_cast_or_null<Expr>(lp.parent(cur));
     if (!p)
       return nullptr;
+    const Expr *curE = cast<Expr>(cur)->IgnoreImplicit();
     if (isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ExprWithCleanups,
             ParenExpr, CXXFunctionalCastExpr>(p)) {
       cur = p;
       continue;
     }
     if (const auto *ce = dyn_cast<CXXConstructExpr>(p)) {
-      if (ce->getNumArgs() >= 1 && ce->getArg(0)->IgnoreImplicit() == cur->IgnoreImplicit()) {
+      if (ce->getNumArgs() >= 1 && ce->getArg(0)->IgnoreImplicit() == curE) {
         cur = p;
         continue;
       }
       return nullptr;
     }
     if (const auto *bo = dyn_cast<BinaryOperator>(p))
-      return bo->isAssignmentOp() && bo->getRHS()->IgnoreImplicit() == cur->IgnoreImplicit()
-                 ? declOf(bo->getLHS())
-                 : nullptr;
+      return bo->isAssignmentOp() && bo->getRHS()->IgnoreImplicit() == curE ? declOf(bo->getLHS())
+                                                                            : nullptr;
     if (const auto *op = dyn_cast<CXXOperatorCallExpr>(p))
       return op->getOperator() == OO_Equal && op->getNumArgs() == 2 &&
-                     op->getArg(1)->IgnoreImplicit() == cur->IgnoreImplicit()
+                     op->getArg(1)->IgnoreImplicit() == curE
                  ? declOf(op->getArg(0))
                  : nullptr;
     return nullptr;
@@ -109,25 +100,17 @@ const ValueDecl *storedInto(const Expr *created, ASTContext &ctx) {
   return nullptr;
 }
 
-// The body of the function (or lambda) the expression is written in.
-const Stmt *enclosingBody(const Stmt *s, ASTContext &ctx) {
-  DynTypedNode node = DynTypedNode::create(*s);
-  for (int depth = 0; depth < 256; ++depth) {
-    auto parents = ctx.getParents(node);
-    if (parents.empty())
-      return nullptr;
-    node = parents[0];
-    if (const auto *fd = node.get<FunctionDecl>())
-      return fd->getBody();
-    if (const auto *le = node.get<LambdaExpr>())
+// The body of the lambda (or else the function) the expression is written in.
+const Stmt *enclosingBody(const Stmt *s, const LocalParents &lp, const FunctionDecl *fd) {
+  for (const Stmt *p = lp.parent(s); p; p = lp.parent(p))
+    if (const auto *le = dyn_cast<LambdaExpr>(p))
       return le->getBody();
-  }
-  return nullptr;
+  return fd->getBody();
 }
 
-bool isAssignedTo(const Expr *lhs, ASTContext &ctx) {
+bool isAssignedTo(const Expr *lhs, const LocalParents &lp) {
   const Stmt *cur = lhs;
-  while (const Stmt *p = singleParentStmt(cur, ctx)) {
+  while (const Stmt *p = lp.parent(cur)) {
     if (isa<ParenExpr, ImplicitCastExpr>(p)) {
       cur = p;
       continue;
@@ -142,14 +125,17 @@ bool isAssignedTo(const Expr *lhs, ASTContext &ctx) {
 }
 
 // `opts->timeout = ...` or `opts.timeout = ...` anywhere in `body`.
-bool timeoutAssigned(const ValueDecl *options, const Stmt *body, ASTContext &ctx) {
-  if (!options || !body)
+bool timeoutAssigned(const ValueDecl *options, const Stmt *s, const LocalParents &lp) {
+  if (!options || !s)
     return false;
-  for (const auto &m : match(findAll(memberExpr(member(hasName("timeout"))).bind("m")), *body, ctx)) {
-    const auto *me = m.getNodeAs<MemberExpr>("m");
-    if (declOf(me->getBase()) == options && isAssignedTo(me, ctx))
+  if (const auto *me = dyn_cast<MemberExpr>(s))
+    if (me->getMemberDecl()->getDeclName().isIdentifier() &&
+        me->getMemberDecl()->getName() == "timeout" && declOf(me->getBase()) == options &&
+        isAssignedTo(me, lp))
       return true;
-  }
+  for (const Stmt *kid : s->children())
+    if (timeoutAssigned(options, kid, lp))
+      return true;
   return false;
 }
 
@@ -185,81 +171,86 @@ void InitTimeoutCheck::storeOptions(clang::tidy::ClangTidyOptions::OptionMap &op
 }
 
 void InitTimeoutCheck::registerMatchers(MatchFinder *finder) {
-  std::vector<std::string> factories, classes;
-  for (const auto &b : backends_) {
-    factories.push_back("::" + b.factory);
-    classes.push_back("::" + b.groupClass);
-    classes.push_back("::" + b.optionsClass);
-  }
   if (backends_.empty())
     return;
-  // Creations inside torch's own headers (Options::create's body, the default
-  // argument of the constructors) are the API, not the user's choice.
-  auto userCode = allOf(unless(isExpansionInSystemHeader()), unless(isInTemplateInstantiation()));
-  finder->addMatcher(
-      callExpr(userCode, callee(functionDecl(anyName(factories)))).bind("factory"), this);
-  finder->addMatcher(
-      callExpr(userCode,
-               callee(functionDecl(
-                   anyName(std::vector<std::string>(std::begin(kMakeFunctions),
-                                                    std::end(kMakeFunctions))),
-                   hasTemplateArgument(
-                       0, refersToType(hasDeclaration(cxxRecordDecl(anyName(classes))))))))
-          .bind("make"),
-      this);
-  finder->addMatcher(
-      cxxConstructExpr(userCode, hasDeclaration(cxxConstructorDecl(
-                                     unless(isCopyConstructor()), unless(isMoveConstructor()),
-                                     ofClass(cxxRecordDecl(anyName(classes))))))
-          .bind("ctor"),
-      this);
+  // The unit once; its functions are walked in check() (see UserCode.h).
+  finder->addMatcher(translationUnitDecl().bind("tu"), this);
 }
 
 void InitTimeoutCheck::check(const MatchFinder::MatchResult &result) {
-  ASTContext &ctx = *result.Context;
+  const auto *tu = result.Nodes.getNodeAs<TranslationUnitDecl>("tu");
+  if (!tu)
+    return;
   const SourceManager &sm = *result.SourceManager;
+  forEachUserFunction(tu, sm, [&](const FunctionDecl *fd) {
+    std::optional<LocalParents> lp;
+    auto visit = [&](const Stmt *s) {
+      if (!isa<CallExpr, CXXConstructExpr>(s) || sm.isInSystemHeader(s->getBeginLoc()))
+        return;
+      if (!lp)
+        lp.emplace(fd);
+      examine(cast<Expr>(s), *lp, fd);
+    };
+    forEachStmt(fd->getBody(), visit);
+    // Constructor initialisers: `opts_(Options::create())`.
+    if (const auto *ctor = dyn_cast<CXXConstructorDecl>(fd))
+      for (const CXXCtorInitializer *init : ctor->inits())
+        if (init->isWritten())
+          forEachStmt(init->getInit(), visit);
+  });
+}
 
+void InitTimeoutCheck::examine(const Expr *e, const LocalParents &lp, const FunctionDecl *fd) {
   const Expr *created = nullptr;
   std::string cls;       // the class being created
   unsigned written = 0;  // arguments the user wrote
   SourceLocation rparen; // where a missing argument would go
   bool viaFactory = false;
 
-  if (const auto *call = result.Nodes.getNodeAs<CallExpr>("factory")) {
-    const auto *fd = call->getDirectCallee();
-    if (!fd)
+  if (const auto *call = dyn_cast<CallExpr>(e)) {
+    const FunctionDecl *callee = call->getDirectCallee();
+    if (!callee || !callee->getDeclName().isIdentifier())
       return;
-    const std::string name = clangfe::qualifiedName(fd);
-    for (const auto &b : backends_)
-      if (b.factory == name)
-        cls = b.optionsClass;
+    const llvm::StringRef last = callee->getName();
+    if (last == "create") {
+      const std::string name = clangfe::qualifiedName(callee);
+      for (const auto &b : backends_)
+        if (b.factory == name)
+          cls = b.optionsClass;
+      if (cls.empty())
+        return;
+      viaFactory = true;
+      written = writtenArgs(call);
+    } else if (last == "make_intrusive" || last == "make_shared" || last == "make_unique") {
+      const std::string name = clangfe::qualifiedName(callee);
+      if (!llvm::is_contained(kMakeFunctions, name))
+        return;
+      const TemplateArgumentList *targs = callee->getTemplateSpecializationArgs();
+      if (!targs || targs->size() == 0 || targs->get(0).getKind() != TemplateArgument::Type)
+        return;
+      const auto *rd = targs->get(0).getAsType()->getAsCXXRecordDecl();
+      if (!rd)
+        return;
+      cls = clangfe::qualifiedName(rd);
+      written = call->getNumArgs();
+    } else {
+      return;
+    }
     created = call;
-    written = writtenArgs(call);
     rparen = call->getRParenLoc();
-    viaFactory = true;
-  } else if (const auto *call = result.Nodes.getNodeAs<CallExpr>("make")) {
-    const auto *fd = call->getDirectCallee();
-    const TemplateArgumentList *targs = fd ? fd->getTemplateSpecializationArgs() : nullptr;
-    if (!targs || targs->size() == 0 || targs->get(0).getKind() != TemplateArgument::Type)
+  } else if (const auto *ctor = dyn_cast<CXXConstructExpr>(e)) {
+    // `new T(...)` and `T x(...)`; the constructions inside make_intrusive
+    // live in a system header and are judged at the make_intrusive call.
+    const CXXConstructorDecl *cd = ctor->getConstructor();
+    if (!cd || cd->isCopyOrMoveConstructor())
       return;
-    const auto *rd = targs->get(0).getAsType()->getAsCXXRecordDecl();
-    if (!rd)
-      return;
-    cls = clangfe::qualifiedName(rd);
-    created = call;
-    written = call->getNumArgs();
-    rparen = call->getRParenLoc();
-  } else if (const auto *ctor = result.Nodes.getNodeAs<CXXConstructExpr>("ctor")) {
-    // `new T(...)` and `T x(...)` in user code; the constructions inside
-    // make_intrusive live in a system header and are matched as "make".
-    cls = clangfe::qualifiedName(ctor->getConstructor()->getParent());
+    cls = clangfe::qualifiedName(cd->getParent());
     created = ctor;
     written = writtenArgs(ctor);
     rparen = ctor->getParenOrBraceRange().getEnd();
   }
   if (!created || cls.empty())
     return;
-
   const Backend *backend = nullptr;
   bool isGroup = false;
   for (const auto &b : backends_) {
@@ -299,8 +290,8 @@ void InitTimeoutCheck::check(const MatchFinder::MatchResult &result) {
   // Options: the timeout is either an argument or assigned to the member.
   if (backend->timeoutArg >= 0 && written > static_cast<unsigned>(backend->timeoutArg))
     return;
-  const ValueDecl *stored = storedInto(created, ctx);
-  if (timeoutAssigned(stored, enclosingBody(created, ctx), ctx))
+  const ValueDecl *stored = storedInto(created, lp);
+  if (timeoutAssigned(stored, enclosingBody(created, lp, fd), lp))
     return;
   if (backend->timeoutArg >= 0) {
     auto d = diag(created->getBeginLoc(),
@@ -321,7 +312,6 @@ void InitTimeoutCheck::check(const MatchFinder::MatchResult &result) {
        "waits the backend default (%1) before failing; set '%2%3timeout = ...' before creating "
        "the group")
       << shortName(cls) << defaults << var << (pointer ? "->" : ".");
-  (void)sm;
 }
 
 } // namespace ddplint::tidy

@@ -3,6 +3,8 @@
 // default (30 min for Gloo).
 #pragma once
 
+#include "tidy/UserCode.h"
+
 #include "clang-tidy/ClangTidyCheck.h"
 
 #include <string>
@@ -31,6 +33,8 @@ public:
   };
 
 private:
+  void examine(const clang::Expr *e, const LocalParents &parents, const clang::FunctionDecl *fd);
+
   unsigned defaultTimeoutSeconds_;
   std::vector<Backend> backends_;
 };
