@@ -93,6 +93,37 @@ const CXXRecordDecl *heldRecord(QualType t) {
   return rd;
 }
 
+// LibTorch's built-in modules without parameters: skipping one leaves every
+// gradient in place.  Some of them change the shape.
+enum class Builtin { None, Parameterless, Reshaping };
+Builtin builtinKind(const CXXRecordDecl *rd) {
+  if (!rd)
+    return Builtin::None;
+  llvm::StringRef q;
+  const std::string name = clangfe::qualifiedName(rd);
+  q = name;
+  if (!q.consume_front("torch::nn::") || q.contains("::"))
+    return Builtin::None;
+  q.consume_back("Impl");
+  static const std::set<std::string> kElementwise = {
+      "Dropout", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "ReLU",
+      "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
+      "Softmax", "LogSoftmax", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardshrink",
+      "Softshrink", "Tanhshrink", "Threshold", "LogSigmoid", "Identity"};
+  static const std::set<std::string> kReshaping = {
+      "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d",
+      "AvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+      "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "LPPool1d", "LPPool2d",
+      "Upsample", "PixelShuffle", "PixelUnshuffle", "Fold", "Unfold", "GLU", "ZeroPad2d",
+      "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+      "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d"};
+  if (kElementwise.count(q.str()))
+    return Builtin::Parameterless;
+  if (kReshaping.count(q.str()))
+    return Builtin::Reshaping;
+  return Builtin::None;
+}
+
 bool isModuleType(QualType t) {
   static const llvm::StringRef kModules[] = {"torch::nn::Module", "torch::nn::ModuleHolder"};
   return derivesFrom(heldRecord(t), kModules);
@@ -248,8 +279,18 @@ private:
       f.throws = true;
     if (const auto *me = dyn_cast<MemberExpr>(s)) {
       if (const auto *fd = dyn_cast<FieldDecl>(me->getMemberDecl()); fd && isThis(me->getBase())) {
-        if (isModuleType(fd->getType()))
-          f.modules.insert(fd->getNameAsString());
+        if (isModuleType(fd->getType())) {
+          switch (builtinKind(heldRecord(fd->getType()))) {
+          case Builtin::None:
+            f.modules.insert(fd->getNameAsString());
+            break;
+          case Builtin::Reshaping:
+            f.shapes.insert(fd->getNameAsString() + "()");
+            break;
+          case Builtin::Parameterless:
+            break;
+          }
+        }
         else if (isTensorRecord(recordOf(fd->getType())))
           f.params.insert(fd->getNameAsString());
       }

@@ -165,6 +165,18 @@ struct FlagsImpl : torch::nn::Module {
   torch::nn::Linear noise_{4, 4}, fc_{4, 4};
 };
 
+// A submodule without parameters (dropout) skipped on some ranks leaves every
+// gradient in place.
+struct DropSmallImpl : torch::nn::Module {
+  Tensor forward(Tensor x) {
+    if (x.size(0) > 8)
+      x = dropout_(x);
+    return fc_(x);
+  }
+  torch::nn::Dropout dropout_{0.1};
+  torch::nn::Linear fc_{4, 4};
+};
+
 // Both arms run the same submodule, scaled differently.
 struct SameArmsImpl : torch::nn::Module {
   Tensor forward(Tensor x) {
