@@ -147,7 +147,7 @@ void AsyncErrorHandlingCheck::check(const MatchFinder::MatchResult &result) {
       }
       examineCall(cast<CallExpr>(s));
     });
-  });
+  }, /*instantiations=*/true);
 }
 
 bool AsyncErrorHandlingCheck::isNcclGroup(const CXXRecordDecl *rd) const {

@@ -206,8 +206,13 @@ private:
     if (const auto *ds = dyn_cast<DeclStmt>(s)) {
       for (const Decl *d : ds->decls())
         if (const auto *vd = dyn_cast<VarDecl>(d))
-          if (const Expr *init = vd->getInit())
+          if (const Expr *init = vd->getInit()) {
             defs.push_back({vd, init});
+            // auto [rows, cols] = std::make_pair(x.size(0), x.size(1));
+            if (const auto *dd = dyn_cast<DecompositionDecl>(vd))
+              for (const BindingDecl *b : dd->bindings())
+                defs.push_back({b, init});
+          }
     } else if (const auto *bo = dyn_cast<BinaryOperator>(s)) {
       if (bo->isAssignmentOp())
         if (const auto *dre = dyn_cast<DeclRefExpr>(bo->getLHS()->IgnoreParenImpCasts()))

@@ -197,7 +197,8 @@ void InitTimeoutCheck::check(const MatchFinder::MatchResult &result) {
       for (const CXXCtorInitializer *init : ctor->inits())
         if (init->isWritten())
           forEachStmt(init->getInit(), visit);
-  });
+  }, /*instantiations=*/true);
+  reported_.clear();
 }
 
 void InitTimeoutCheck::examine(const Expr *e, const LocalParents &lp, const FunctionDecl *fd) {
@@ -264,11 +265,16 @@ void InitTimeoutCheck::examine(const Expr *e, const LocalParents &lp, const Func
   if (!backend)
     return;
 
-  const bool fixable = rparen.isValid() && !rparen.isMacroID() && !created->getBeginLoc().isMacroID();
+  // An instantiation shares its text with other instantiations: no edits there.
+  const bool fixable = rparen.isValid() && !rparen.isMacroID() &&
+                       !created->getBeginLoc().isMacroID() && !isInstantiation(fd);
   const std::string timeoutExpr =
       "std::chrono::seconds(" + std::to_string(defaultTimeoutSeconds_) + ")";
   const std::string defaults = defaultTimeoutText(backend->name);
 
+  // A template instantiated twice creates at one place.
+  if (!reported_.insert(created->getBeginLoc()).second)
+    return;
   if (isGroup) {
     // Options passed explicitly are judged where they are created: one
     // diagnostic per group.

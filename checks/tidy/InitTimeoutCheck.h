@@ -7,6 +7,8 @@
 
 #include "clang-tidy/ClangTidyCheck.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <string>
 #include <vector>
 
@@ -36,6 +38,7 @@ private:
   void examine(const clang::Expr *e, const LocalParents &parents, const clang::FunctionDecl *fd);
 
   unsigned defaultTimeoutSeconds_;
+  llvm::DenseSet<clang::SourceLocation> reported_;
   std::vector<Backend> backends_;
 };
 

@@ -68,20 +68,47 @@ inline bool isInstantiation(const clang::FunctionDecl *fd) {
   return fd->isTemplateInstantiation() || fd->getInstantiatedFromMemberFunction() != nullptr;
 }
 
-// Calls `fn` with every function defined outside system headers (template
-// patterns included, instantiations and lambda call operators excluded:
-// lambdas are part of the function that writes them).
+// Calls `fn` with `s` and every statement below it.
+template <class Fn> void forEachStmt(const clang::Stmt *s, Fn &&fn) {
+  if (!s)
+    return;
+  fn(s);
+  for (const clang::Stmt *kid : s->children())
+    forEachStmt(kid, fn);
+}
+
+// Calls `fn` with every function defined outside system headers: template
+// patterns, and with `instantiations` also the instantiations of function
+// templates (for checks whose finding needs the concrete types, such as a
+// process group created through `make_intrusive<PG>`).  Lambda call operators
+// are part of the function that writes the lambda; lambdas initialising
+// namespace-scope variables are visited as functions of their own.
 template <class Fn>
-void forEachUserFunction(const clang::DeclContext *dc, const clang::SourceManager &sm, Fn &&fn) {
+void forEachUserFunction(const clang::DeclContext *dc, const clang::SourceManager &sm, Fn &&fn,
+                         bool instantiations = false) {
   for (const clang::Decl *d : dc->decls()) {
     if (d->isImplicit() || d->getLocation().isInvalid() || sm.isInSystemHeader(d->getLocation()))
       continue;
-    if (const auto *ftd = llvm::dyn_cast<clang::FunctionTemplateDecl>(d))
+    if (const auto *ftd = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) {
+      if (instantiations)
+        for (const clang::FunctionDecl *spec : ftd->specializations())
+          if (spec->doesThisDeclarationHaveABody())
+            fn(spec);
       d = ftd->getTemplatedDecl();
+    }
     if (const auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d)) {
       if (fd->doesThisDeclarationHaveABody() && !isInstantiation(fd) &&
           !clang::isLambdaCallOperator(fd))
         fn(fd);
+      continue;
+    }
+    if (const auto *vd = llvm::dyn_cast<clang::VarDecl>(d)) {
+      if (vd->hasGlobalStorage() && vd->getInit())
+        forEachStmt(vd->getInit(), [&](const clang::Stmt *s) {
+          if (const auto *le = llvm::dyn_cast<clang::LambdaExpr>(s))
+            if (const clang::FunctionDecl *op = le->getCallOperator(); op && op->getBody())
+              fn(op);
+        });
       continue;
     }
     if (const auto *ctd = llvm::dyn_cast<clang::ClassTemplateDecl>(d))
@@ -91,21 +118,12 @@ void forEachUserFunction(const clang::DeclContext *dc, const clang::SourceManage
         continue;
     if (const auto *rd = llvm::dyn_cast<clang::CXXRecordDecl>(d)) {
       if (rd->isThisDeclarationADefinition() && !rd->isLambda())
-        forEachUserFunction(rd, sm, fn);
+        forEachUserFunction(rd, sm, fn, instantiations);
       continue;
     }
     if (llvm::isa<clang::NamespaceDecl, clang::LinkageSpecDecl>(d))
-      forEachUserFunction(llvm::cast<clang::DeclContext>(d), sm, fn);
+      forEachUserFunction(llvm::cast<clang::DeclContext>(d), sm, fn, instantiations);
   }
-}
-
-// Calls `fn` with `s` and every statement below it.
-template <class Fn> void forEachStmt(const clang::Stmt *s, Fn &&fn) {
-  if (!s)
-    return;
-  fn(s);
-  for (const clang::Stmt *kid : s->children())
-    forEachStmt(kid, fn);
 }
 
 } // namespace ddplint::tidy

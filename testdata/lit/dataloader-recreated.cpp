@@ -84,6 +84,15 @@ void trainWithLambda(int epochs) {
   }
 }
 
+// A lambda stored in a namespace-scope variable is a function of its own.
+static auto trainLambda = [](int epochs) {
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    auto loader = torch::data::make_data_loader(data::datasets::MNIST("data"), 64);
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: data loader built by 'make_data_loader' inside a loop
+    // OPT-MESSAGES: :[[@LINE-2]]:19: warning: data loader built by 'make_data_loader' inside a loop
+  }
+};
+
 // Only with DataLoaderFactories: the project's own factories.
 void trainWithOwnFactory(int epochs) {
   for (int epoch = 0; epoch < epochs; ++epoch) {

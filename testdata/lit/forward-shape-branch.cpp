@@ -116,6 +116,19 @@ struct SwitchNetImpl : torch::nn::Cloneable<SwitchNetImpl> {
   torch::nn::Linear proj_{4, 4};
 };
 
+// Through a structured binding of the input's sizes.
+struct BindingsImpl : torch::nn::Module {
+  Tensor forward(Tensor x) {
+    auto [rows, cols] = std::make_pair(x.size(0), x.size(1));
+    if (rows > cols)
+      // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: branch on the input's shape in forward() runs submodule 'tall_'
+      // OPT-MESSAGES: :[[@LINE-2]]:5: warning: branch on the input's shape in forward() runs submodule 'tall_'
+      x = tall_(x);
+    return x;
+  }
+  torch::nn::Linear tall_{4, 4};
+};
+
 // An empty-batch shortcut skips the layer on that rank.  One diagnostic for
 // the nested branches.
 struct SkipEmptyImpl : torch::nn::Module {

@@ -83,6 +83,19 @@ void ncclDirectOptions() {
   // OPT-MESSAGES: :[[@LINE-2]]:35: warning: process group options 'ProcessGroupNCCL::Options'
 }
 
+// A generic factory: judged per instantiation, reported once, without a fix-it
+// (the text is shared by every instantiation).
+template <class PG>
+c10::intrusive_ptr<c10d::ProcessGroup> makeAny(const c10::intrusive_ptr<c10d::Store> &s, int r, int n) {
+  return c10::make_intrusive<PG>(s, r, n);
+  // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: process group 'ProcessGroupGloo' is created without an explicit timeout
+  // OPT-MESSAGES: :[[@LINE-2]]:10: warning: process group 'ProcessGroupGloo'
+}
+void useMakeAny() {
+  auto a = makeAny<c10d::ProcessGroupGloo>(makeStore(), 0, 2);
+  auto b = makeAny<c10d::ProcessGroupGloo>(makeStore(), 1, 2);
+}
+
 // --- Negatives -------------------------------------------------------------------
 
 void glooExplicitTimeout(int rank, int size) {
