@@ -180,8 +180,12 @@ void DataloaderRecreatedCheck::registerMatchers(MatchFinder *finder) {
 
 void DataloaderRecreatedCheck::check(const MatchFinder::MatchResult &result) {
   if (const auto *tu = result.Nodes.getNodeAs<TranslationUnitDecl>("tu"))
-    forEachUserFunction(tu, *result.SourceManager,
-                        [&](const FunctionDecl *fd) { checkFunction(fd, *result.SourceManager); });
+    // Instantiations too: in a template, make_data_loader(dataset, ...) on a
+    // dependent dataset only resolves there.
+    forEachUserFunction(
+        tu, *result.SourceManager,
+        [&](const FunctionDecl *fd) { checkFunction(fd, *result.SourceManager); },
+        /*instantiations=*/true);
 }
 
 void DataloaderRecreatedCheck::checkFunction(const FunctionDecl *fd, const SourceManager &sm) {
@@ -204,8 +208,9 @@ void DataloaderRecreatedCheck::checkFunction(const FunctionDecl *fd, const Sourc
       if (storedInContainer(call, *lp))
         return;
       if (enclosingLoop(call, *lp, call)) {
-        diag(call->getBeginLoc(), "data loader built by '%0' inside a loop; %1")
-            << callee->getName() << kWhy;
+        if (reported_.insert(call->getBeginLoc()).second)
+          diag(call->getBeginLoc(), "data loader built by '%0' inside a loop; %1")
+              << callee->getName() << kWhy;
         return;
       }
       helpers_.emplace(caller, callee->getNameAsString());
@@ -242,12 +247,15 @@ void DataloaderRecreatedCheck::onEndOfTranslationUnit() {
     if (const auto *op = dyn_cast<CXXOperatorCallExpr>(c.call))
       if (const auto *dre = dyn_cast<DeclRefExpr>(op->getArg(0)->IgnoreParenImpCasts()))
         name = dre->getDecl()->getNameAsString();
+    if (!reported_.insert(c.call->getBeginLoc()).second)
+      continue;
     diag(c.call->getBeginLoc(), "'%0' builds a data loader (via '%1') and is called inside a "
                                 "loop; %2")
         << name << it->second << kWhy;
   }
   helpers_.clear();
   calls_.clear();
+  reported_.clear();
 }
 
 } // namespace ddplint::tidy

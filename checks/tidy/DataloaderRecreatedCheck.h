@@ -6,6 +6,8 @@
 
 #include "clang-tidy/ClangTidyCheck.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <map>
 #include <set>
 #include <string>
@@ -42,6 +44,8 @@ private:
     bool inLoop;
   };
   std::vector<Call> calls_;
+  // Instantiations of one template share their locations: report once.
+  llvm::DenseSet<clang::SourceLocation> reported_;
 };
 
 } // namespace ddplint::tidy

@@ -84,6 +84,19 @@ void trainWithLambda(int epochs) {
   }
 }
 
+// In a template the factory call resolves per instantiation: reported once.
+template <class Dataset> void trainGeneric(Dataset ds, int epochs) {
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    auto loader = torch::data::make_data_loader(ds, 64);
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: data loader built by 'make_data_loader' inside a loop
+    // OPT-MESSAGES: :[[@LINE-2]]:19: warning: data loader built by 'make_data_loader' inside a loop
+  }
+}
+void runGeneric() {
+  trainGeneric(data::datasets::MNIST("a"), 2);
+  trainGeneric(data::datasets::MNIST("b"), 3);
+}
+
 // A lambda stored in a namespace-scope variable is a function of its own.
 static auto trainLambda = [](int epochs) {
   for (int epoch = 0; epoch < epochs; ++epoch) {
