@@ -15,10 +15,10 @@ std::string qualifiedName(const NamedDecl *d) {
     if (const auto *ns = dyn_cast<NamespaceDecl>(dc)) {
       if (ns->isInline() || ns->isAnonymousNamespace())
         continue;
-      name = ns->getName().str() + "::" + name;
+      name.insert(0, ns->getName().str() + "::");
     } else if (const auto *rd = dyn_cast<RecordDecl>(dc)) {
       if (rd->getIdentifier())
-        name = rd->getName().str() + "::" + name;
+        name.insert(0, rd->getName().str() + "::");
     } else if (isa<TranslationUnitDecl>(dc) || isa<LinkageSpecDecl>(dc)) {
       continue;
     } else {

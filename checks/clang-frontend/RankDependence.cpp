@@ -274,6 +274,27 @@ struct DependenceAnalyzer::Impl {
     return it == defs.end() ? empty : it->second;
   }
 
+  // A placeholder a variable holds before the real value arrives:
+  // `int rank = -1; MPI_Comm_rank(comm, &rank);`, a default member initialiser.
+  bool placeholder(const Expr *e) {
+    const Expr *s = strip(e);
+    if (!s || isa<CXXDefaultInitExpr>(s) || isa<ImplicitValueInitExpr>(s) ||
+        isa<CXXBoolLiteralExpr>(s) || isa<CXXNullPtrLiteralExpr>(s))
+      return true;
+    if (s->isValueDependent() || s->isTypeDependent())
+      return false;
+    return s->getType()->isScalarType() && s->isIntegerConstantExpr(ctx);
+  }
+
+  // The definitions that carry a value, placeholders left out.
+  std::vector<const Expr *> realDefs(const ValueDecl *d) {
+    std::vector<const Expr *> out;
+    for (const Expr *e : defsOf(d))
+      if (!placeholder(e))
+        out.push_back(e);
+    return out;
+  }
+
   const FunctionDecl *bodyOf(const FunctionDecl *fd) const {
     if (!fd)
       return nullptr;
@@ -517,11 +538,11 @@ struct DependenceAnalyzer::Impl {
       return false;
     rankBusy.insert(d);
     bool res = false;
-    const auto &ds = defsOf(d);
+    const std::vector<const Expr *> ds = realDefs(d);
     auto o = outRole.find(d);
     if (o != outRole.end())
       res = o->second == Dep::Rank && ds.empty();
-    else if (const auto *p = dyn_cast<ParmVarDecl>(d); p && ds.empty())
+    else if (const auto *p = dyn_cast<ParmVarDecl>(d); p && defsOf(d).empty())
       res = heuristicRankParam(p);
     else if (!ds.empty() && !agreed.count(d)) {
       res = true;
@@ -654,7 +675,7 @@ struct DependenceAnalyzer::Impl {
       return withText(Cond::rankCmp(core::CmpOp::NE, 0), orig);
     // A local bool defined once: `const bool is_main = rank == 0;`.
     if (const ValueDecl *d = declOf(e); d && e->getType()->isBooleanType()) {
-      const auto &ds = defsOf(d);
+      const std::vector<const Expr *> ds = realDefs(d);
       if (ds.size() == 1 && !agreed.count(d->getCanonicalDecl()) && !seeds.count(d->getCanonicalDecl()) &&
           !outRole.count(d->getCanonicalDecl())) {
         Cond inner = condOf(ds[0]);

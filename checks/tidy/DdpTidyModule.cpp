@@ -1,11 +1,11 @@
 // The `ddp` clang-tidy module.  Which checks exist comes from rules/catalog.yaml
 // (generated CheckList.inc), so the catalog, `--list-checks` and the docs
 // cannot drift apart without testdata/consistency noticing.
+#include "clang/Basic/Version.h" // first: CLANG_VERSION_MAJOR picks the registry header
 #include "clang-tidy/ClangTidyModule.h"
 #if CLANG_VERSION_MAJOR < 22
-#include "clang-tidy/ClangTidyModuleRegistry.h"
+#include "clang-tidy/ClangTidyModuleRegistry.h" // merged into ClangTidyModule.h in 22
 #endif
-#include "clang/Basic/Version.h"
 
 #include <cstdio>
 #include <cstdlib>

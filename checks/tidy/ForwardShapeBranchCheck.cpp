@@ -130,7 +130,7 @@ bool isModuleType(QualType t) {
 }
 
 bool isTensorRecord(const CXXRecordDecl *rd) {
-  static const llvm::StringRef kTensor[] = {"at::Tensor"};
+  static const llvm::StringRef kTensor[] = {"at::Tensor", "at::TensorBase"};
   return derivesFrom(rd, kTensor);
 }
 
@@ -302,7 +302,7 @@ private:
     } else if (const auto *mc = dyn_cast<CXXMemberCallExpr>(s)) {
       const CXXMethodDecl *md = mc->getMethodDecl();
       if (md && md->getDeclName().isIdentifier()) {
-        if (isShapeOp(md->getName()))
+        if (isShapeOp(md->getName()) && isTensorRecord(md->getParent()))
           f.shapes.insert(signature(md->getName(),
                                     llvm::ArrayRef(mc->getArgs(), mc->getNumArgs())));
         // The module's own helper methods run what they call.

@@ -84,7 +84,7 @@ void Rank0IoBarrierCheck::run(core::Analyzer &analyzer, clangfe::ModelBuilder &m
         unsigned col = sm.getSpellingColumnNumber(ifs->getIfLoc());
         std::string indent(col > 0 ? col - 1 : 0, ' ');
         if (f.missingBefore)
-          fixes.push_back(FixItHint::CreateInsertion(ifs->getIfLoc(), call + "\n" + indent));
+          fixes.push_back(FixItHint::CreateInsertion(ifs->getIfLoc(), (call + '\n').append(indent)));
         if (f.missingAfter) {
           // A then-statement without braces ends before its ';'.
           SourceLocation end = Lexer::findLocationAfterToken(
@@ -92,7 +92,7 @@ void Rank0IoBarrierCheck::run(core::Analyzer &analyzer, clangfe::ModelBuilder &m
           if (end.isInvalid())
             end = Lexer::getLocForEndOfToken(ifs->getEndLoc(), 0, sm, ctx.getLangOpts());
           if (end.isValid())
-            fixes.push_back(FixItHint::CreateInsertion(end, "\n" + indent + call));
+            fixes.push_back(FixItHint::CreateInsertion(end, ('\n' + indent).append(call)));
         }
       }
     }

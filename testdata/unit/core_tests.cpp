@@ -480,7 +480,7 @@ TEST_CASE("a call chain within maxCallDepth is summarised completely, callers fi
 // the order of the functions in the program.  Here f0..f39 are listed callers
 // first: f15 is first analysed at depth 15, its callee is refused, and f15
 // keeps an empty summary although it reaches a barrier.
-TEST_CASE("a summary cut by the depth limit is not cached", "[.known-bug][summary]") {
+TEST_CASE("a summary cut by the depth limit is not cached", "[fixed-bug][summary]") {
   std::vector<Function> fns;
   const int n = 40;
   for (int i = 0; i < n; ++i)
@@ -651,7 +651,7 @@ TEST_CASE("unguardedSaves", "[save]") {
 // without the body path's guard, so `for (...) { if (rank == 0) save(); }` is
 // reported as a save every rank runs.  Reproduced with clang-tidy on the mock
 // headers.  Hidden tag: run with `core_tests "[known-bug]"`.
-TEST_CASE("unguardedSaves: a rank-0 save inside an epoch loop is guarded", "[.known-bug][save][loop]") {
+TEST_CASE("unguardedSaves: a rank-0 save inside an epoch loop is guarded", "[fixed-bug][save][loop]") {
   // for (epoch...) { train(); if (rank == 0) torch::save(model, "ckpt.pt"); }
   Program p = program({fn("main", {loop(Dep::Uniform, {
       coll("allreduce", 8),
@@ -667,7 +667,7 @@ TEST_CASE("unguardedSaves: an unguarded save inside a loop is one finding", "[sa
   CHECK(locsOf(an.unguardedSaves()) == std::vector<Loc>{10});
 }
 
-TEST_CASE("unguardedSaves: a helper called under rank 0 inside a loop is guarded", "[.known-bug][save][loop]") {
+TEST_CASE("unguardedSaves: a helper called under rank 0 inside a loop is guarded", "[fixed-bug][save][loop]") {
   Program p = program({
       fn("main", {loop(Dep::Uniform, {ifThen(rank(CmpOp::EQ, 0, 9), {call("save_ckpt", 10)}, 9)}, 2)}),
       fn("save_ckpt", {save(100)}),
@@ -820,7 +820,7 @@ TEST_CASE("nested uniform ifs and loops terminate fast", "[limits]") {
 // drops paths, the else-side paths of a later rank branch are the ones
 // dropped, so a real divergence after many uniform branches goes unreported.
 // Hidden tag: run with `core_tests "[known-bug]"`.
-TEST_CASE("a rank-0 collective after 10 uniform ifs is still found", "[.known-bug][limits]") {
+TEST_CASE("a rank-0 collective after 10 uniform ifs is still found", "[fixed-bug][limits]") {
   std::vector<Node> body;
   for (int i = 0; i < 10; ++i)
     body.push_back(ifThen(atom("verbose" + std::to_string(i), Dep::Uniform, Loc(10 * i + 2)), {fileWrite(Loc(10 * i + 3))},

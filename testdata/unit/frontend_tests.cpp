@@ -248,7 +248,7 @@ void f() {
 // Known bug (reported): a rank variable initialised before MPI_Comm_rank
 // writes it (`int rank = -1;`) is only an opaque rank atom, not `rank == 0`,
 // so isMainOnly() fails and ddp-rank0-io-barrier misses the block.
-TEST_CASE("MPI_Comm_rank into an initialised variable is still the rank", "[.known-bug][rank][mpi]") {
+TEST_CASE("MPI_Comm_rank into an initialised variable is still the rank", "[fixed-bug][rank][mpi]") {
   TU tu(R"cc(
 void f() {
   int rank = -1;
@@ -852,7 +852,7 @@ void p2p_ring(PG pg, std::vector<torch::Tensor> &t) {
 }
 
 // Known bug (reported): see core_tests' "[known-bug][save][loop]".
-TEST_CASE("end to end: a rank-0 save in an epoch loop is not an unguarded save", "[.known-bug][model][e2e][save]") {
+TEST_CASE("end to end: a rank-0 save in an epoch loop is not an unguarded save", "[fixed-bug][model][e2e][save]") {
   const std::string code = R"cc(
 void train(PG pg, torch::nn::Linear model) {
   for (int epoch = 0; epoch < 3; ++epoch) {
@@ -871,7 +871,7 @@ void train(PG pg, torch::nn::Linear model) {
 }
 
 // Known bug (reported): see core_tests' "[known-bug][limits]".
-TEST_CASE("end to end: a rank-0 allreduce after ten uniform ifs is found", "[.known-bug][model][e2e][limits]") {
+TEST_CASE("end to end: a rank-0 allreduce after ten uniform ifs is found", "[fixed-bug][model][e2e][limits]") {
   const std::string code = R"cc(
 void train(PG pg, std::vector<torch::Tensor> &t, bool v0, bool v1, bool v2, bool v3, bool v4,
            bool v5, bool v6, bool v7, bool v8, bool v9) {
@@ -901,7 +901,7 @@ void train(PG pg, std::vector<torch::Tensor> &t, bool v0, bool v1, bool v2, bool
 // constructor body) makes `rank != 0` and `rank == 0` two unrelated opaque
 // atoms: the main-process-first idiom is then reported twice (false positives).
 TEST_CASE("end to end: main process first with a placeholder-initialised rank is not flagged",
-          "[.known-bug][model][e2e][rank]") {
+          "[fixed-bug][model][e2e][rank]") {
   const std::string code = R"cc(
 void prepare();
 void mpi_style() {
@@ -929,7 +929,7 @@ struct Member {
 }
 
 TEST_CASE("a member with a default initialiser, assigned the rank in the constructor, is the rank",
-          "[.known-bug][rank][member]") {
+          "[fixed-bug][rank][member]") {
   TU tu(R"cc(
 struct Member {
   explicit Member(PG pg) { rank_ = pg->getRank(); }

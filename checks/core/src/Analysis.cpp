@@ -30,6 +30,7 @@ struct Lit {
   int atom;
   bool pol;
   Loc loc = 0; // the condition that added it (an atom can be tested many times)
+  int text = -1; // its spelling there (index into Impl::texts)
   bool operator==(const Lit &o) const { return atom == o.atom && pol == o.pol; }
 };
 
@@ -43,6 +44,7 @@ struct Ev {
   Loc loc = 0;         // where to report: the event, or the call of the helper
   const Node *node = nullptr;
   size_t guardLen = 0; // how much of the path's guard was decided before it
+  Conj inLoop;         // the guard inside a loop body that led to it (copied out of loops)
   bool sync() const {
     return !isCall && (kind == EventKind::Collective || kind == EventKind::Barrier);
   }
@@ -171,6 +173,7 @@ struct Analyzer::Impl {
   };
   std::map<std::string, FnResult> fns;
   std::vector<Atom> atoms;
+  std::vector<std::string> texts; // literals' spellings: `me == 0` and `rank == 0` share an atom
   std::map<std::string, int> atomIndex;
   std::vector<std::int64_t> reps; // representative ranks
   std::vector<Finding> divergence;
@@ -182,6 +185,7 @@ struct Analyzer::Impl {
   };
   std::map<const Node *, LoopResult> loops;
   int depth = 0;
+  bool depthRefused = false; // a callee was skipped for depth: the summary is partial
 
   Impl(const Program &p, AnalysisLimits l) : program(p), limits(l) {
     std::set<std::int64_t> cs = {0, 1, 2, 3};
@@ -233,7 +237,8 @@ struct Analyzer::Impl {
       Cond leaf = c;
       if (leaf.text.empty())
         leaf.text = c.text;
-      return {Conj{Lit{intern(leaf), pol, c.loc}}};
+      texts.push_back(c.text);
+      return {Conj{Lit{intern(leaf), pol, c.loc, int(texts.size()) - 1}}};
     }
     case Cond::Kind::Not:
       return dnf(c.kids[0], !pol);
@@ -312,6 +317,73 @@ struct Analyzer::Impl {
   // --- walking ----------------------------------------------------------
   static bool live(const Path &p) { return p.exit == ExitKind::None; }
 
+  std::map<const Node *, bool> relevance;
+  // Whether a node can change a path: an event, a call, an exit, or a loop or
+  // branch that contains one.
+  bool relevant(const Node &n) {
+    switch (n.kind) {
+    case Node::Kind::Event:
+    case Node::Kind::Call:
+    case Node::Kind::Exit:
+      return true;
+    default:
+      break;
+    }
+    auto it = relevance.find(&n);
+    if (it != relevance.end())
+      return it->second;
+    bool r = false;
+    for (const auto &k : n.kids)
+      r = r || relevant(k);
+    relevance[&n] = r;
+    return r;
+  }
+
+  static bool sameEvents(const Path &a, const Path &b) {
+    if (a.exit != b.exit || a.seq.size() != b.seq.size())
+      return false;
+    for (size_t i = 0; i < a.seq.size(); ++i)
+      if (a.seq[i].op != b.seq[i].op || a.seq[i].loc != b.seq[i].loc)
+        return false;
+    return true;
+  }
+
+  // Two paths with the same events whose guards differ only in the polarity
+  // of one uniform literal are one path without that literal: the uniform
+  // decision does not matter for them.  Keeps sequences of uniform ifs linear.
+  void mergeUniform(std::vector<Path> &paths) {
+    bool merged = true;
+    while (merged && paths.size() > 1) {
+      merged = false;
+      for (size_t i = 0; i < paths.size(); ++i)
+        for (size_t j = i + 1; j < paths.size(); ++j) {
+          const Conj &a = paths[i].guard, &b = paths[j].guard;
+          if (a.size() != b.size() || !sameEvents(paths[i], paths[j]))
+            continue;
+          size_t diff = a.size();
+          bool ok = true;
+          for (size_t k = 0; k < a.size() && ok; ++k) {
+            if (a[k] == b[k])
+              continue;
+            if (diff == a.size() && a[k].atom == b[k].atom &&
+                atoms[a[k].atom].dep == Dep::Uniform)
+              diff = k;
+            else
+              ok = false;
+          }
+          if (!ok || diff == a.size())
+            continue;
+          paths[i].guard.erase(paths[i].guard.begin() + long(diff));
+          for (auto &e : paths[i].seq)
+            if (e.guardLen > diff)
+              --e.guardLen;
+          paths.erase(paths.begin() + long(j));
+          --j;
+          merged = true;
+        }
+    }
+  }
+
   void cap(std::vector<Path> &paths) {
     if (paths.size() > limits.maxPaths)
       paths.resize(limits.maxPaths); // dropping paths never invents a divergence
@@ -368,6 +440,8 @@ struct Analyzer::Impl {
           p.exit = n.exit;
       return in;
     case Node::Kind::If: {
+      if (!relevant(n))
+        return in; // no event, call or exit in either arm: it cannot matter
       std::vector<Path> out, thenIn, elseIn;
       auto tConj = dnf(n.cond, true), eConj = dnf(n.cond, false);
       for (auto &p : in) {
@@ -390,8 +464,21 @@ struct Analyzer::Impl {
       }
       auto t = walk(n.kids[0], std::move(thenIn));
       auto e = walk(n.kids[1], std::move(elseIn));
+      // Cap each arm to half, so an overflow never drops a whole arm.
+      const size_t half = limits.maxPaths / 2;
+      if (t.size() + e.size() > limits.maxPaths) {
+        if (t.size() > half && e.size() > half) {
+          t.resize(half);
+          e.resize(half);
+        } else if (t.size() > half) {
+          t.resize(limits.maxPaths - e.size());
+        } else {
+          e.resize(limits.maxPaths - t.size());
+        }
+      }
       out.insert(out.end(), std::make_move_iterator(t.begin()), std::make_move_iterator(t.end()));
       out.insert(out.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
+      mergeUniform(out);
       cap(out);
       return out;
     }
@@ -408,11 +495,15 @@ struct Analyzer::Impl {
           e.guardLen = p.guard.size();
           normal.seq.push_back(e);
         }
-        // Call sites inside the loop, for interprocedural IO reasoning.
+        // Call sites and IO inside the loop, for interprocedural IO reasoning,
+        // with the body's own guard: a rank-0 save in an epoch loop is guarded.
         for (const auto &bp : lr.bodyPaths)
           for (const auto &e : bp.seq)
-            if (e.isCall || !e.sync())
-              normal.seq.push_back(e);
+            if (e.isCall || !e.sync()) {
+              Ev c = e;
+              c.inLoop.insert(c.inLoop.begin(), bp.guard.begin(), bp.guard.end());
+              normal.seq.push_back(std::move(c));
+            }
         out.push_back(std::move(normal));
         if (loopsReported.count(&n))
           continue; // the loop's own finding covers its early exits
@@ -471,7 +562,10 @@ struct Analyzer::Impl {
   std::string who(const Lit *l) {
     if (!l)
       return "some ranks";
-    std::string d = describe(atoms[l->atom], l->pol);
+    Atom spelled = atoms[l->atom];
+    if (l->text >= 0 && !texts[size_t(l->text)].empty())
+      spelled.text = texts[size_t(l->text)];
+    std::string d = describe(spelled, l->pol);
     if (atoms[l->atom].dep == Dep::Local)
       d += " (a rank-local value)";
     return d;
@@ -635,6 +729,7 @@ struct Analyzer::Impl {
 
   void comparePaths(const std::vector<Path> &paths) {
     std::vector<std::vector<Ev>> syncs;
+    syncs.reserve(paths.size());
     for (const auto &p : paths)
       syncs.push_back(syncOnly(p.seq));
     for (size_t i = 0; i < paths.size(); ++i)
@@ -747,15 +842,23 @@ struct Analyzer::Impl {
     FnResult &r = fns[key];
     if (r.done)
       return &r;
-    if (r.running || depth >= limits.maxCallDepth)
+    if (r.running)
       return nullptr; // recursion: no summary
+    if (depth >= limits.maxCallDepth) {
+      depthRefused = true;
+      return nullptr;
+    }
     r.running = true;
+    const bool outerRefused = depthRefused;
+    depthRefused = false;
     ++depth;
     std::vector<Path> paths = walk(fn->body, {Path{}});
     --depth;
     FnResult &res = fns[key];
     res.running = false;
-    res.done = true;
+    // A summary cut short by the depth limit is recomputed from a shallower caller.
+    res.done = !depthRefused;
+    depthRefused = depthRefused || outerRefused;
     res.paths = std::move(paths);
     bool allTerm = !res.paths.empty();
     for (const auto &p : res.paths)
@@ -802,6 +905,11 @@ std::vector<Finding> Analyzer::unguardedSaves() {
   auto restricted = [&](const Conj &g) {
     return I.rankSet(g).size() <= 1 || I.hasOpaqueRank(g);
   };
+  auto withLoop = [](const Conj &g, const Ev &e) {
+    Conj all = g;
+    all.insert(all.end(), e.inLoop.begin(), e.inLoop.end());
+    return all;
+  };
   // Which functions every rank may enter: roots, and callees reached on an
   // unrestricted path of such a function.
   std::map<std::string, std::vector<std::pair<std::string, bool>>> callers;
@@ -812,7 +920,7 @@ std::vector<Finding> Analyzer::unguardedSaves() {
     for (const auto &p : r->paths)
       for (const auto &e : p.seq)
         if (e.isCall)
-          callers[e.op].push_back({f.key, restricted(p.guard)});
+          callers[e.op].emplace_back(f.key, restricted(withLoop(p.guard, e)));
   }
   std::map<std::string, bool> open;
   std::function<bool(const std::string &, int)> entered = [&](const std::string &k, int d) {
@@ -844,7 +952,8 @@ std::vector<Finding> Analyzer::unguardedSaves() {
         continue;
       for (const auto &e : p.seq) {
         if (e.isCall || e.kind != EventKind::CheckpointWrite || !e.node ||
-            e.node->pathDep != Dep::Uniform || seen.count(e.loc))
+            e.node->pathDep != Dep::Uniform || seen.count(e.loc) ||
+            restricted(withLoop(p.guard, e)))
           continue;
         seen.insert(e.loc);
         Finding fd;

@@ -48,7 +48,7 @@ struct Cond {
   static Cond constant(bool v);
   static Cond rankCmp(CmpOp op, std::int64_t value, std::int64_t mod = 0);
   static Cond atom(std::string key, Dep dep);
-  static Cond negate(Cond c);
+  static Cond negate(Cond inner);
   static Cond both(Cond a, Cond b);
   static Cond either(Cond a, Cond b);
 

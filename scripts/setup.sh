@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs everything ddplint needs on Debian 12 from Debian's own archive.
+# Idempotent: packages already installed are left alone.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  cmake ninja-build g++ python3 git
+  # LLVM 19 (the default build): clang-tidy host, Clang/LLVM CMake packages, FileCheck
+  clang-tidy-19 clang-19 libclang-19-dev llvm-19-dev llvm-19-tools
+  # LLVM 22: the second supported major (and the version-guard test's other host)
+  clang-tidy-22 libclang-22-dev llvm-22-dev
+  # LibTorch 1.13 (CPU, c10d with Gloo) for the runtime harness and real-header tests
+  libtorch-dev libgloo-dev
+  # catalog generator and tests
+  libyaml-cpp-dev catch2
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages are installed"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

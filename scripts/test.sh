@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The README's test command (and CI's): install, build everything, run every test.
+#   1. LLVM 19 build: plugin, harness, unit/lit/consistency/harness tests (ctest)
+#   2. LLVM 22 build of the same sources: the plugin, and the lit tests against clang-tidy-22
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+jobs=${DDPLINT_JOBS:-$(nproc)}
+
+bash scripts/build.sh
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+if [ "${DDPLINT_SKIP_LLVM22:-0}" != 1 ]; then
+  cmake -S . -B build-llvm22 -G Ninja -DCMAKE_BUILD_TYPE=Release -DDDPLINT_LLVM_VERSION=22 \
+        -DDDPLINT_BUILD_HARNESS=OFF >/dev/null
+  cmake --build build-llvm22 -j "$jobs" --target ddplint-tidy ddplint-gen-catalog
+  ctest --test-dir build-llvm22 --output-on-failure -j "$jobs" -L 'lit|consistency'
+fi
