@@ -35,9 +35,9 @@ class NullWork : public c10d::Work {
   bool wait(std::chrono::milliseconds) override { return true; }
 };
 
-class NullGroup : public c10d::ProcessGroup {
+class NullGroup : public ddpg::PGBase {
  public:
-  NullGroup() : c10d::ProcessGroup(0, 1) {}
+  NullGroup() : ddpg::PGBase(0, 1) {}
   const std::string getBackendName() const override { return "null"; }
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>&, const c10d::AllreduceOptions&) override {
     return c10::make_intrusive<NullWork>();
@@ -65,7 +65,7 @@ int runRank(int rank, int world, const std::string& dir, int iters, int rounds, 
   auto wrapper = c10::make_intrusive<c10d::ProcessGroupWrapper>(plain, helper);
   auto slot = std::make_unique<ddpg::RankSlot>();
   auto traced = c10::make_intrusive<ddpg::TracedProcessGroup>(plain, slot.get());
-  std::vector<std::pair<const char*, c10::intrusive_ptr<c10d::ProcessGroup>>> modes = {
+  std::vector<std::pair<const char*, c10::intrusive_ptr<ddpg::PGBase>>> modes = {
       {"plain", plain}, {"tracer", traced}, {"wrapper", wrapper}};
   std::vector<at::Tensor> t{at::ones({numel})};
   for (auto& m : modes)

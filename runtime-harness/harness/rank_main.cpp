@@ -133,7 +133,7 @@ int runRank(const RankLaunch& l) {
 
     const ScenarioDef& sc = *l.scenario;
     double timeoutS = sc.pgTimeoutS > 0 ? sc.pgTimeoutS : l.pgTimeoutS;
-    c10::intrusive_ptr<c10d::ProcessGroup> pg;
+    c10::intrusive_ptr<ddpg::PGBase> pg;
     bool explicitTimeout = !(l.bad && sc.badUsesDefaultTimeout);
     if (l.backend == BackendKind::Gloo && !explicitTimeout) {
       // The pattern ddp-init-timeout flags: options without a timeout.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -319,6 +320,21 @@ Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
     }
     auto prettyAt = [&](int rank) { return R[size_t(rank)].at(D)->pretty(); };
     if (groups.size() == 1 && !absent.empty()) {
+      // Ranks stopped by a failed earlier collective (a peer vanished under
+      // them) are victims; the ones that died, left or stalled are not.
+      std::vector<int> primary;
+      for (int a : absent) {
+        const RankView& ra = R[size_t(a)];
+        bool failedInCollective = !ra.recs.empty() && ra.recs.back().state == RecState::Failed && !ra.signal;
+        if (!failedInCollective) primary.push_back(a);
+      }
+      if (!primary.empty() && primary.size() < absent.size()) {
+        std::vector<int> victims;
+        std::set_difference(absent.begin(), absent.end(), primary.begin(), primary.end(), std::back_inserter(victims));
+        why << "rank(s) " << joinRanks(victims) << " failed in an earlier collective when rank(s) "
+            << joinRanks(primary) << " went away; ";
+        absent = primary;
+      }
       culprits.insert(absent.begin(), absent.end());
       v.expectedOp = prettyAt(joiners[0]);
       v.culpritOp = "never issued it";

@@ -130,6 +130,31 @@ TEST_CASE("with identical sequences, the first rank killed by a signal is the cu
   CHECK(v.doing[1].find("SIGKILL") != std::string::npos);
 }
 
+TEST_CASE("a rank killed inside a collective is named, not the peers that failed with it") {
+  // Ring allreduce: rank 0 completed #6 and went on to #7; ranks 1 and 3
+  // failed in #6 when rank 2 was killed there.
+  auto p = prefix(2);
+  auto r0 = rank(0, p), r1 = rank(1, p), r2 = rank(2, p), r3 = rank(3, p);
+  r0.recs.push_back(rec(6, "allreduce", "[4,4]", "grad:w", RecState::Completed));
+  r0.recs.push_back(rec(7, "allreduce", "[4]", "grad:b", RecState::Failed));
+  r1.recs.push_back(rec(6, "allreduce", "[4,4]", "grad:w", RecState::Failed));
+  r2.recs.push_back(rec(6, "allreduce", "[4,4]", "grad:w", RecState::Waiting));
+  r3.recs.push_back(rec(6, "allreduce", "[4,4]", "grad:w", RecState::Failed));
+  for (auto* r : {&r0, &r1, &r3}) {
+    r->exited = true;
+    r->exitCode = 3;
+    r->error = "Connection closed by peer";
+    r->errorNs = 7000;
+    r->exitNs = 8000;
+  }
+  r2.exited = true;
+  r2.signal = 9;
+  r2.exitNs = 6000;
+  Verdict v = analyze(snap({r0, r1, r2, r3}, Trigger::Failure), {});
+  CHECK(v.culprits == std::vector<int>{2});
+  CHECK(v.outcome == "crash");
+}
+
 TEST_CASE("collectives a rank issues after its own error do not count as divergence") {
   auto p = prefix(2);
   auto a = rank(0, p), b = rank(1, p);

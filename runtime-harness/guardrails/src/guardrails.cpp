@@ -20,7 +20,7 @@ namespace ddpg {
 
 const char* backendName(Backend b) { return b == Backend::Gloo ? "gloo" : "nccl"; }
 
-c10::intrusive_ptr<c10d::ProcessGroup> createProcessGroup(const GroupSetup& s) {
+c10::intrusive_ptr<ddpg::PGBase> createProcessGroup(const GroupSetup& s) {
   if (s.timeout.count() <= 0)
     throw std::invalid_argument("createProcessGroup: the timeout must be positive (rule ddp-init-timeout)");
   if (!s.store) throw std::invalid_argument("createProcessGroup: no store");
@@ -39,7 +39,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> createProcessGroup(const GroupSetup& s) {
 #endif
 }
 
-void collectiveSave(c10d::ProcessGroup& pg, c10d::Store& store, const std::string& path,
+void collectiveSave(ddpg::PGBase& pg, c10d::Store& store, const std::string& path,
                     const std::function<void(std::ostream&)>& write, RankRecorder* rec,
                     std::chrono::milliseconds ioTimeout) {
   // Same call order on every rank, so the same number names the same save.

@@ -111,7 +111,7 @@ struct DevBuf {
 
 NcclGroup::NcclGroup(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, int device,
                      std::chrono::milliseconds timeout)
-    : c10d::ProcessGroup(rank, size), impl_(std::make_unique<Impl>()) {
+    : ddpg::PGBase(rank, size), impl_(std::make_unique<Impl>()) {
   std::string why;
   if (!gpuDriverAvailable(&why)) throw std::runtime_error("NCCL backend: " + why);
   impl_->timeout = timeout;

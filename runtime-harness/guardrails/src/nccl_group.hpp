@@ -9,7 +9,7 @@ namespace ddpg {
 
 // Host-staged NCCL group (see nccl_group.cpp): allreduce, broadcast,
 // allgather and barrier, enough for every harness scenario.
-class NcclGroup : public c10d::ProcessGroup {
+class NcclGroup : public ddpg::PGBase {
  public:
   NcclGroup(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, int device,
             std::chrono::milliseconds timeout);

@@ -95,8 +95,8 @@ int8_t redOp(const c10d::ReduceOp& op) { return int8_t(op.op_); }
 
 }  // namespace
 
-TracedProcessGroup::TracedProcessGroup(c10::intrusive_ptr<c10d::ProcessGroup> inner, RankSlot* slot)
-    : c10d::ProcessGroup(inner->getRank(), inner->getSize()), inner_(std::move(inner)), slot_(slot) {
+TracedProcessGroup::TracedProcessGroup(c10::intrusive_ptr<ddpg::PGBase> inner, RankSlot* slot)
+    : ddpg::PGBase(inner->getRank(), inner->getSize()), inner_(std::move(inner)), slot_(slot) {
   if (!slot_) {
     ownSlot_ = std::make_unique<RankSlot>();
     slot_ = ownSlot_.get();

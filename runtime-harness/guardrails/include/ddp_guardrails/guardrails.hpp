@@ -35,7 +35,7 @@ struct GroupSetup {
   std::string glooHostname = "127.0.0.1";
   int localDevice = 0;  // NCCL: the CUDA device of this rank
 };
-c10::intrusive_ptr<c10d::ProcessGroup> createProcessGroup(const GroupSetup& s);
+c10::intrusive_ptr<ddpg::PGBase> createProcessGroup(const GroupSetup& s);
 
 
 // Checkpoint save that every rank calls (rules ddp-unguarded-save and
@@ -43,7 +43,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> createProcessGroup(const GroupSetup& s);
 // and renames it over `path`; the others wait for rank 0's status through
 // the store (up to `ioTimeout`, sized for the write, independent of the
 // process-group timeout); barrier.  A failed write raises on every rank.
-void collectiveSave(c10d::ProcessGroup& pg, c10d::Store& store, const std::string& path,
+void collectiveSave(ddpg::PGBase& pg, c10d::Store& store, const std::string& path,
                     const std::function<void(std::ostream&)>& write, RankRecorder* rec = nullptr,
                     std::chrono::milliseconds ioTimeout = std::chrono::minutes(10));
 

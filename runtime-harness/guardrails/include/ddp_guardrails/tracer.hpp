@@ -1,4 +1,4 @@
-// Collective tracer: a c10d::ProcessGroup that forwards to another one and
+// Collective tracer: a c10d process group (ProcessGroup in 1.13, Backend in 2.x) that forwards to another one and
 // records every collective into a RankSlot (sequence number, op, shapes,
 // dtype, root/reduce op, enqueue/issue/end timestamps, state).
 //
@@ -8,16 +8,32 @@
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/version.h>
 
 #include "ddp_guardrails/board.hpp"
 
+// LibTorch 2.x moved the collective API from c10d::ProcessGroup to
+// c10d::Backend (ProcessGroupGloo, ProcessGroupNCCL and ProcessGroupWrapper
+// derive from it); the virtual functions kept their signatures.  Written and
+// tested against 1.13; the 2.x branch is not built here.
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+namespace ddpg {
+using PGBase = c10d::Backend;
+}
+#else
+namespace ddpg {
+using PGBase = c10d::ProcessGroup;
+}
+#endif
+
 namespace ddpg {
 
-class TracedProcessGroup : public c10d::ProcessGroup {
+class TracedProcessGroup : public ddpg::PGBase {
  public:
-  TracedProcessGroup(c10::intrusive_ptr<c10d::ProcessGroup> inner, RankSlot* slot);
+  TracedProcessGroup(c10::intrusive_ptr<ddpg::PGBase> inner, RankSlot* slot);
 
-  c10::intrusive_ptr<c10d::ProcessGroup> inner() const { return inner_; }
+  c10::intrusive_ptr<ddpg::PGBase> inner() const { return inner_; }
   RankSlot* slot() const { return slot_; }
 
   // A short label stored with the collectives issued while it is set on
@@ -72,7 +88,7 @@ class TracedProcessGroup : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> trace(Op op, const std::vector<at::Tensor>& ts, int root,
                                        int reduceOp, Issue&& issue);
 
-  c10::intrusive_ptr<c10d::ProcessGroup> inner_;
+  c10::intrusive_ptr<ddpg::PGBase> inner_;
   RankSlot* slot_;
   std::unique_ptr<RankSlot> ownSlot_;  // when the caller has no board
 };
