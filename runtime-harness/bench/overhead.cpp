@@ -2,7 +2,7 @@
 // c10d::ProcessGroupWrapper (what TORCH_DISTRIBUTED_DEBUG=DETAIL installs).
 //
 // Part 1 forks real Gloo ranks and times allreduce+wait in three modes,
-// interleaved in rounds so that machine noise hits all modes alike.
+// interleaved op by op so that machine noise hits all modes alike.
 // Part 2 times the tracer alone over a group that does nothing, which is
 // the tracer's own cost without network noise.
 #include <sys/wait.h>
@@ -70,14 +70,19 @@ int runRank(int rank, int world, const std::string& dir, int iters, int rounds, 
   std::vector<at::Tensor> t{at::ones({numel})};
   for (auto& m : modes)
     for (int i = 0; i < 100; ++i) m.second->allreduce(t)->wait();
+  // Each operation is timed on its own and the modes take turns op by op:
+  // load from other processes then hits every mode alike, and the median
+  // ignores the ops that a descheduling stretched.
   std::vector<std::vector<double>> perOp(modes.size());
-  for (int r = 0; r < rounds; ++r)
-    for (size_t m = 0; m < modes.size(); ++m) {
-      plain->barrier()->wait();
-      double t0 = nowS();
-      for (int i = 0; i < iters; ++i) modes[m].second->allreduce(t)->wait();
-      perOp[m].push_back((nowS() - t0) / iters * 1e6);
-    }
+  for (int r = 0; r < rounds; ++r) {
+    plain->barrier()->wait();
+    for (int i = 0; i < iters; ++i)
+      for (size_t m = 0; m < modes.size(); ++m) {
+        double t0 = nowS();
+        modes[m].second->allreduce(t)->wait();
+        perOp[m].push_back((nowS() - t0) * 1e6);
+      }
+  }
   if (rank == 0) {
     std::string out;
     for (size_t m = 0; m < modes.size(); ++m) out += std::string(modes[m].first) + " " + std::to_string(median(perOp[m])) + "\n";
@@ -91,9 +96,7 @@ int runRank(int rank, int world, const std::string& dir, int iters, int rounds, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Short rounds, many of them: modes alternate often, so a burst of load
-  // from other processes cannot land on one mode only.
-  int world = 2, iters = 200, rounds = 25;
+  int world = 2, iters = 1000, rounds = 3;
   int64_t numel = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
@@ -174,7 +177,7 @@ int main(int argc, char** argv) {
   }
   double own = median(trNs) - median(rawNs);
 
-  std::printf("ranks %d, allreduce of %lld float32, %d iterations x %d rounds (median of rounds)\n", world,
+  std::printf("ranks %d, allreduce of %lld float32, %d x %d operations per mode, modes interleaved (median per op)\n", world,
               (long long)numel, iters, rounds);
   std::printf("%-34s %10s %14s\n", "mode", "us/op", "overhead us/op");
   std::printf("%-34s %10.2f %14s\n", "plain c10d (ProcessGroupGloo)", plain, "-");
