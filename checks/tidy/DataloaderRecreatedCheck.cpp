@@ -247,10 +247,13 @@ void DataloaderRecreatedCheck::onEndOfTranslationUnit() {
     if (const auto *op = dyn_cast<CXXOperatorCallExpr>(c.call))
       if (const auto *dre = dyn_cast<DeclRefExpr>(op->getArg(0)->IgnoreParenImpCasts()))
         name = dre->getDecl()->getNameAsString();
-    if (!reported_.insert(c.call->getBeginLoc()).second)
+    // `build()` on a lambda: at the object, where every LLVM version starts the call.
+    SourceLocation at = c.call->getBeginLoc();
+    if (const auto *op = dyn_cast<CXXOperatorCallExpr>(c.call); op && op->getNumArgs() > 0)
+      at = op->getArg(0)->getBeginLoc();
+    if (!reported_.insert(at).second)
       continue;
-    diag(c.call->getBeginLoc(), "'%0' builds a data loader (via '%1') and is called inside a "
-                                "loop; %2")
+    diag(at, "'%0' builds a data loader (via '%1') and is called inside a loop; %2")
         << name << it->second << kWhy;
   }
   helpers_.clear();

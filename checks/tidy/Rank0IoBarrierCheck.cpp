@@ -85,7 +85,7 @@ void Rank0IoBarrierCheck::run(core::Analyzer &analyzer, clangfe::ModelBuilder &m
         std::string indent(col > 0 ? col - 1 : 0, ' ');
         if (f.missingBefore)
           fixes.push_back(FixItHint::CreateInsertion(ifs->getIfLoc(), (call + '\n').append(indent)));
-        if (f.missingAfter) {
+        if (f.missingAfter && !f.regionToEnd) {
           // A then-statement without braces ends before its ';'.
           SourceLocation end = Lexer::findLocationAfterToken(
               ifs->getEndLoc(), tok::semi, sm, ctx.getLangOpts(), false);

@@ -116,3 +116,40 @@ void read_only(PG pg) {
   }
 }
 
+
+// ---- across function boundaries ----------------------------------------------
+
+void save_if_main(PG pg, torch::nn::Linear model) {
+  if (pg->getRank() != 0)
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: code after this early return runs only on rank 0 and writes files, with no barrier every rank reaches before or after it;{{.*}} put a barrier before and after it (after the call of this function) [ddp-rank0-io-barrier]
+    return;
+  torch::save(model, "checkpoint.pt");
+}
+// CHECK-FIXES: {{^}}void save_if_main(PG pg, torch::nn::Linear model) {{[{]}}{{$}}
+// CHECK-FIXES-NEXT: {{^}}  pg->barrier()->wait();{{$}}
+// CHECK-FIXES-NEXT: {{^}}  if (pg->getRank() != 0){{$}}
+
+void caller_without_barriers(PG pg, torch::nn::Linear model, std::vector<at::Tensor> &g) {
+  pg->allreduce(g);
+  save_if_main(pg, model);
+  pg->allreduce(g);
+}
+
+void save_if_main_between_barriers(PG pg, torch::nn::Linear model) {
+  if (pg->getRank() != 0)
+    return;
+  torch::save(model, "checkpoint.pt");
+}
+
+void save_block_between_barriers(PG pg, torch::nn::Linear model) {
+  if (pg->getRank() == 0)
+    torch::save(model, "best.pt");
+}
+
+void caller_with_barriers(PG pg, torch::nn::Linear model) {
+  pg->barrier()->wait();
+  save_if_main_between_barriers(pg, model);
+  pg->barrier()->wait();
+  save_block_between_barriers(pg, model);
+  pg->barrier()->wait();
+}

@@ -992,6 +992,13 @@ struct Frame {
   const Node *block;
   size_t index;
 };
+
+// A then-arm that only returns: `if (rank != 0) return;`.
+bool returnsOnly(const Node &n) {
+  if (n.kind == Node::Kind::Exit)
+    return n.exit == ExitKind::Return;
+  return n.kind == Node::Kind::Block && n.kids.size() == 1 && returnsOnly(n.kids[0]);
+}
 } // namespace
 
 std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
@@ -1057,8 +1064,31 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
         return true;
     return false;
   };
-  // Find the nearest sync event before/after position `stack` (innermost last).
-  auto neighbour = [&](std::vector<Frame> stack, bool after, std::string &op) -> bool {
+  // Where every function is called from: the caller and the frames down to the call.
+  std::map<std::string, std::vector<std::pair<std::string, std::vector<Frame>>>> callSites;
+  for (const auto &f : I.program.functions) {
+    std::vector<Frame> stack;
+    std::function<void(const Node &)> index = [&](const Node &n) {
+      if (n.kind == Node::Kind::Call)
+        callSites[n.callee].emplace_back(f.key, stack);
+      if (n.kind == Node::Kind::Block) {
+        for (size_t i = 0; i < n.kids.size(); ++i) {
+          stack.push_back({&n, i});
+          index(n.kids[i]);
+          stack.pop_back();
+        }
+        return;
+      }
+      for (const auto &k : n.kids)
+        index(k);
+    };
+    index(f.body);
+  }
+  // Is the nearest collective before/after a position a barrier?  At the edge
+  // of a function the search goes on at every call site (all must have one).
+  std::function<bool(std::vector<Frame>, bool, const std::string &, int)> barrierNear =
+      [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
+    std::string op;
     while (!stack.empty()) {
       Frame fr = stack.back();
       stack.pop_back();
@@ -1066,14 +1096,43 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
       if (after) {
         for (size_t i = fr.index + 1; i < kids.size(); ++i)
           if (edge(kids[i], true, op))
-            return true;
+            return op == "barrier";
       } else {
         for (size_t i = fr.index; i-- > 0;)
           if (edge(kids[i], false, op))
-            return true;
+            return op == "barrier";
       }
     }
-    return false;
+    auto sites = callSites.find(fn);
+    if (sites == callSites.end() || depth >= 4)
+      return false;
+    for (const auto &[caller, frames] : sites->second)
+      if (!barrierNear(frames, after, caller, depth + 1))
+        return false;
+    return true;
+  };
+  auto makeFinding = [&](const Node &n, bool missBefore, bool missAfter, bool toEnd) {
+    Finding fd;
+    fd.rule = "ddp-rank0-io-barrier";
+    fd.loc = n.loc;
+    fd.node = &n;
+    fd.missingBefore = missBefore;
+    fd.missingAfter = missAfter;
+    fd.regionToEnd = toEnd;
+    const char *what = toEnd ? "code after this early return runs only on rank 0 and writes files"
+                             : "block runs only on rank 0 and writes files";
+    std::string where = missBefore && missAfter ? "before or after it"
+                        : missBefore            ? "before it"
+                                                : "after it";
+    std::string put = missBefore && missAfter ? "before and after it"
+                      : missBefore            ? "before it"
+                                              : "after it";
+    if (toEnd && missAfter)
+      put += " (after the call of this function)";
+    fd.message = std::string(what) + ", with no barrier every rank reaches " + where +
+                 "; other ranks may read a partial file or time out in their next collective "
+                 "while rank 0 writes; put a barrier " + put;
+    return fd;
   };
   std::vector<Finding> out;
   for (const auto &f : I.program.functions) {
@@ -1088,28 +1147,22 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
         return;
       }
       if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0])) {
-        std::string before, after;
-        bool hasBefore = neighbour(stack, false, before) && before == "barrier";
-        bool hasAfter = neighbour(stack, true, after) && after == "barrier";
-        bool missBefore = requireBefore && !hasBefore;
-        if (missBefore || !hasAfter) {
-          Finding fd;
-          fd.rule = "ddp-rank0-io-barrier";
-          fd.loc = n.loc;
-          fd.node = &n;
-          fd.missingBefore = missBefore;
-          fd.missingAfter = !hasAfter;
-          std::string where = missBefore && !hasAfter ? "before or after it"
-                              : missBefore            ? "before it"
-                                                      : "after it";
-          fd.message = "block runs only on rank 0 and writes files, with no barrier every rank "
-                       "reaches " + where +
-                       "; other ranks may read a partial file or time out in their next "
-                       "collective while rank 0 writes; put a barrier " +
-                       (missBefore && !hasAfter ? "before and after the block"
-                        : missBefore            ? "before the block"
-                                                : "after the block");
-          out.push_back(std::move(fd));
+        bool missBefore = requireBefore && !barrierNear(stack, false, f.key, 0);
+        bool missAfter = !barrierNear(stack, true, f.key, 0);
+        if (missBefore || missAfter)
+          out.push_back(makeFinding(n, missBefore, missAfter, false));
+      } else if (n.kind == Node::Kind::If && !stack.empty() &&
+                 isMainOnly(Cond::negate(n.cond)) && returnsOnly(n.kids[0])) {
+        // `if (rank != 0) return;` makes the rest of the function rank 0's.
+        const Frame &fr = stack.back();
+        bool w = false;
+        for (size_t i = fr.index + 1; i < fr.block->kids.size() && !w; ++i)
+          w = writes(fr.block->kids[i]);
+        if (w && stack.size() == 1) {
+          bool missBefore = requireBefore && !barrierNear(stack, false, f.key, 0);
+          bool missAfter = !barrierNear({}, true, f.key, 0);
+          if (missBefore || missAfter)
+            out.push_back(makeFinding(n, missBefore, missAfter, true));
         }
       }
       for (const auto &k : n.kids)

@@ -27,6 +27,9 @@ struct Finding {
   // For fix-its: the node the finding is about (the `if` of a rank-0 block).
   const Node *node = nullptr;
   bool missingBefore = false, missingAfter = false;
+  // The rank-0 region is the rest of the function after an early return, so
+  // the barrier after it belongs after the call of the function.
+  bool regionToEnd = false;
 };
 
 struct AnalysisLimits {
