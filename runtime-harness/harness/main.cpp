@@ -184,6 +184,23 @@ struct RunOutcome {
   std::string rule, report;
 };
 
+// The commit of the sources the user runs now, "-dirty" when modified;
+// the commit seen at configure time when git is not available.
+std::string gitCommit() {
+#ifdef DDP_HARNESS_REPO_ROOT
+  std::string cmd = std::string("git -C '") + DDP_HARNESS_REPO_ROOT +
+                    "' describe --always --dirty --abbrev=40 --match=NeVeR 2>/dev/null";
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char b[128] = {0};
+    std::string out = fgets(b, sizeof b, p) ? b : "";
+    pclose(p);
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    if (!out.empty()) return out;
+  }
+#endif
+  return DDP_HARNESS_GIT_COMMIT;
+}
+
 RunInfo baseInfo(const Options& o, const Catalog& cat) {
   RunInfo info;
   info.backend = o.backend == BackendKind::Gloo ? "gloo" : "nccl";
@@ -192,7 +209,8 @@ RunInfo baseInfo(const Options& o, const Catalog& cat) {
   info.timeoutS = o.timeoutS;
   info.stallS = o.stallS;
   info.host = hostName();
-  info.gitCommit = DDP_HARNESS_GIT_COMMIT;
+  static const std::string commit = gitCommit();
+  info.gitCommit = commit;
   info.torchVersion = torchVersion();
   info.glooVersion = glooVersion();
   info.ncclVersion = ddpg::ncclCompiledIn() ? ddpg::ncclVersionString() : "not compiled in";

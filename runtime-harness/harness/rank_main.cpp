@@ -7,10 +7,13 @@
 
 #include <ATen/Parallel.h>
 
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <thread>
-#include <unistd.h>
 
 #include "rank_launch.hpp"
 #include "scenario_api.hpp"
@@ -107,7 +110,34 @@ void broadcastParams(RankCtx& ctx, TinyModel& m) {
   }
 }
 
+namespace {
+// The supervisor sends SIGUSR2 to the main thread of a rank it is about to
+// kill; the rank prints where that thread is into its log.  backtrace() is
+// called once at start-up so the handler does not load libgcc_s itself.
+void dumpMainStack(int) {
+  static const char head[] = "\n=== ddp-harness: stack of the main thread ===\n";
+  static const char tail[] = "=== end of stack ===\n";
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  ssize_t unused = write(2, head, sizeof head - 1);
+  backtrace_symbols_fd(frames, n, 2);
+  unused = write(2, tail, sizeof tail - 1);
+  (void)unused;
+}
+
+void installStackDump() {
+  void* warm[2];
+  backtrace(warm, 2);
+  struct sigaction sa {};
+  sa.sa_handler = dumpMainStack;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR2, &sa, nullptr);
+}
+}  // namespace
+
 int runRank(const RankLaunch& l) {
+  installStackDump();
   ddpg::RankRecorder rec(l.slot);
   l.slot->pid.store(getpid());
   rec.setPhase(ddpg::Phase::Starting);

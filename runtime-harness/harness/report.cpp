@@ -76,6 +76,9 @@ void rankJson(Json& j, const RankView& r, const std::string& doing, size_t maxRe
       .kv("clock_offset_applied_ns", r.clockOffsetNs);
   j.kv("pg_timeout_ms", r.pgTimeoutMs).kv("pg_timeout_explicit", r.pgTimeoutExplicit);
   j.kv("collectives_issued", r.nextSeq).kv("wchan", r.wchan).kv("stderr_tail", r.logTail);
+  j.key("stack").beginArr();
+  for (const auto& f : r.stack) j.val(f);
+  j.endArr();
   j.key("last_collective");
   if (r.recs.empty()) j.null(); else recJson(j, r.recs.back(), off);
   j.key("metrics");
@@ -128,6 +131,7 @@ RankView rankFromJson(const YAML::Node& n) {
   r.nextSeq = get<int64_t>(n, "collectives_issued", 0);
   r.wchan = get<std::string>(n, "wchan", "");
   r.logTail = get<std::string>(n, "stderr_tail", "");
+  for (const auto& f : n["stack"]) r.stack.push_back(f.as<std::string>());
   if (n["metrics"] && n["metrics"].IsMap()) {
     YAML::Emitter e;
     e << YAML::Flow << YAML::DoubleQuoted << n["metrics"];

@@ -2,6 +2,8 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <cxxabi.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -128,6 +130,48 @@ std::string tailOfFile(const std::string& path, size_t maxLines, size_t maxChars
   return out;
 }
 
+// Frames of the last stack dump in a rank's log, demangled, without the
+// signal handler's own frames.
+std::vector<std::string> stackFromLog(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  size_t b = s.rfind("=== ddp-harness: stack of the main thread ===");
+  if (b == std::string::npos) return {};
+  size_t e = s.find("=== end of stack ===", b);
+  if (e == std::string::npos) return {};
+  std::vector<std::string> frames;
+  size_t pos = s.find('\n', b) + 1;
+  bool inHandler = true;
+  while (pos < e) {
+    size_t nl = s.find('\n', pos);
+    std::string line = s.substr(pos, nl - pos);
+    pos = nl + 1;
+    // "binary(symbol+0x1f) [0x...]"
+    std::string where = line.substr(0, line.find('('));
+    where = where.substr(where.rfind('/') + 1);
+    std::string fn;
+    size_t lp = line.find('('), plus = line.find('+', lp);
+    if (lp != std::string::npos && plus != std::string::npos && plus > lp + 1) {
+      std::string mangled = line.substr(lp + 1, plus - lp - 1);
+      int st = 0;
+      char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &st);
+      fn = st == 0 && d ? d : mangled;
+      std::free(d);
+    }
+    if (inHandler) {
+      // Skip up to and including the kernel's signal trampoline.
+      if (fn.find("dumpMainStack") != std::string::npos || fn.empty() || where.find("libc") == 0) {
+        if (where.find("libc") == 0) inHandler = false;
+        continue;
+      }
+      inHandler = false;
+    }
+    if (fn.size() > 160) fn = fn.substr(0, 157) + "...";
+    frames.push_back((fn.empty() ? "??" : fn) + " [" + where + "]");
+  }
+  return frames;
+}
+
 static std::string readWchan(int pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/wchan");
   std::string s;
@@ -194,6 +238,15 @@ Snapshot supervise(ddpg::Board& board, RankProcesses& procs, const SuperviseOpti
     }
     if (!done) continue;
     snap.triggerNs = now;
+    // Ask every live rank where its main thread is before it dies.
+    bool asked = false;
+    for (auto& c : procs.children())
+      if (!c.exited && !o.logPrefix.empty()) {
+        syscall(SYS_tgkill, c.pid, c.pid, SIGUSR2);
+        asked = true;
+      }
+    // No poll() after this: exit states are the ones from before the signal.
+    if (asked) std::this_thread::sleep_for(std::chrono::milliseconds(150));
     for (auto& c : procs.children()) {
       RankView v = readSlot(board.slot(c.rank), c.rank);
       if (!v.pid) v.pid = c.pid;
@@ -205,7 +258,11 @@ Snapshot supervise(ddpg::Board& board, RankProcesses& procs, const SuperviseOpti
       } else {
         v.wchan = readWchan(c.pid);
       }
-      if (!o.logPrefix.empty()) v.logTail = tailOfFile(o.logPrefix + std::to_string(c.rank) + ".log");
+      if (!o.logPrefix.empty()) {
+        std::string log = o.logPrefix + std::to_string(c.rank) + ".log";
+        if (!c.exited) v.stack = stackFromLog(log);
+        else v.logTail = tailOfFile(log);
+      }
       snap.ranks.push_back(std::move(v));
     }
     procs.killAll();

@@ -47,6 +47,7 @@ Snapshot supervise(ddpg::Board& board, RankProcesses& procs, const SuperviseOpti
 // Installs SIGINT/SIGTERM handlers that kill the registered ranks first.
 void installTerminationHandlers();
 
+std::vector<std::string> stackFromLog(const std::string& path);
 std::string tailOfFile(const std::string& path, size_t maxLines = 3, size_t maxChars = 600);
 
 }  // namespace ddph

@@ -166,6 +166,16 @@ std::string describe(const RankView& r, const Snapshot& s, const AnalyzeOptions&
   if (!r.exited && r.heartbeatNs && s.triggerNs - r.heartbeatNs > o.frozenNs)
     d << "; no heartbeat for " << secs(s.triggerNs - r.heartbeatNs) << " (process frozen or stopped)";
   if (!r.exited && !r.wchan.empty() && r.wchan != "0") d << "; main thread waits in kernel at " << r.wchan;
+  if (!r.stack.empty()) {
+    // The innermost frames of the rank's own code say more than libc's.
+    d << "; stack:";
+    int shown = 0;
+    for (const auto& f : r.stack) {
+      if (f.find("[libc") != std::string::npos || f.find("[libstdc++") != std::string::npos) continue;
+      d << (shown ? " <- " : " ") << f.substr(0, f.find('('));
+      if (++shown == 4) break;
+    }
+  }
   if (!r.error.empty()) d << "; error: " << r.error;
   if (r.signal && !r.logTail.empty()) d << "; stderr: " << r.logTail;
   return d.str();

@@ -52,6 +52,7 @@ struct RankView {
   std::string metrics;  // JSON object text or ""
   std::string logTail;  // last lines of the rank's stderr
   std::string wchan;    // kernel wait channel of the main thread when sampled
+  std::vector<std::string> stack;  // main thread's frames at the verdict, innermost first
   bool abnormalExit() const { return exited && (signal != 0 || exitCode != 0); }
   const RecView* at(int64_t seq) const;
   const MarkView* openMark() const;
