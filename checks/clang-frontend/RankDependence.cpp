@@ -688,11 +688,38 @@ struct DependenceAnalyzer::Impl {
     }
     Dep dep = depOf(e);
     std::string key;
+    bool probe = probesFile(e);
     if (const ValueDecl *d = declOf(e))
       key = "decl:" + std::to_string(reinterpret_cast<std::uintptr_t>(d->getCanonicalDecl()));
     else
       key = "text:" + text(e);
-    return withText(Cond::atom(key, dep), orig);
+    Cond atom = Cond::atom(key, dep);
+    atom.probesFile = probe;
+    return withText(atom, orig);
+  }
+
+  // Does the expression test for a file (std::filesystem::exists, access, stat)?
+  bool probesFile(const Expr *e, int depth = 0) {
+    e = strip(e);
+    if (!e || depth > 6)
+      return false;
+    if (const auto *c = dyn_cast<CallExpr>(e))
+      if (const FunctionDecl *fd = c->getDirectCallee()) {
+        static const std::vector<std::string> probes = {
+            "std::filesystem::exists", "std::filesystem::is_regular_file", "access", "stat",
+            "std::experimental::filesystem::exists"};
+        if (nameIn(qualifiedName(fd), probes))
+          return true;
+      }
+    if (const ValueDecl *d = declOf(e); d && e->getType()->isBooleanType()) {
+      const std::vector<const Expr *> ds = realDefs(d);
+      if (ds.size() == 1)
+        return probesFile(ds[0], depth + 1);
+    }
+    for (const Stmt *child : e->children())
+      if (const auto *ce = dyn_cast_or_null<Expr>(child); ce && probesFile(ce, depth + 1))
+        return true;
+    return false;
   }
 };
 

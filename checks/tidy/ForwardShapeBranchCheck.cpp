@@ -207,22 +207,22 @@ private:
       for (const Decl *d : ds->decls())
         if (const auto *vd = dyn_cast<VarDecl>(d))
           if (const Expr *init = vd->getInit()) {
-            defs.push_back({vd, init});
+            defs.emplace_back(vd, init);
             // auto [rows, cols] = std::make_pair(x.size(0), x.size(1));
             if (const auto *dd = dyn_cast<DecompositionDecl>(vd))
               for (const BindingDecl *b : dd->bindings())
-                defs.push_back({b, init});
+                defs.emplace_back(b, init);
           }
     } else if (const auto *bo = dyn_cast<BinaryOperator>(s)) {
       if (bo->isAssignmentOp())
         if (const auto *dre = dyn_cast<DeclRefExpr>(bo->getLHS()->IgnoreParenImpCasts()))
-          defs.push_back({dre->getDecl(), bo->getRHS()});
+          defs.emplace_back(dre->getDecl(), bo->getRHS());
     } else if (const auto *op = dyn_cast<CXXOperatorCallExpr>(s)) {
       if (op->isAssignmentOp() && op->getNumArgs() == 2)
         if (const auto *dre = dyn_cast<DeclRefExpr>(op->getArg(0)->IgnoreParenImpCasts()))
-          defs.push_back({dre->getDecl(), op->getArg(1)});
+          defs.emplace_back(dre->getDecl(), op->getArg(1));
     } else if (const auto *rf = dyn_cast<CXXForRangeStmt>(s)) {
-      defs.push_back({rf->getLoopVariable(), rf->getRangeInit()});
+      defs.emplace_back(rf->getLoopVariable(), rf->getRangeInit());
     }
     for (const Stmt *kid : s->children())
       collectDefs(kid, defs);

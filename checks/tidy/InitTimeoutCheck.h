@@ -35,7 +35,7 @@ public:
   };
 
 private:
-  void examine(const clang::Expr *e, const LocalParents &parents, const clang::FunctionDecl *fd);
+  void examine(const clang::Expr *e, const LocalParents &lp, const clang::FunctionDecl *fd);
 
   unsigned defaultTimeoutSeconds_;
   llvm::DenseSet<clang::SourceLocation> reported_;

@@ -203,3 +203,18 @@ void abort_is_job_wide(PG pg, std::vector<at::Tensor> &t, bool bad) {
   pg->allreduce(t);
 }
 
+
+// Two bugs in one loop, two findings: the rank-0 evaluation and the early stop.
+void two_bugs_in_one_loop(PG pg, std::vector<at::Tensor> &grads, at::Tensor loss) {
+  for (int epoch = 0; epoch < 10; ++epoch) {
+    reduce_metric(pg, loss);
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: call to 'reduce_metric', which runs collective 'allreduce', is skipped by ranks where 'loss.item<float>() < 0.1f' holds (a rank-local value): they break out of the loop{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE+5]]:9: note: condition on a rank-local value here
+    if (pg->getRank() == 0)
+      reduce_metric(pg, loss);
+// CHECK-MESSAGES: :[[@LINE-1]]:7: warning: call to 'reduce_metric', which runs collective 'allreduce', runs only on ranks where 'pg->getRank() == 0' holds{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-3]]:9: note: rank-dependent condition here
+    if (loss.item<float>() < 0.1f)
+      break;
+  }
+}

@@ -65,3 +65,13 @@ void save_to_memory(PG pg, torch::nn::Linear model) {
   torch::save(model, buffer); // no file: every rank may serialise in memory
 }
 
+
+// A create-once cache: whoever finds the file missing writes it; the ordering
+// around the call (main process first) decides who that is.
+bool file_exists(const std::string &path);
+namespace std { namespace filesystem { bool exists(const std::string &p); } }
+void cache_blobs(torch::nn::Linear model, const std::string &cache) {
+  if (std::filesystem::exists(cache))
+    return;
+  torch::save(model, cache);
+}

@@ -24,6 +24,7 @@ struct Atom {
   Dep dep = Dep::Uniform;
   std::string text;
   Loc loc = 0;
+  bool probesFile = false;
 };
 
 struct Lit {
@@ -41,6 +42,7 @@ struct Ev {
   bool isCall = false; // a call site (for interprocedural IO reasoning)
   std::string op;      // what is compared across ranks
   std::string via;     // helper through which the event happens, if any
+  std::string shown;   // name for messages when `op` is a loop's signature
   Loc loc = 0;         // where to report: the event, or the call of the helper
   const Node *node = nullptr;
   size_t guardLen = 0; // how much of the path's guard was decided before it
@@ -148,9 +150,10 @@ std::string exitWord(ExitKind k) {
 }
 
 std::string eventName(const Ev &e) {
+  const std::string &op = e.shown.empty() ? e.op : e.shown;
   std::string s = e.kind == EventKind::Barrier
-                      ? (e.op == "barrier" ? std::string("barrier") : "barrier '" + e.op + "'")
-                      : "collective '" + e.op + "'";
+                      ? (op == "barrier" ? std::string("barrier") : "barrier '" + op + "'")
+                      : "collective '" + op + "'";
   if (!e.via.empty())
     s = "call to '" + e.via + "', which runs " + s + ",";
   return s;
@@ -222,6 +225,7 @@ struct Analyzer::Impl {
     a.dep = c.kind == Cond::Kind::RankCmp ? Dep::Rank : c.dep;
     a.text = c.text;
     a.loc = c.loc;
+    a.probesFile = c.probesFile;
     atoms.push_back(a);
     atomIndex[key] = int(atoms.size()) - 1;
     return int(atoms.size()) - 1;
@@ -298,6 +302,13 @@ struct Analyzer::Impl {
   bool hasOpaqueRank(const Conj &g) {
     for (const auto &l : g)
       if (atoms[l.atom].kind == Cond::Kind::Atom && atoms[l.atom].dep == Dep::Rank)
+        return true;
+    return false;
+  }
+
+  bool probesFile(const Conj &g) {
+    for (const auto &l : g)
+      if (atoms[l.atom].probesFile)
         return true;
     return false;
   }
@@ -774,17 +785,37 @@ struct Analyzer::Impl {
         completing.push_back(p);
     comparePaths(completing);
     // (b) ranks that leave the loop early skip later iterations' collectives.
-    if (!all.empty() && divergence.size() == before) {
+    // Independent of (a): an early stop is its own bug, with its own condition.
+    size_t beforeExit = divergence.size();
+    if (!all.empty()) {
       for (const auto &p : lr.bodyPaths) {
         if (p.exit == ExitKind::None || p.exit == ExitKind::Continue ||
             p.exit == ExitKind::Terminate)
           continue;
-        for (const auto &q : completing) {
+        const Lit *sep = lastLit(p);
+        if (!sep)
+          continue;
+        // Compare with the completing path closest to p: the same decisions
+        // but the exit's, so other branches do not blur the difference.
+        std::vector<const Path *> order;
+        for (const auto &q : completing)
+          order.push_back(&q);
+        // Literals count with their position: the same decision at the same branch.
+        auto distance = [&](const Path &q) {
+          size_t same = 0;
+          for (const auto &l : p.guard)
+            for (const auto &m : q.guard)
+              same += l == m && l.loc == m.loc;
+          return p.guard.size() + q.guard.size() - 2 * same;
+        };
+        std::stable_sort(order.begin(), order.end(),
+                         [&](const Path *x, const Path *y) { return distance(*x) < distance(*y); });
+        for (const Path *qp : order) {
+          const Path &q = *qp;
           if (!pairFeasible(p.guard, q.guard))
             continue;
-          const Lit *sep = lastLit(p);
-          if (!sep)
-            continue;
+          if (distance(q) > 2)
+            break; // only the path that differs in the exit's decision alone
           auto ps = syncOnly(p.seq), qs = syncOnly(q.seq);
           long d = firstDiff(ps, qs);
           const Ev &e = (d >= 0 && size_t(d) < qs.size()) ? qs[d] : (iter.empty() ? all[0] : iter[0]);
@@ -800,12 +831,12 @@ struct Analyzer::Impl {
           report(std::move(f), sep);
           break;
         }
-        if (divergence.size() != before)
+        if (divergence.size() != beforeExit)
           break;
       }
     }
     // (c) a trip count that differs across ranks.
-    if (!all.empty() && divergence.size() == before && n.trip != Dep::Uniform) {
+    if (!all.empty() && divergence.size() == beforeExit && n.trip != Dep::Uniform) {
       const Ev &e = iter.empty() ? all[0] : iter[0];
       Finding f;
       f.rule = "ddp-divergent-collective";
@@ -830,6 +861,8 @@ struct Analyzer::Impl {
       sym.op += "}";
       sym.loc = iter[0].loc;
       sym.via = iter[0].via;
+      sym.kind = iter[0].kind;
+      sym.shown = iter[0].shown.empty() ? iter[0].op : iter[0].shown;
       lr.symbol.push_back(sym);
     }
     return loops.emplace(&n, std::move(lr)).first->second;
@@ -902,8 +935,10 @@ std::vector<std::string> Analyzer::summary(const std::string &key) {
 std::vector<Finding> Analyzer::unguardedSaves() {
   Impl &I = *impl_;
   // A guard lets one rank (or an unknown subset) through: the write is guarded.
+  // A guard lets one rank through (or an unknown subset), or the write only
+  // creates a missing file: then not every rank writes.
   auto restricted = [&](const Conj &g) {
-    return I.rankSet(g).size() <= 1 || I.hasOpaqueRank(g);
+    return I.rankSet(g).size() <= 1 || I.hasOpaqueRank(g) || I.probesFile(g);
   };
   auto withLoop = [](const Conj &g, const Ev &e) {
     Conj all = g;

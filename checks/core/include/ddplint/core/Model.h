@@ -41,6 +41,9 @@ struct Cond {
   std::int64_t mod = 0; // 0: no modulus
   std::string key;
   Dep dep = Dep::Uniform;
+  // Atom: it tests whether a file exists (`!exists(path)`): a write under it is
+  // a create-once cache whose writer the surrounding ordering decides.
+  bool probesFile = false;
   std::vector<Cond> kids;
   std::string text; // source spelling, for messages
   Loc loc = 0;      // where the condition is written
