@@ -349,7 +349,9 @@ int cmdRun(Options& o, const Catalog& cat) {
   std::vector<RunOutcome> results;
   for (auto* s : todo) {
     if (o.world < s->minWorld) {
-      std::fprintf(stderr, "ddp-harness: %s needs --world-size >= %d\n", s->id.c_str(), s->minWorld);
+      std::fprintf(stderr, "ddp-harness: %s needs --world-size >= %d%s\n", s->id.c_str(), s->minWorld,
+                   o.all ? "; skipped" : "");
+      if (o.all) continue;
       return 2;
     }
     for (auto& v : o.variants) {

@@ -75,10 +75,6 @@ std::vector<int> processesMentioning(const std::string& needle) {
     std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
     std::string c((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     std::replace(c.begin(), c.end(), '\0', ' ');
-    // A zombie has an empty cmdline; it is still a leftover.
-    std::ifstream st(std::string("/proc/") + e->d_name + "/stat");
-    std::string stat;
-    std::getline(st, stat);
     if (c.find(needle) != std::string::npos) out.push_back(pid);
   }
   closedir(d);
