@@ -107,6 +107,29 @@ template <class T> T get(const YAML::Node& n, const char* k, T dflt) {
 }
 }  // namespace
 
+// JSON text back from a parsed JSON node.  yaml-cpp tags quoted scalars
+// "!", which keeps "3" a string and 3 a number.
+void yamlToJson(Json& j, const YAML::Node& n) {
+  if (n.IsMap()) {
+    j.beginObj();
+    for (const auto& kv : n) {
+      j.key(kv.first.as<std::string>());
+      yamlToJson(j, kv.second);
+    }
+    j.endObj();
+  } else if (n.IsSequence()) {
+    j.beginArr();
+    for (const auto& x : n) yamlToJson(j, x);
+    j.endArr();
+  } else if (n.IsScalar()) {
+    std::string v = n.Scalar();
+    if (n.Tag() == "!") j.val(v);
+    else j.raw(v);
+  } else {
+    j.null();
+  }
+}
+
 RankView rankFromJson(const YAML::Node& n) {
   RankView r;
   r.rank = get<int>(n, "rank", 0);
@@ -133,9 +156,9 @@ RankView rankFromJson(const YAML::Node& n) {
   r.logTail = get<std::string>(n, "stderr_tail", "");
   for (const auto& f : n["stack"]) r.stack.push_back(f.as<std::string>());
   if (n["metrics"] && n["metrics"].IsMap()) {
-    YAML::Emitter e;
-    e << YAML::Flow << YAML::DoubleQuoted << n["metrics"];
-    r.metrics = e.c_str();
+    Json m;
+    yamlToJson(m, n["metrics"]);
+    r.metrics = m.str();
   }
   for (const auto& c : n["collectives"]) {
     RecView x;

@@ -202,11 +202,14 @@ std::string predictBySeasonality(const std::vector<std::string>& prefix) {
 }  // namespace
 
 std::string jsonStringField(const std::string& json, const std::string& key) {
-  std::string pat = "\"" + key + "\":\"";
+  std::string pat = "\"" + key + "\"";
   size_t p = json.find(pat);
   if (p == std::string::npos) return "";
+  p += pat.size();
+  while (p < json.size() && (json[p] == ' ' || json[p] == ':')) ++p;
+  if (p >= json.size() || json[p] != '"') return "";
   std::string out;
-  for (size_t i = p + pat.size(); i < json.size(); ++i) {
+  for (size_t i = p + 1; i < json.size(); ++i) {
     if (json[i] == '\\' && i + 1 < json.size()) { out += json[++i]; continue; }
     if (json[i] == '"') break;
     out += json[i];

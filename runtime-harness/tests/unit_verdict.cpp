@@ -5,7 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include "catalog.hpp"
+#include "report.hpp"
 #include "verdict.hpp"
 
 using namespace ddph;
@@ -251,4 +254,37 @@ TEST_CASE("every harness scenario id of the catalog has a rule row with trigger,
   CHECK(scenarios >= 11);
   CHECK(c.forScenario("no-such-scenario") == nullptr);
   CHECK_THROWS(loadCatalog("/nonexistent/catalog.yaml"));
+}
+
+TEST_CASE("a rank's state survives the JSON round trip that external-launcher supervisors use") {
+  auto r = rank(2, prefix(1));
+  r.exited = true;
+  r.signal = 9;
+  r.exitNs = 123456;
+  r.error = "quote \" backslash \\ newline \n tab \t";
+  r.errorNs = 777;
+  r.metrics = R"({"finding":"x","n":3})";
+  r.stack = {"c10d::Work::wait [libtorch_cpu.so]"};
+  MarkView m;
+  m.name = "save_checkpoint";
+  m.resource = "/ckpt.pt";
+  m.kind = ddpg::MarkKind::Write;
+  m.tBegin = 10;
+  m.tEnd = 20;
+  r.marks.push_back(m);
+  Json j;
+  rankJson(j, r, "doing");
+  RankView back = rankFromJson(YAML::Load(j.str()));
+  CHECK(back.rank == 2);
+  CHECK(back.signal == 9);
+  CHECK(back.exitNs == 123456);
+  CHECK(back.error == r.error);
+  CHECK(back.recs.size() == r.recs.size());
+  CHECK(back.recs.back().signature() == r.recs.back().signature());
+  CHECK(back.recs.back().state == r.recs.back().state);
+  REQUIRE(back.marks.size() == 1);
+  CHECK(back.marks[0].kind == ddpg::MarkKind::Write);
+  CHECK(back.marks[0].resource == "/ckpt.pt");
+  CHECK(jsonStringField(back.metrics, "finding") == "x");
+  CHECK(back.stack == r.stack);
 }
