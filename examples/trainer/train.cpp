@@ -154,7 +154,7 @@ void train(const TrainConfig &cfg, const ProcessGroupPtr &pg) {
       auto loss = torch::nn::functional::cross_entropy(model->forward(batch.data), batch.target);
       loss.backward();
       if (world_size > 1) // the same on every rank: uniform
-        allreduce_gradients(model, pg);
+        allreduce_gradients(model, pg); // ddplint reports the early stop of line 210 here: the collective that the stopping ranks skip
       optimizer.step();
       loss_sum += loss.item<float>();
       ++batches;
