@@ -21,6 +21,8 @@ struct ModelBuilder::Impl {
   std::deque<const FunctionDecl *> queue;
   std::set<std::string> queued;
   std::unordered_map<core::Loc, const Stmt *> stmts;
+  std::unordered_map<core::Loc, const FunctionDecl *> owners;
+  const FunctionDecl *current = nullptr;
 
   explicit Impl(ModelBuilder &s) : self(s) {}
 
@@ -190,6 +192,7 @@ struct ModelBuilder::Impl {
         c = core::Cond::atom("consteval", core::Dep::Uniform);
       core::Loc l = loc(is->getIfLoc());
       stmts[l] = is;
+      owners[l] = current;
       // Sequenced on purpose: Loc ids follow source order, and the core uses
       // them to pick the earlier of two collectives.
       Node thenB = stmt(is->getThen());
@@ -381,6 +384,7 @@ struct ModelBuilder::Impl {
     while (!queue.empty()) {
       const FunctionDecl *fd = queue.front();
       queue.pop_front();
+      current = fd;
       core::Function f;
       f.key = ModelBuilder::keyOf(fd);
       f.name = displayName(fd);
@@ -413,6 +417,13 @@ const Stmt *ModelBuilder::stmtOf(const core::Node *n) const {
     return nullptr;
   auto it = impl_->stmts.find(n->loc);
   return it == impl_->stmts.end() ? nullptr : it->second;
+}
+
+const FunctionDecl *ModelBuilder::functionOf(const core::Node *n) const {
+  if (!n)
+    return nullptr;
+  auto it = impl_->owners.find(n->loc);
+  return it == impl_->owners.end() ? nullptr : it->second;
 }
 
 std::string ModelBuilder::keyOf(const FunctionDecl *fd) {

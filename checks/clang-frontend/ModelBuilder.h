@@ -26,6 +26,9 @@ public:
   DependenceAnalyzer &deps() { return *deps_; }
   // The statement a model node came from (If nodes: the IfStmt), for fix-its.
   const clang::Stmt *stmtOf(const core::Node *n) const;
+  // The function whose body holds a model node's statement (no parent map:
+  // building one for a unit with the torch headers costs seconds).
+  const clang::FunctionDecl *functionOf(const core::Node *n) const;
   // The key of a function in the program.
   static std::string keyOf(const clang::FunctionDecl *fd);
 

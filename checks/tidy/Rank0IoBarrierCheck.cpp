@@ -46,18 +46,6 @@ struct GroupFinder : RecursiveASTVisitor<GroupFinder> {
   }
 };
 
-const FunctionDecl *enclosingFunction(ASTContext &ctx, const Stmt *s) {
-  DynTypedNodeList parents = ctx.getParents(*s);
-  while (!parents.empty()) {
-    if (const auto *fd = parents[0].get<FunctionDecl>())
-      return fd;
-    if (const auto *l = parents[0].get<LambdaExpr>())
-      return l->getCallOperator();
-    parents = ctx.getParents(parents[0]);
-  }
-  return nullptr;
-}
-
 } // namespace
 
 void Rank0IoBarrierCheck::run(core::Analyzer &analyzer, clangfe::ModelBuilder &model,
@@ -66,7 +54,7 @@ void Rank0IoBarrierCheck::run(core::Analyzer &analyzer, clangfe::ModelBuilder &m
   for (const auto &f : analyzer.rank0IoWithoutBarrier(requireBefore_)) {
     std::vector<FixItHint> fixes;
     const auto *ifs = dyn_cast_or_null<IfStmt>(model.stmtOf(f.node));
-    const FunctionDecl *fn = ifs ? enclosingFunction(ctx, ifs) : nullptr;
+    const FunctionDecl *fn = ifs ? model.functionOf(f.node) : nullptr;
     const SourceManager &sm = ctx.getSourceManager();
     if (ifs && fn && fn->getBody() && !ifs->getBeginLoc().isMacroID() &&
         !ifs->getEndLoc().isMacroID()) {
