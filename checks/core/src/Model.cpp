@@ -40,21 +40,17 @@ Cond Cond::negate(Cond inner) {
   return c;
 }
 
-Cond Cond::both(Cond a, Cond b) {
+static Cond combine(Cond::Kind kind, Cond a, Cond b) {
   Cond c;
-  c.kind = Kind::And;
+  c.kind = kind;
   c.kids.push_back(std::move(a));
   c.kids.push_back(std::move(b));
   return c;
 }
 
-Cond Cond::either(Cond a, Cond b) {
-  Cond c;
-  c.kind = Kind::Or;
-  c.kids.push_back(std::move(a));
-  c.kids.push_back(std::move(b));
-  return c;
-}
+Cond Cond::both(Cond a, Cond b) { return combine(Kind::And, std::move(a), std::move(b)); }
+
+Cond Cond::either(Cond a, Cond b) { return combine(Kind::Or, std::move(a), std::move(b)); }
 
 Dep Cond::dependence() const {
   switch (kind) {
