@@ -798,6 +798,7 @@ struct Analyzer::Impl {
         // Compare with the completing path closest to p: the same decisions
         // but the exit's, so other branches do not blur the difference.
         std::vector<const Path *> order;
+        order.reserve(completing.size());
         for (const auto &q : completing)
           order.push_back(&q);
         // Literals count with their position: the same decision at the same branch.
