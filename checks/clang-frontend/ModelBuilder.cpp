@@ -23,6 +23,7 @@ struct ModelBuilder::Impl {
   std::unordered_map<core::Loc, const Stmt *> stmts;
   std::unordered_map<core::Loc, const FunctionDecl *> owners;
   const FunctionDecl *current = nullptr;
+  int tryDepth = 0;
 
   explicit Impl(ModelBuilder &s) : self(s) {}
 
@@ -93,7 +94,9 @@ struct ModelBuilder::Impl {
     }
     if (const auto *t = dyn_cast<CXXThrowExpr>(e)) {
       expr(t->getSubExpr(), out);
-      out.push_back(Node::makeExit(core::ExitKind::Throw, loc(t->getThrowLoc())));
+      // Inside a try block the handler catches it: not an exit of the function.
+      if (tryDepth == 0)
+        out.push_back(Node::makeExit(core::ExitKind::Throw, loc(t->getThrowLoc())));
       return;
     }
     // Children first: arguments are evaluated before the call.
@@ -250,7 +253,9 @@ struct ModelBuilder::Impl {
     }
     if (const auto *ts = dyn_cast<CXXTryStmt>(s)) {
       // Handlers run on exceptional paths only; the try block is the normal path.
+      ++tryDepth;
       stmtInto(ts->getTryBlock(), out);
+      --tryDepth;
       return;
     }
     if (const auto *ds = dyn_cast<DeclStmt>(s)) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mpi.h>
 #include <nccl.h>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -217,4 +218,28 @@ void two_bugs_in_one_loop(PG pg, std::vector<at::Tensor> &grads, at::Tensor loss
     if (loss.item<float>() < 0.1f)
       break;
   }
+}
+
+// A throw on a rank-local condition leaves the other ranks in the allreduce.
+void throw_on_local_nan(PG pg, std::vector<at::Tensor> &grads, at::Tensor loss) {
+  if (!std::isfinite(loss.item<float>()))
+    throw std::runtime_error("loss is NaN");
+  pg->allreduce(grads)->wait();
+// CHECK-MESSAGES: :[[@LINE-1]]:7: warning: collective 'allreduce' is never reached by ranks where 'std::isfinite(loss.item<float>())' does not hold (a rank-local value): they throw early{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-4]]:8: note: condition on a rank-local value here
+}
+
+// Error handling is not a rank decision: a uniform check's throw, and a throw
+// its own try block catches, are not reported.
+bool init_ok();
+void error_paths(PG pg, std::vector<at::Tensor> &grads) {
+  if (pg->getRank() == 0) {
+    if (!init_ok())
+      throw std::runtime_error("init failed");
+    try {
+      throw std::runtime_error("retry");
+    } catch (const std::exception &) {
+    }
+  }
+  pg->allreduce(grads)->wait();
 }

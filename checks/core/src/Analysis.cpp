@@ -738,6 +738,14 @@ struct Analyzer::Impl {
       skipFinding(b[fb], pb, pa);
   }
 
+  // A throw decided by a uniform check (`if (ncclX(...) != ncclSuccess)
+  // throw`) is error handling, not a rank decision: the job is failing anyway.
+  bool errorPath(const Path &p) {
+    if (p.exit != ExitKind::Throw)
+      return false;
+    return p.guard.empty() || atoms[p.guard.back().atom].dep == Dep::Uniform;
+  }
+
   void comparePaths(const std::vector<Path> &paths) {
     std::vector<std::vector<Ev>> syncs;
     syncs.reserve(paths.size());
@@ -747,6 +755,8 @@ struct Analyzer::Impl {
       for (size_t j = i + 1; j < paths.size(); ++j) {
         if (paths[i].exit == ExitKind::Terminate || paths[j].exit == ExitKind::Terminate)
           continue; // a job-wide abort ends every rank
+        if (errorPath(paths[i]) || errorPath(paths[j]))
+          continue;
         if (firstDiff(syncs[i], syncs[j]) < 0)
           continue;
         if (!pairFeasible(paths[i].guard, paths[j].guard))
