@@ -325,6 +325,20 @@ struct DependenceAnalyzer::Impl {
     return false;
   }
 
+  // `struct DistEnv { int rank; int world_size; PG pg; }`: a rank-named integer
+  // member beside a communicator, filled where this unit cannot see (aggregate
+  // initialisation, another file), is the process rank.  A LoRA config's
+  // `rank` has no communicator beside it.
+  bool heuristicRankField(const FieldDecl *f) {
+    if (!f->getIdentifier() || !rankLikeName(f->getName()) ||
+        !f->getType()->isIntegralOrEnumerationType())
+      return false;
+    for (const FieldDecl *other : f->getParent()->fields())
+      if (api.isCommunicatorType(other->getType()))
+        return true;
+    return false;
+  }
+
   // --- dependence ---------------------------------------------------------
   Dep declDep(const ValueDecl *d) {
     if (!d)
@@ -343,6 +357,8 @@ struct DependenceAnalyzer::Impl {
     if (auto o = outRole.find(d); o != outRole.end())
       dep = join(dep, o->second);
     if (const auto *p = dyn_cast<ParmVarDecl>(d); p && heuristicRankParam(p))
+      dep = Dep::Rank;
+    if (const auto *f = dyn_cast<FieldDecl>(d); f && realDefs(f).empty() && heuristicRankField(f))
       dep = Dep::Rank;
     for (const Expr *e : defsOf(d)) {
       dep = join(dep, depOf(e));
@@ -544,6 +560,8 @@ struct DependenceAnalyzer::Impl {
       res = o->second == Dep::Rank && ds.empty();
     else if (const auto *p = dyn_cast<ParmVarDecl>(d); p && defsOf(d).empty())
       res = heuristicRankParam(p);
+    else if (const auto *f = dyn_cast<FieldDecl>(d); f && ds.empty())
+      res = heuristicRankField(f);
     else if (!ds.empty() && !agreed.count(d)) {
       res = true;
       for (const Expr *def : ds)

@@ -243,3 +243,23 @@ void error_paths(PG pg, std::vector<at::Tensor> &grads) {
   }
   pg->allreduce(grads)->wait();
 }
+
+// A rank-named member beside a communicator is the process rank, even when it
+// is filled elsewhere; a LoRA config's `rank` is not.
+struct DistEnv {
+  int rank;
+  int world_size;
+  PG pg;
+};
+struct LoraConfig {
+  int rank;
+  float alpha;
+};
+void member_rank(DistEnv &env, const LoraConfig &lora, std::vector<at::Tensor> &t) {
+  if (lora.rank == 0)
+    env.pg->allreduce(t);
+  if (env.rank == 0)
+    env.pg->barrier();
+// CHECK-MESSAGES: :[[@LINE-1]]:13: warning: barrier runs only on ranks where 'env.rank == 0' holds{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-3]]:7: note: rank-dependent condition here
+}
