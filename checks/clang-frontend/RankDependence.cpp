@@ -593,6 +593,14 @@ struct DependenceAnalyzer::Impl {
   std::string text(const Expr *e) const {
     const SourceManager &sm = ctx.getSourceManager();
     CharSourceRange r = CharSourceRange::getTokenRange(sm.getExpansionRange(e->getSourceRange()).getAsRange());
+    // Inside a macro, the expression's own spelling reads better than the
+    // whole macro invocation.
+    SourceLocation b = e->getBeginLoc(), en = e->getEndLoc();
+    if (b.isMacroID() && en.isMacroID()) {
+      SourceLocation sb = sm.getSpellingLoc(b), se = sm.getSpellingLoc(en);
+      if (sm.getFileID(sb) == sm.getFileID(se) && !sm.isBeforeInTranslationUnit(se, sb))
+        r = CharSourceRange::getTokenRange(sb, se);
+    }
     std::string s = Lexer::getSourceText(r, sm, ctx.getLangOpts()).str();
     std::string out;
     bool space = false;

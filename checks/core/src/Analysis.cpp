@@ -56,6 +56,7 @@ struct Path {
   Conj guard;
   std::vector<Ev> seq;
   ExitKind exit = ExitKind::None;
+  Loc exitLoc = 0;
 };
 
 bool cmp(CmpOp op, std::int64_t a, std::int64_t b) {
@@ -447,8 +448,10 @@ struct Analyzer::Impl {
     }
     case Node::Kind::Exit:
       for (auto &p : in)
-        if (live(p))
+        if (live(p)) {
           p.exit = n.exit;
+          p.exitLoc = n.loc;
+        }
       return in;
     case Node::Kind::If: {
       if (!relevant(n))
@@ -650,8 +653,11 @@ struct Analyzer::Impl {
     // two paths part; otherwise the collective sits in a branch of its own.
     const Lit *split = splitLit(skips, runs);
     const Lit *exitLit = lastLit(skips);
+    // ...and only when the exit comes before the collective (Loc ids follow
+    // source order): a `return` at the end of the function skips nothing.
     if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate && split && exitLit &&
-        split->atom == exitLit->atom && split->loc == exitLit->loc) {
+        split->atom == exitLit->atom && split->loc == exitLit->loc &&
+        (skips.exitLoc == 0 || skips.exitLoc < e.loc)) {
       f.message = eventName(e) + " is never reached by " + who(exitLit) + ": they " +
                   exitWord(skips.exit) + " early while the other ranks block in it" + kFixAdvice;
       noteAt(f, exitLit);
