@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=${DDPLINT_JOBS:-$(nproc)}
 
-bash scripts/build.sh
+bash scripts/build.sh -DDDPLINT_BUILD_HARNESS=ON -DDDPLINT_BUILD_TESTS=ON
 # Static tests in parallel; the harness alone afterwards, since its verdicts
 # are timed (detection latency) and must not compete with clang-tidy for the CPUs.
 ctest --test-dir build --output-on-failure -j "$jobs" -LE harness
