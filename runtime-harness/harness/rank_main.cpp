@@ -101,6 +101,17 @@ void syncGrads(RankCtx& ctx, TinyModel& m) {
   }
 }
 
+at::Tensor trainStep(RankCtx& ctx, TinyModel& m, int step, uint64_t salt) {
+  m.zeroGrad();
+  auto g = at::detail::createCPUGenerator(ctx.seed + uint64_t(ctx.rank) * salt + uint64_t(step));
+  at::Tensor x = at::randn({8, 4}, g);
+  (x.matmul(m.params[0].second.t()) + m.params[1].second).pow(2).mean().backward();
+  ctx.compute(ctx.stepS);
+  syncGrads(ctx, m);
+  m.sgd(0.01);
+  return x;
+}
+
 void broadcastParams(RankCtx& ctx, TinyModel& m) {
   at::NoGradGuard g;
   for (auto& p : m.params) {

@@ -28,13 +28,7 @@ void run(RankCtx& ctx) {
       std::unique_lock<std::mutex> lk(mu);
       cv.wait_for(lk, ctx.bad ? std::chrono::seconds(120) : std::chrono::milliseconds(500));
     }
-    m.zeroGrad();
-    auto g = at::detail::createCPUGenerator(ctx.seed + uint64_t(ctx.rank) * 29 + uint64_t(step));
-    at::Tensor x = at::randn({8, 4}, g);
-    (x.matmul(m.params[0].second.t()) + m.params[1].second).pow(2).mean().backward();
-    ctx.compute(ctx.stepS);
-    syncGrads(ctx, m);
-    m.sgd(0.01);
+    trainStep(ctx, m, step, 29);
   }
 }
 

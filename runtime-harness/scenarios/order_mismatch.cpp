@@ -13,13 +13,7 @@ void run(RankCtx& ctx) {
   at::Tensor seen = at::zeros({1}, at::kLong);
   const int odd = ctx.world - 1;
   for (int step = 0; step < ctx.steps; ++step) {
-    m.zeroGrad();
-    auto g = at::detail::createCPUGenerator(ctx.seed + uint64_t(ctx.rank) * 31 + uint64_t(step));
-    at::Tensor x = at::randn({8, 4}, g);
-    (x.matmul(m.params[0].second.t()) + m.params[1].second).pow(2).mean().backward();
-    ctx.compute(ctx.stepS);
-    syncGrads(ctx, m);
-    m.sgd(0.01);
+    at::Tensor x = trainStep(ctx, m, step, 31);
     // Buffers are synchronised in the order their producers finished, which
     // is timing-dependent: from step 2 on, the last rank sees the counter
     // ready before the statistics.

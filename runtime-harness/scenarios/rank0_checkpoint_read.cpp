@@ -35,13 +35,7 @@ void run(RankCtx& ctx) {
   broadcastParams(ctx, m);
   const std::string path = ctx.workDir + "/ckpt-step2.pt";
   for (int step = 0; step < ctx.steps; ++step) {
-    m.zeroGrad();
-    auto g = at::detail::createCPUGenerator(ctx.seed + uint64_t(ctx.rank) * 17 + uint64_t(step));
-    at::Tensor x = at::randn({8, 4}, g);
-    (x.matmul(m.params[0].second.t()) + m.params[1].second).pow(2).mean().backward();
-    ctx.compute(ctx.stepS);
-    syncGrads(ctx, m);
-    m.sgd(0.01);
+    trainStep(ctx, m, step, 17);
     if (step != 2) continue;
     std::vector<char> bytes = serializeCheckpoint(m, step, at::zeros({100000}));
     if (ctx.bad) {

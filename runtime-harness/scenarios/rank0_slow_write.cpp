@@ -14,13 +14,7 @@ void run(RankCtx& ctx) {
   const std::string path = ctx.workDir + "/ckpt.pt";
   const double writeS = 3.0;  // twice the process-group timeout
   for (int step = 0; step < ctx.steps; ++step) {
-    m.zeroGrad();
-    auto g = at::detail::createCPUGenerator(ctx.seed + uint64_t(ctx.rank) * 13 + uint64_t(step));
-    at::Tensor x = at::randn({8, 4}, g);
-    (x.matmul(m.params[0].second.t()) + m.params[1].second).pow(2).mean().backward();
-    ctx.compute(ctx.stepS);
-    syncGrads(ctx, m);
-    m.sgd(0.01);
+    trainStep(ctx, m, step, 13);
     if (step != 2) continue;
     std::vector<char> bytes = serializeCheckpoint(m, step, at::zeros({1000}));
     if (ctx.bad) {

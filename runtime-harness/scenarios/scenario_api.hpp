@@ -47,6 +47,10 @@ struct TinyModel {
 void syncGrads(RankCtx& ctx, TinyModel& m);
 // Every rank starts from rank 0's weights.
 void broadcastParams(RankCtx& ctx, TinyModel& m);
+// One ordinary training step: a rank-specific batch (seeded by `salt`), the
+// backward pass, the compute time, the gradient allreduce and the update.
+// Returns the batch.
+at::Tensor trainStep(RankCtx& ctx, TinyModel& m, int step, uint64_t salt);
 
 #define DDPH_REGISTER_SCENARIO(var, ...) static ::ddph::ScenarioRegistrar var{::ddph::ScenarioDef{__VA_ARGS__}}
 

@@ -23,13 +23,7 @@ void run(RankCtx& ctx) {
     batches = n.item<int>();
   }
   for (int step = 0; step < batches; ++step) {
-    m.zeroGrad();
-    auto g = at::detail::createCPUGenerator(ctx.seed + uint64_t(ctx.rank) * 101 + uint64_t(step));
-    at::Tensor x = at::randn({8, 4}, g);
-    (x.matmul(m.params[0].second.t()) + m.params[1].second).pow(2).mean().backward();
-    ctx.compute(ctx.stepS);
-    syncGrads(ctx, m);
-    m.sgd(0.01);
+    trainStep(ctx, m, step, 101);
   }
   ctx.barrier("end_of_training");
 }
