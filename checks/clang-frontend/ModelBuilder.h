@@ -24,6 +24,7 @@ public:
   const core::Program &program();
   LocTable &locs() { return locs_; }
   DependenceAnalyzer &deps() { return *deps_; }
+  const ApiMatcher &api() const { return api_; }
   // The statement a model node came from (If nodes: the IfStmt), for fix-its.
   const clang::Stmt *stmtOf(const core::Node *n) const;
   // The function whose body holds a model node's statement (no parent map:

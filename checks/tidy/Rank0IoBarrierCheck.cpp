@@ -50,7 +50,7 @@ struct GroupFinder : RecursiveASTVisitor<GroupFinder> {
 
 void Rank0IoBarrierCheck::run(core::Analyzer &analyzer, clangfe::ModelBuilder &model,
                               ASTContext &ctx) {
-  clangfe::ApiMatcher api(core::builtinApi(), user_);
+  const clangfe::ApiMatcher &api = model.api();
   for (const auto &f : analyzer.rank0IoWithoutBarrier(requireBefore_)) {
     std::vector<FixItHint> fixes;
     const auto *ifs = dyn_cast_or_null<IfStmt>(model.stmtOf(f.node));

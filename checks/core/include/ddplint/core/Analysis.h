@@ -7,8 +7,6 @@
 
 #include "ddplint/core/Model.h"
 
-#include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
