@@ -14,18 +14,28 @@ PACKAGES=(
   libtorch-dev libgloo-dev
   # catalog generator and tests
   libyaml-cpp-dev catch2
+  # ddplint-clangd: Debian's clangd libraries were built with the remote index (gRPC)
+  libgrpc++-dev libprotobuf-dev
+  # tests of the front ends: SARIF schema validation, the pre-commit hook, the LSP client
+  python3-jsonschema pre-commit
 )
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#PACKAGES[@]} packages are installed"
-  exit 0
-fi
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "setup: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages are installed"
+else
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The SARIF 2.1.0 schema and Microsoft's SARIF validator (for the SARIF tests),
+# from the npm registry, pinned.
+if [ -f "$(dirname "$0")/setup-sarif-validator.sh" ]; then
+  bash "$(dirname "$0")/setup-sarif-validator.sh"
+fi
