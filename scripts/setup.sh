@@ -18,6 +18,8 @@ PACKAGES=(
   libgrpc++-dev libprotobuf-dev
   # tests of the front ends: SARIF schema validation, the pre-commit hook, the LSP client
   python3-jsonschema pre-commit
+  # benchmarks (bench/)
+  bc time
 )
 
 missing=()

@@ -4,8 +4,13 @@
 // fails the build, so a broken catalog never ships.
 //
 //   gen_catalog CATALOG API --cpp OUT.cpp --checklist OUT.inc
-//   gen_catalog CATALOG API --ids            (one rule id per line)
+//   gen_catalog CATALOG API --ids            (one rule id per line, every front end)
+//   gen_catalog CATALOG API --ids-frontend F (the ids of the rules front end F runs)
 //   gen_catalog CATALOG API --docs-index     (markdown table for docs/checks)
+//
+// A rule's optional `frontend:` says which front end implements it: clang-tidy
+// (the default: a check class in checks/tidy, registered through CheckList.inc)
+// or launch (checks/launch: launch files, no check class to register).
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
@@ -100,8 +105,18 @@ std::string className(const std::string &id) {
   return o + "Check";
 }
 
+const char *const kFrontends[] = {"clang-tidy", "launch"};
+
+bool knownFrontend(const std::string &f) {
+  for (const char *k : kFrontends)
+    if (f == k)
+      return true;
+  return false;
+}
+
 struct Rule {
   std::string id, severity, summary, trigger, rootCause, guardrail, fix;
+  std::string frontend = "clang-tidy";
   std::vector<std::string> harness;
   struct Opt {
     std::string name, def, doc;
@@ -140,6 +155,11 @@ std::vector<Rule> loadRules(const std::string &file) {
     out.rootCause = str(file, r, "root_cause");
     out.guardrail = str(file, r, "guardrail");
     out.fix = str(file, r, "fix");
+    if (r["frontend"]) {
+      out.frontend = str(file, r, "frontend");
+      if (!knownFrontend(out.frontend))
+        fail(file, r["frontend"], "frontend must be clang-tidy or launch, not '" + out.frontend + "'");
+    }
     out.harness = strList(file, r, "harness");
     if (out.harness.empty())
       fail(file, r, "every rule names at least one harness scenario");
@@ -258,7 +278,7 @@ void writeFile(const std::string &path, const std::string &text) {
 int main(int argc, char **argv) {
   if (argc < 4) {
     std::cerr << "usage: gen_catalog CATALOG.yaml API.yaml (--cpp OUT --checklist OUT | --ids | "
-                 "--docs-index)\n";
+                 "--ids-frontend clang-tidy|launch | --docs-index)\n";
     return 2;
   }
   const std::string catalogFile = argv[1], apiFile = argv[2];
@@ -271,13 +291,24 @@ int main(int argc, char **argv) {
         std::cout << r.id << "\n";
       return 0;
     }
+    if (mode == "--ids-frontend") {
+      // A typo here would silently list nothing and let a consistency test pass.
+      if (argc != 5 || !knownFrontend(argv[4])) {
+        std::cerr << "gen_catalog: --ids-frontend takes clang-tidy or launch\n";
+        return 2;
+      }
+      for (const auto &r : rules)
+        if (r.frontend == argv[4])
+          std::cout << r.id << "\n";
+      return 0;
+    }
     if (mode == "--docs-index") {
       std::cout << "# ddplint checks\n\n"
                    "Generated from `rules/catalog.yaml`; do not edit by hand.\n\n"
-                   "| check | severity | summary |\n|---|---|---|\n";
+                   "| check | severity | front end | summary |\n|---|---|---|---|\n";
       for (const auto &r : rules)
         std::cout << "| [" << r.id << "](" << r.id << ".md) | " << r.severity << " | "
-                  << r.summary << " |\n";
+                  << r.frontend << " | " << r.summary << " |\n";
       return 0;
     }
     if (mode != "--cpp" || argc != 7 || std::string(argv[5]) != "--checklist") {
@@ -295,7 +326,7 @@ int main(int argc, char **argv) {
           << ",\n     " << cxx(r.fix) << ",\n     " << cxxList(r.harness) << ",\n     {";
       for (const auto &o : r.options)
         cpp << "{" << cxx(o.name) << ", " << cxx(o.def) << ", " << cxx(o.doc) << "}, ";
-      cpp << "}},\n";
+      cpp << "},\n     " << cxx(r.frontend) << "},\n";
     }
     cpp << "  };\n  return rules;\n}\n\n"
            "const ApiCatalog &builtinApi() {\n  static const ApiCatalog api = [] {\n"
@@ -304,12 +335,15 @@ int main(int argc, char **argv) {
     std::ostringstream list;
     // Included twice by the module: once for the headers, once to register.
     // A catalog entry without its check class fails the build right here.
+    // Rules of other front ends have no check class, so they stay out.
     list << "// Generated from rules/catalog.yaml; do not edit.\n#ifdef DDPLINT_CHECK_HEADERS\n";
     for (const auto &r : rules)
-      list << "#include \"tidy/" << className(r.id) << ".h\"\n";
+      if (r.frontend == "clang-tidy")
+        list << "#include \"tidy/" << className(r.id) << ".h\"\n";
     list << "#else\n";
     for (const auto &r : rules)
-      list << "DDPLINT_CHECK(\"" << r.id << "\", " << className(r.id) << ")\n";
+      if (r.frontend == "clang-tidy")
+        list << "DDPLINT_CHECK(\"" << r.id << "\", " << className(r.id) << ")\n";
     list << "#endif\n";
     writeFile(argv[4], cpp.str());
     writeFile(argv[6], list.str());

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Test: the findings of lint.sh on the example equal expected-findings.txt.
+# Test: the findings of lint.sh (the clang-tidy plugin) or, with
+# LINT=lint-cli.sh, of the ddplint CLI on the example equal expected-findings.txt.
 #
 # Compares `file:line: check-id` lines (file relative to examples/trainer);
 # lines of expected-findings.txt starting with `#` are comments.  Exit 0 when
@@ -11,14 +12,15 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/ddplint-example.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
-DDPLINT_EXAMPLE_BUILD="$tmp/build" "$here/lint.sh" >"$tmp/lint.out" 2>"$tmp/lint.err"
+lint="${LINT:-lint.sh}"
+DDPLINT_EXAMPLE_BUILD="$tmp/build" "$here/$lint" >"$tmp/lint.out" 2>"$tmp/lint.err"
 rc=$?
 if [[ $rc -ne 1 ]]; then
   cat "$tmp/lint.out" "$tmp/lint.err"
-  echo "check_expected.sh: lint.sh exited $rc, expected 1 (findings)" >&2
+  echo "check_expected.sh: $lint exited $rc, expected 1 (findings)" >&2
   exit 1
 fi
-sed -n -E 's#^(.*/)?([^/:]+):([0-9]+):[0-9]+: (warning|error): .*\[(ddp-[a-z0-9-]+)(,-warnings-as-errors)?\]$#\2:\3: \5#p' \
+sed -n -E 's#^(.*/)?([^/:]+):([0-9]+):[0-9]+: (warning|error|note): .*\[(ddp-[a-z0-9-]+)(,-warnings-as-errors)?\]$#\2:\3: \5#p' \
   "$tmp/lint.out" | LC_ALL=C sort >"$tmp/actual"
 grep -v -E '^[[:space:]]*(#|$)' "$here/expected-findings.txt" | LC_ALL=C sort >"$tmp/expected"
 if ! diff -u "$tmp/expected" "$tmp/actual" >"$tmp/diff"; then

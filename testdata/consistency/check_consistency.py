@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The catalog (rules/catalog.yaml) is the single source of truth.  This test
 fails when the checks clang-tidy lists with the plugin, their options, the docs
-(docs/checks/) or the lit tests (testdata/lit/) disagree with it.
+(docs/checks/) or the tests disagree with it.  Rules of the clang-tidy front end
+(the default) need a registered check and lit tests in testdata/lit/; rules of
+the launch front end (`frontend: launch`, ddplint check-launch) must not be
+registered with clang-tidy and need a test in testdata/launch/ instead.
 
     check_consistency.py --repo DIR --gen GEN_CATALOG --clang-tidy BIN --plugin SO
                          [--harness BIN]
@@ -36,15 +39,22 @@ def main():
     ids = run([a.gen, catalog, api, "--ids"]).split()
     if not ids:
         sys.exit("error: the catalog lists no rules")
+    tidy_ids = run([a.gen, catalog, api, "--ids-frontend", "clang-tidy"]).split()
+    launch_ids = run([a.gen, catalog, api, "--ids-frontend", "launch"]).split()
+    for i in ids:
+        if i not in tidy_ids and i not in launch_ids:
+            errors.append(f"{i}: belongs to no known front end")
 
     # 1. Registered checks == catalog entries.
     listed = run([a.clang_tidy, f"--load={a.plugin}", "--checks=-*,ddp-*", "--list-checks"])
     registered = sorted(set(re.findall(r"^\s+(ddp-[a-z0-9-]+)\s*$", listed, re.M)))
-    for i in ids:
+    for i in tidy_ids:
         if i not in registered:
             errors.append(f"{i}: in rules/catalog.yaml but not registered by the plugin")
     for r in registered:
-        if r not in ids:
+        if r in launch_ids:
+            errors.append(f"{r}: a launch rule (frontend: launch) registered as a clang-tidy check")
+        elif r not in ids:
             errors.append(f"{r}: registered by the plugin but missing from rules/catalog.yaml")
 
     # 2. Options: what the checks store == what the catalog documents.
@@ -90,7 +100,8 @@ def main():
                       "`build/internal/ddplint-gen-catalog rules/catalog.yaml rules/api.yaml "
                       "--docs-index > docs/checks/README.md`")
 
-    # 4. Tests: every rule has a lit test, and one on the real LibTorch headers.
+    # 4. Tests: every clang-tidy rule has a lit test, and one on the real LibTorch
+    # headers; every launch rule a test under testdata/launch that names it.
     runs = {}
     for t in glob.glob(os.path.join(a.repo, "testdata", "lit", "*.cpp")):
         with open(t, encoding="utf-8") as f:
@@ -98,15 +109,32 @@ def main():
                 m = re.search(r"//\s*RUN:.*%check_ddp_tidy.*?\s(ddp-[a-z0-9-]+)\s", line)
                 if m:
                     runs.setdefault(m.group(1), set()).add("real" if "%torch_flags" in line else "mock")
-    for i in ids:
+    for i in tidy_ids:
         kinds = runs.get(i, set())
         if not kinds:
             errors.append(f"{i}: no lit test in testdata/lit runs it")
         elif "real" not in kinds:
             errors.append(f"{i}: no lit test runs it on the real LibTorch headers (%torch_flags)")
     for r in runs:
-        if r not in ids:
+        if r in launch_ids:
+            errors.append(f"testdata/lit runs {r}, a launch rule that clang-tidy does not have")
+        elif r not in ids:
             errors.append(f"testdata/lit runs {r}, which is not in the catalog")
+    launch_dir = os.path.join(a.repo, "testdata", "launch")
+    launch_sources = []
+    for ext in ("cpp", "py"):
+        launch_sources += glob.glob(os.path.join(launch_dir, f"*.{ext}"))
+    launch_tested = set()
+    for t in launch_sources:
+        with open(t, encoding="utf-8") as f:
+            body = f.read()
+        launch_tested |= {i for i in launch_ids if i in body}
+    has_cmake = os.path.exists(os.path.join(launch_dir, "CMakeLists.txt"))
+    for i in launch_ids:
+        if not has_cmake:
+            errors.append(f"{i}: launch rule without testdata/launch/CMakeLists.txt")
+        elif i not in launch_tested:
+            errors.append(f"{i}: no test in testdata/launch names it")
 
     # 5. Harness: every scenario a rule names exists.
     if a.harness:
@@ -120,8 +148,10 @@ def main():
 
     for e in errors:
         print(f"inconsistent: {e}")
-    print(f"{len(ids)} rules, {len(registered)} registered checks, {len(pages)} docs, "
-          f"{len(runs)} checks with lit tests: {'OK' if not errors else f'{len(errors)} problem(s)'}")
+    print(f"{len(ids)} rules ({len(tidy_ids)} clang-tidy, {len(launch_ids)} launch), "
+          f"{len(registered)} registered checks, {len(pages)} docs, "
+          f"{len(runs)} checks with lit tests, {len(launch_tested)} launch rules with tests: "
+          f"{'OK' if not errors else f'{len(errors)} problem(s)'}")
     return 1 if errors else 0
 
 

@@ -10,7 +10,9 @@ diagnostics and fixes the way clang-tidy's own check tests do:
     check_ddp_tidy.py [--prefix P] SOURCE CHECKS TMP [-- TIDY-ARGS] -- COMPILE-ARGS
 
 Tool paths come from the environment: DDPLINT_CLANG_TIDY, DDPLINT_PLUGIN,
-DDPLINT_FILECHECK.
+DDPLINT_FILECHECK.  An empty or unset DDPLINT_PLUGIN runs DDPLINT_CLANG_TIDY
+without `--load`, for a clang-tidy with the checks linked in
+(build/bin/ddplint-clang-tidy).
 """
 import os
 import re
@@ -43,7 +45,7 @@ def main():
         else:
             compile_args = rest
     clang_tidy = os.environ["DDPLINT_CLANG_TIDY"]
-    plugin = os.environ["DDPLINT_PLUGIN"]
+    plugin = os.environ.get("DDPLINT_PLUGIN", "")
     filecheck = os.environ["DDPLINT_FILECHECK"]
 
     with open(source, encoding="utf-8") as f:
@@ -60,7 +62,8 @@ def main():
     with open(work, "w", encoding="utf-8") as f:
         f.write(cleaned)
 
-    cmd = [clang_tidy, f"--load={plugin}", f"--checks=-*,{checks}", "--fix",
+    load = [f"--load={plugin}"] if plugin else []
+    cmd = [clang_tidy] + load + [f"--checks=-*,{checks}", "--fix",
            "--header-filter=^$", "--quiet"] + tidy_args + [work, "--"] + compile_args
     print(" ".join(cmd), flush=True)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -68,6 +71,10 @@ def main():
     print(out)
     if "[clang-diagnostic-error]" in out or "Error while processing" in out:
         fail(f"clang-tidy reported a compile error (exit {proc.returncode}); a test file must compile")
+    # A clang-tidy without the ddp module enables nothing, prints no warnings
+    # and would pass every test that expects none.
+    if "no checks enabled" in out:
+        fail(f"clang-tidy knows no check matching '{checks}' (is the ddp module loaded or linked in?)")
     out_file = tmp + ".msgs"
     with open(out_file, "w", encoding="utf-8") as f:
         f.write(out)

@@ -25,6 +25,9 @@ struct RuleInfo {
   std::string fix;
   std::vector<std::string> harness;
   std::vector<RuleOption> options;
+  // Which front end runs the rule: "clang-tidy" or "launch" (ddplint check-launch).
+  // Last so that aggregate initialisers written before it existed still compile.
+  std::string frontend;
 };
 
 // A function with one interesting argument (a path, an out-parameter, a timeout).

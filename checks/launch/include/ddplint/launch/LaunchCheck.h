@@ -1,0 +1,66 @@
+// The launch-file rule ddp-launch-env: reads Kubernetes manifests, Slurm batch
+// scripts and shell launch scripts and reports ranks started without NCCL async
+// error handling or Python's faulthandler.  No Clang: `ddplint check-launch`
+// links this library and ddplint-core only.
+//
+// Precision over recall: a variable that may come from somewhere the file does
+// not show (a container's envFrom, a sourced file, a value computed at run
+// time) is never reported as missing or wrong.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ddplint::launch {
+
+// Every finding of this library belongs to this catalog rule.
+inline constexpr const char *kRuleId = "ddp-launch-env";
+
+enum class FileKind { KubernetesManifest, SlurmScript, ShellScript, Unknown };
+
+// "kubernetes", "slurm", "shell", "unknown": for messages and reports.
+const char *fileKindName(FileKind kind);
+
+struct Options {
+  // The PyTorch the launched job runs.  0.0 = unknown: assume the current
+  // variable name (the one read since rules/api.yaml's renamed_in).
+  int torchMajor = 0, torchMinor = 0;
+};
+
+// "2.3", "1.13.1", "2.2.0+cu121", "2.4.0a0", "v2.1" -> major and minor.  False
+// (and `out` untouched) for anything else, including "2", "" and "0.0".
+bool parseTorchVersion(const std::string &text, Options &out);
+
+struct Finding {
+  std::string file;
+  unsigned line = 0, column = 0; // 1-based
+  std::string message;
+  std::string ruleId = kRuleId;
+};
+
+// A file that could not be checked, completely or in part (a malformed YAML
+// document, a binary file, an unknown file type).  line/column are 0 when the
+// error concerns the whole file.
+struct Error {
+  std::string file;
+  unsigned line = 0, column = 0;
+  std::string message;
+};
+
+struct Result {
+  FileKind kind = FileKind::Unknown;
+  std::vector<Finding> findings; // sorted by line, then column
+  std::vector<Error> errors;
+};
+
+// The kind of launch file, by content first and the file name's extension as
+// a hint.  Does not parse; Unknown for binary text.
+FileKind detectFileKind(const std::string &file, const std::string &text);
+
+// `file` is used for the kind's extension hint and in findings and errors.
+Result checkLaunchText(const std::string &file, const std::string &text, const Options &opts);
+
+// Reads the file; a missing, unreadable or binary file gives an Error.
+Result checkLaunchFile(const std::string &file, const Options &opts);
+
+} // namespace ddplint::launch

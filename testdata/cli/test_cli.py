@@ -1,0 +1,476 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the ddplint CLI: a real CMake project with a real
+compile_commands.json, real config files, baselines, fix-its, launch files and
+the pre-commit hook.  Every test works on a copy in a temporary folder.
+
+    DDPLINT=build/bin/ddplint python3 -m unittest test_cli.ExitCodes -v
+"""
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+DDPLINT = os.environ.get("DDPLINT", os.path.join(REPO, "build", "bin", "ddplint"))
+MOCK_INCLUDE = os.path.join(REPO, "testdata", "include")
+VALIDATE_SARIF = os.path.join(REPO, "testdata", "report", "validate_sarif.py")
+TIMEOUT = 120
+
+FINDING = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|note): "
+                     r"(?P<msg>.*) \[(?P<rule>ddp-[a-z0-9-]+)\]$", re.M)
+
+
+def run(args, cwd=None, env=None, input=None):
+    p = subprocess.run([DDPLINT] + args, cwd=cwd, env=env, input=input, text=True,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
+    # A crash shows as a negative return code (a signal): never acceptable.
+    assert p.returncode in (0, 1, 2), f"ddplint died: rc={p.returncode}\n{p.stderr}"
+    return p
+
+
+def findings(text):
+    return [(m["file"], int(m["line"]), m["rule"], m["sev"]) for m in FINDING.finditer(text)]
+
+
+def line_of(path, needle, nth=1):
+    with open(path, encoding="utf-8") as f:
+        hits = [i for i, l in enumerate(f, 1) if needle in l]
+    return hits[nth - 1]
+
+
+class Project(unittest.TestCase):
+    """A fresh copy of testdata/cli/project, configured with CMake."""
+
+    configure = True
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ddplint-cli-")
+        self.src = os.path.join(self.tmp, "project")
+        shutil.copytree(os.path.join(HERE, "project"), self.src)
+        self.build = os.path.join(self.src, "build")
+        if self.configure:
+            p = subprocess.run(["cmake", "-S", self.src, "-B", self.build,
+                                f"-DDDPLINT_MOCK_INCLUDE={MOCK_INCLUDE}"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=TIMEOUT)
+            self.assertEqual(p.returncode, 0, p.stdout)
+        self.train = os.path.join(self.src, "src", "train.cpp")
+        self.eval = os.path.join(self.src, "src", "eval.cpp")
+        self.clean = os.path.join(self.src, "src", "clean.cpp")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write(self, rel, text):
+        path = os.path.join(self.src, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(textwrap.dedent(text))
+        return path
+
+    def expected_train(self):
+        return sorted([
+            ("src/train.cpp", line_of(self.train, "Options::create()"), "ddp-init-timeout", "warning"),
+            ("src/train.cpp", line_of(self.train, "pg->allreduce(metrics)"), "ddp-divergent-collective", "error"),
+            ("src/train.cpp", line_of(self.train, "NOLINT(ddp-init-timeout)"), "ddp-divergent-collective", "error"),
+        ])
+
+
+class ExitCodes(Project):
+    def test_findings_exit_1_with_clang_style_lines(self):
+        p = run(["-p", self.build, self.train], cwd=self.src)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(sorted(findings(p.stdout)), self.expected_train())
+        # NOLINT and NOLINTNEXTLINE hide exactly the named check.
+        self.assertNotIn(f"train.cpp:{line_of(self.train, '// NOLINT(ddp-divergent')}:", p.stdout)
+        self.assertNotIn(f"train.cpp:{line_of(self.train, 'pg->broadcast(t)->wait();')}:", p.stdout)
+        self.assertIn("note: rank-dependent condition here", p.stdout)
+
+    def test_clean_file_exit_0(self):
+        p = run(["-p", self.build, self.clean], cwd=self.src)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(findings(p.stdout), [])
+
+    def test_fail_on(self):
+        # train.cpp has errors and a warning; with only the warning left...
+        self.write(".ddplint.yaml", "checks:\n  ddp-divergent-collective: off\n")
+        self.assertEqual(run(["-p", self.build, self.train, "--fail-on", "error"]).returncode, 0)
+        self.assertEqual(run(["-p", self.build, self.train, "--fail-on=warning"]).returncode, 1)
+        self.assertEqual(run(["-p", self.build, self.train, "--fail-on", "never"]).returncode, 0)
+
+    def test_usage_errors_exit_2(self):
+        for args in (["--format", "xml", self.train], ["--no-such-flag"], ["--jobs", "0"],
+                     ["--fail-on", "fatal"], ["check-launch"]):
+            p = run(args, cwd=self.src)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn("ddplint: error:", p.stderr)
+
+    def test_whole_database_when_no_paths(self):
+        p = run(["-p", self.build], cwd=self.src)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(sorted(findings(p.stdout)), self.expected_train())
+        self.assertIn("3 files", p.stderr)
+
+    def test_database_found_above_the_file(self):
+        # No -p: build/compile_commands.json next to an ancestor folder is found.
+        p = run([self.train], cwd=self.tmp)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(len(findings(p.stdout)), 3)
+
+    def test_flags_after_double_dash(self):
+        p = run([self.train, "--", "-std=c++17", "-isystem", MOCK_INCLUDE], cwd=self.src)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(sorted(findings(p.stdout)), self.expected_train())
+
+    def test_folder_argument_takes_its_database_files(self):
+        p = run(["-p", self.build, os.path.join(self.src, "src")], cwd=self.src)
+        self.assertIn("3 files", p.stderr)
+
+
+class Formats(Project):
+    def test_json(self):
+        p = run(["-p", self.build, self.train, "--format=json"], cwd=self.src)
+        self.assertEqual(p.returncode, 1)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["version"], 1)
+        got = sorted((f["file"], f["line"], f["rule"], f["severity"]) for f in doc["findings"])
+        self.assertEqual(got, self.expected_train())
+        timeout = [f for f in doc["findings"] if f["rule"] == "ddp-init-timeout"][0]
+        self.assertEqual(timeout["fixes"][0]["replacement"], "std::chrono::seconds(300)")
+        self.assertTrue(all(f["fingerprint"] for f in doc["findings"]))
+        self.assertEqual(doc["errors"], [])
+
+    def test_sarif_validates_against_the_schema(self):
+        out = os.path.join(self.tmp, "ddplint.sarif")
+        p = run(["-p", self.build, self.train, self.eval, "--format", "sarif", "-o", out],
+                cwd=self.src)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        with open(out, encoding="utf-8") as f:
+            log = json.load(f)
+        run0 = log["runs"][0]
+        rule_ids = {r["id"] for r in run0["tool"]["driver"]["rules"]}
+        self.assertIn("ddp-divergent-collective", rule_ids)
+        self.assertIn("ddp-launch-env", rule_ids)
+        results = run0["results"]
+        self.assertEqual(len(results), 3)
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
+        self.assertEqual(uris, {"src/train.cpp"})
+        self.assertTrue(any(r.get("fixes") for r in results))
+        v = subprocess.run([sys.executable, VALIDATE_SARIF, out], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=300)
+        self.assertEqual(v.returncode, 0, v.stdout)
+
+    def test_color_only_when_asked(self):
+        plain = run(["-p", self.build, self.train], cwd=self.src)
+        self.assertNotIn("\x1b[", plain.stdout)
+        colored = run(["-p", self.build, self.train, "--color=always"], cwd=self.src)
+        self.assertIn("\x1b[", colored.stdout)
+
+    def test_progress_on_a_tty(self):
+        # stderr on a pseudo-terminal: a long run shows [i/N] progress.
+        master, slave = pty.openpty()
+        p = subprocess.Popen([DDPLINT, "-p", self.build], cwd=self.src, stdout=subprocess.PIPE,
+                             stderr=slave)
+        os.close(slave)
+        seen = b""
+        while True:
+            r, _, _ = select.select([master], [], [], TIMEOUT)
+            if not r:
+                p.kill()
+                self.fail("no output on the tty")
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        p.communicate(timeout=TIMEOUT)
+        os.close(master)
+        self.assertIn(b"[3/3]", seen)
+
+    def test_jobs_give_the_same_report(self):
+        one = run(["-p", self.build, "--jobs", "1", "--format=json"], cwd=self.src)
+        two = run(["-p", self.build, "-j2", "--format=json"], cwd=self.src)
+        self.assertEqual(json.loads(one.stdout)["findings"], json.loads(two.stdout)["findings"])
+
+
+class Baselines(Project):
+    def test_baseline_survives_line_shifts_and_new_findings_fail(self):
+        base = os.path.join(self.tmp, "baseline.json")
+        p = run(["-p", self.build, self.train, "--write-baseline", base], cwd=self.src)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(base, encoding="utf-8") as f:
+            self.assertEqual(len(json.load(f)["findings"]), 3)
+        p = run(["-p", self.build, self.train, "--baseline", base], cwd=self.src)
+        self.assertEqual((p.returncode, findings(p.stdout)), (0, []), p.stdout)
+        self.assertIn("3 suppressed", p.stderr)
+
+        # Unrelated lines above every finding: still all baselined.
+        with open(self.train, encoding="utf-8") as f:
+            text = f.read()
+        shifted = text.replace("using PG =", "// a comment\n// another one\n\nusing PG =", 1)
+        # ...and a new bug below them, which must still fail the gate.
+        shifted += textwrap.dedent("""
+            void newBug(PG pg, std::vector<at::Tensor> &t) {
+              if (pg->getRank() == 0)
+                pg->barrier()->wait();
+            }
+            """)
+        with open(self.train, "w", encoding="utf-8") as f:
+            f.write(shifted)
+        p = run(["-p", self.build, self.train, "--baseline", base], cwd=self.src)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertEqual(findings(p.stdout),
+                         [("src/train.cpp", line_of(self.train, "pg->barrier()->wait();"),
+                           "ddp-divergent-collective", "error")])
+
+    def test_malformed_baseline_is_an_error(self):
+        base = self.write("bad-baseline.json", '{"version": 1,\n  "findings": [ {"rule": 3} ]\n}\n')
+        p = run(["-p", self.build, self.train, "--baseline", base], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        self.assertRegex(p.stderr, r"bad-baseline\.json:2:\d+: error:")
+        broken = self.write("broken.json", '{"version": 1, "findings": [\n')
+        p = run(["-p", self.build, self.train, "--baseline", broken], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        self.assertRegex(p.stderr, r"broken\.json:\d+:\d+: error:")
+
+
+class Configs(Project):
+    def test_wrappers_reach_the_checks(self):
+        p = run(["-p", self.build, self.eval], cwd=self.src)
+        self.assertEqual(p.returncode, 0, p.stdout)  # dist::get_rank is unknown by default
+        self.write(".ddplint.yaml", """\
+            version: 1
+            wrappers:
+              rank_sources: [dist::get_rank]
+            """)
+        p = run(["-p", self.build, self.eval], cwd=self.src)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(findings(p.stdout),
+                         [("src/eval.cpp", line_of(self.eval, "pg->allreduce(t)"),
+                           "ddp-divergent-collective", "error")])
+
+    def test_severities_checks_and_excludes(self):
+        self.write(".ddplint.yaml", """\
+            checks:
+              ddp-divergent-collective: off
+              ddp-init-timeout: error
+            """)
+        p = run(["-p", self.build, self.train], cwd=self.src)
+        self.assertEqual(findings(p.stdout),
+                         [("src/train.cpp", line_of(self.train, "Options::create()"),
+                           "ddp-init-timeout", "error")])
+        self.write(".ddplint.yaml", "exclude: ['src/train.cpp']\n")
+        p = run(["-p", self.build], cwd=self.src)
+        self.assertNotIn("train.cpp", p.stdout)
+        self.assertIn("2 files", p.stderr)
+
+    def test_nearest_config_wins(self):
+        self.write(".ddplint.yaml", "checks:\n  ddp-init-timeout: off\n")
+        self.write("src/.ddplint.yaml", "checks:\n  ddp-divergent-collective: off\n")
+        p = run(["-p", self.build, self.train], cwd=self.src)
+        self.assertEqual([r for _, _, r, _ in findings(p.stdout)], ["ddp-init-timeout"])
+
+    def test_schema_errors_name_file_line_col(self):
+        cases = {
+            "checks:\n  ddp-no-such-check: error\n": r"\.ddplint\.yaml:2:3: error: unknown check 'ddp-no-such-check'",
+            "checks:\n  ddp-init-timeout: loud\n": r"\.ddplint\.yaml:2:21: error: 'loud' is not a severity",
+            "wrappers:\n  rank_source: [f]\n": r"\.ddplint\.yaml:2:3: error: unknown wrapper kind 'rank_source'",
+            "verison: 1\n": r"\.ddplint\.yaml:1:1: error: unknown key 'verison'",
+            "checks: [\n  a\n": r"\.ddplint\.yaml:\d+:\d+: error: malformed YAML",
+            "options:\n  ddp-init-timeout.Timeout: 3\n": r"\.ddplint\.yaml:2:3: error: unknown option 'ddp-init-timeout.Timeout'",
+        }
+        for text, pattern in cases.items():
+            self.write(".ddplint.yaml", text)
+            p = run(["-p", self.build, self.train], cwd=self.src)
+            self.assertEqual(p.returncode, 2, text)
+            self.assertRegex(p.stderr, pattern)
+            self.assertEqual(findings(p.stdout), [], "no lint with a broken config")
+
+    def test_options_reach_the_fix(self):
+        self.write(".ddplint.yaml", "options:\n  ddp-init-timeout.DefaultTimeoutSeconds: 120\n")
+        p = run(["-p", self.build, self.train, "--format=json"], cwd=self.src)
+        fix = [f for f in json.loads(p.stdout)["findings"] if f["rule"] == "ddp-init-timeout"][0]
+        self.assertEqual(fix["fixes"][0]["replacement"], "std::chrono::seconds(120)")
+
+
+class Fixes(Project):
+    def test_fix_applies_the_fix_its(self):
+        p = run(["-p", self.build, self.train, "--fix"], cwd=self.src)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("applied 1 fix-it", p.stderr)
+        with open(self.train, encoding="utf-8") as f:
+            self.assertIn("Options::create(std::chrono::seconds(300));", f.read())
+        p = run(["-p", self.build, self.train], cwd=self.src)
+        self.assertNotIn("ddp-init-timeout", [r for _, _, r, _ in findings(p.stdout)])
+
+
+class BadInputs(Project):
+    def test_missing_compile_database(self):
+        shutil.rmtree(self.build)
+        p = run([self.train], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("train.cpp: error: no compilation database", p.stderr + p.stdout)
+        self.assertIn("-p BUILD_DIR", p.stderr + p.stdout)
+        p = run(["-p", os.path.join(self.tmp, "nowhere"), self.train], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("compile_commands.json", p.stdout + p.stderr)
+
+    def test_malformed_compile_database(self):
+        with open(os.path.join(self.build, "compile_commands.json"), "w") as f:
+            f.write('[{"directory": "/x", "file": ')
+        p = run(["-p", self.build, self.train], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        self.assertRegex(p.stdout + p.stderr, r"compile_commands\.json: error: cannot read the compilation database")
+
+    def test_translation_unit_that_does_not_compile_keeps_its_findings(self):
+        with open(self.train, "a", encoding="utf-8") as f:
+            f.write("\nvoid broken() { int x = ; }\n")
+        p = run(["-p", self.build, self.train], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        err_line = line_of(self.train, "void broken()")
+        self.assertRegex(p.stdout + p.stderr, rf"src/train\.cpp:{err_line}:\d+: error: expected expression")
+        # The findings that could still be made are there.
+        self.assertEqual(sorted(findings(p.stdout)), self.expected_train())
+
+    def test_missing_and_binary_files(self):
+        blob = os.path.join(self.src, "src", "weights.bin")
+        with open(blob, "wb") as f:
+            f.write(b"\x7fELF\x00\x01\x02" * 100)
+        missing = os.path.join(self.src, "src", "nope.cpp")
+        p = run(["-p", self.build, missing, blob, self.train], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        out = p.stdout + p.stderr
+        self.assertIn("src/nope.cpp: error: no such file or directory", out)
+        self.assertIn("src/weights.bin: error: binary file", out)
+        self.assertEqual(sorted(findings(p.stdout)), self.expected_train())
+
+
+class Rules(unittest.TestCase):
+    def test_decision_table(self):
+        ids = subprocess.run([os.path.join(os.path.dirname(DDPLINT), "..", "internal",
+                                           "ddplint-gen-catalog"),
+                              os.path.join(REPO, "rules", "catalog.yaml"),
+                              os.path.join(REPO, "rules", "api.yaml"), "--ids"],
+                             stdout=subprocess.PIPE, text=True, check=True).stdout.split()
+        md = run(["rules", "--format", "markdown"])
+        self.assertEqual(md.returncode, 0)
+        self.assertIn("| rule | severity | trigger | root cause | guardrail | fix | harness scenario |",
+                      md.stdout)
+        rows = [l for l in md.stdout.splitlines() if l.startswith("| `ddp-")]
+        self.assertEqual([re.match(r"\| `([^`]+)`", r).group(1) for r in rows], ids)
+        self.assertIn("`rank0-only-collective`", md.stdout)
+        js = json.loads(run(["rules", "--format=json"]).stdout)
+        self.assertEqual([r["id"] for r in js["rules"]], ids)
+        text = run(["rules"]).stdout
+        self.assertIn("root cause:", text)
+
+
+class CheckLaunch(Project):
+    configure = False
+
+    def test_findings_and_hard_negatives(self):
+        bad = self.write("launch/job.yaml", """\
+            apiVersion: batch/v1
+            kind: Job
+            metadata:
+              name: train
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: trainer
+                      image: trainer:1
+                      env:
+                        - name: NCCL_ASYNC_ERROR_HANDLING
+                          value: "1"
+            """)
+        good = self.write("launch/run.sh", """\
+            #!/bin/bash
+            export TORCH_NCCL_ASYNC_ERROR_HANDLING=1
+            export PYTHONFAULTHANDLER=1
+            torchrun --nproc-per-node 8 train.py
+            """)
+        p = run(["check-launch", bad, good], cwd=self.src)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        got = findings(p.stdout)
+        self.assertTrue(got and all(f == "launch/job.yaml" and r == "ddp-launch-env"
+                                    for f, _, r, _ in got), p.stdout)
+        self.assertIn("deprecated", p.stdout)
+        self.assertIn("PYTHONFAULTHANDLER", p.stdout)
+        self.assertEqual(run(["check-launch", good], cwd=self.src).returncode, 0)
+
+    def test_version_from_config(self):
+        script = self.write("launch/old.sh", """\
+            #!/bin/bash
+            export NCCL_ASYNC_ERROR_HANDLING=1
+            export PYTHONFAULTHANDLER=1
+            torchrun train.py
+            """)
+        self.assertEqual(run(["check-launch", script], cwd=self.src).returncode, 1)
+        self.write(".ddplint.yaml", "launch:\n  torch_version: '1.13'\n")
+        p = run(["check-launch", script], cwd=self.src)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        p = run(["check-launch", "--torch-version", "2.4", script], cwd=self.src)
+        self.assertEqual(p.returncode, 1, p.stdout)
+
+    def test_malformed_yaml(self):
+        bad = self.write("launch/broken.yaml", "apiVersion: v1\nkind: Pod\nspec: [\n")
+        p = run(["check-launch", bad], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        self.assertRegex(p.stdout + p.stderr, r"launch/broken\.yaml:\d+:\d+: error:")
+
+
+class PreCommit(Project):
+    """The hook of .pre-commit-hooks.yaml, run by the real pre-commit."""
+
+    def test_hook_lints_only_staged_files(self):
+        if shutil.which("pre-commit") is None:
+            self.fail("pre-commit is not installed (scripts/setup.sh installs it)")
+        env = dict(os.environ)
+        env["PATH"] = os.path.dirname(os.path.abspath(DDPLINT)) + os.pathsep + env["PATH"]
+        env["PRE_COMMIT_HOME"] = os.path.join(self.tmp, "pre-commit-home")
+        env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+                   GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+        git = lambda *a: subprocess.run(["git", *a], cwd=self.src, env=env, check=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        timeout=TIMEOUT)
+        git("init", "-q")
+        with open(os.path.join(self.src, ".gitignore"), "w") as f:
+            f.write("build/\n")
+        self.write(".pre-commit-config.yaml", f"""\
+            repos:
+              - repo: {REPO}
+                rev: HEAD
+                hooks:
+                  - id: ddplint
+                    args: [-p, build]
+            """)
+        git("add", ".gitignore", ".pre-commit-config.yaml", "src/clean.cpp")
+        # Only the clean file is staged: the hook passes although train.cpp has bugs.
+        p = subprocess.run(["pre-commit", "try-repo", REPO, "ddplint", "--verbose"],
+                           cwd=self.src, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn("Passed", p.stdout)
+        git("add", "src/train.cpp")
+        p = subprocess.run(["pre-commit", "try-repo", REPO, "ddplint", "--verbose"],
+                           cwd=self.src, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=300)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("Failed", p.stdout)
+        self.assertIn("[ddp-divergent-collective]", p.stdout)
+        self.assertNotIn("clean.cpp:", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,669 @@
+// ddplint: the command-line front end of the ddp checks, for pre-commit hooks
+// and CI gates.
+//
+//   ddplint [OPTIONS] [PATHS...] [-p BUILD_DIR] [-- COMPILER_FLAGS...]
+//   ddplint rules [--format text|markdown|json]
+//   ddplint check-launch [OPTIONS] FILES...
+//
+// Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, config or
+// tooling errors (findings that could still be made are reported as well).
+#include "Baseline.h"
+#include "Config.h"
+#include "Finding.h"
+#include "Fixes.h"
+#include "Report.h"
+#include "RulesTable.h"
+#include "TidyRunner.h"
+
+#include "ddplint/core/Catalog.h"
+#include "ddplint/launch/LaunchCheck.h"
+
+#include "clang/Tooling/CompilationDatabase.h"
+#include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+#ifndef DDPLINT_RESOURCE_DIR
+#define DDPLINT_RESOURCE_DIR ""
+#endif
+
+// The ddp module lives in the check library; this reference keeps the linker
+// from dropping it (and with it every check) from the executable.
+extern volatile int DdpModuleAnchorSource;
+static int const ddpModuleAnchor = DdpModuleAnchorSource;
+
+namespace fs = std::filesystem;
+using namespace ddplint::cli;
+
+namespace {
+
+constexpr int kExitClean = 0, kExitFindings = 1, kExitError = 2;
+
+const char *kUsage = R"(usage: ddplint [OPTIONS] [PATHS...] [-- COMPILER_FLAGS...]
+       ddplint rules [--format text|markdown|json]
+       ddplint check-launch [OPTIONS] FILES...
+
+Lints C++ translation units with the ddp checks.  PATHS are source files or
+directories; without PATHS every file in the compilation database is linted.
+
+Input:
+  -p BUILD_DIR            folder with compile_commands.json (default: searched
+                          upwards from each file, also in <dir>/build)
+  -- FLAGS...             compile every file with these flags instead of a database
+  --config FILE           use this config for every file (default: the nearest
+                          .ddplint.yaml above each file)
+Output:
+  --format text|json|sarif   (default text)
+  -o, --output FILE       write the report to FILE instead of stdout
+  --color auto|always|never  colour the text report (default auto: on a tty)
+  --root DIR              paths in reports and baselines are relative to DIR
+                          (default: the enclosing git checkout, else the cwd)
+  -q, --quiet             no progress and no summary line
+Gate:
+  --fail-on error|warning|note|never   lowest severity that makes exit code 1
+                          (default warning)
+  --baseline FILE         do not report the findings recorded in FILE
+  --write-baseline FILE   record the current findings in FILE (exit 0 unless errors)
+  --fix                   apply the fix-its to the files
+Speed:
+  -j, --jobs N            analyse N translation units in parallel (default 1)
+Other:
+  --version, -h/--help
+
+Exit codes: 0 no findings, 1 findings at or above --fail-on, 2 usage, config or
+tooling error (a file that does not compile, a missing database, a broken
+config); findings that could still be made are reported with exit code 2.
+)";
+
+struct Args {
+  std::string command = "lint"; // lint | rules | check-launch
+  std::vector<std::string> paths;
+  std::optional<std::string> buildDir, configFile, outputFile, baseline, writeBaseline, root;
+  std::optional<std::vector<std::string>> fixedFlags;
+  std::string format = "text";
+  std::string color = "auto";
+  std::string failOn = "warning";
+  std::string torchVersion;
+  bool fix = false, quiet = false, parseSystemBodies = false;
+  unsigned jobs = 1;
+};
+
+[[noreturn]] void usageError(const std::string &msg) {
+  std::cerr << "ddplint: error: " << msg << "\nrun 'ddplint --help' for usage\n";
+  std::exit(kExitError);
+}
+
+Args parseArgs(int argc, char **argv) {
+  Args a;
+  int i = 1;
+  if (argc > 1 && (std::string(argv[1]) == "rules" || std::string(argv[1]) == "check-launch")) {
+    a.command = argv[1];
+    i = 2;
+  }
+  auto value = [&](const std::string &flag, const std::string &arg) -> std::string {
+    const std::string eq = flag + "=";
+    if (arg.rfind(eq, 0) == 0)
+      return arg.substr(eq.size());
+    if (i + 1 >= argc)
+      usageError(flag + " needs a value");
+    return argv[++i];
+  };
+  auto is = [](const std::string &arg, const char *flag) {
+    const std::string f = flag;
+    return arg == f || arg.rfind(f + "=", 0) == 0;
+  };
+  for (; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") {
+      a.fixedFlags.emplace(argv + i + 1, argv + argc);
+      break;
+    }
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kUsage;
+      std::exit(kExitClean);
+    }
+    if (arg == "--version") {
+      std::cout << "ddplint " << toolVersion() << " (LLVM " << DDPLINT_LLVM_MAJOR << ")\n";
+      std::exit(kExitClean);
+    }
+    if (arg == "-p" || is(arg, "--build-dir") || (arg.size() > 2 && arg.rfind("-p", 0) == 0 &&
+                                                  arg[2] != '-')) {
+      a.buildDir = arg.size() > 2 && arg[1] == 'p' ? arg.substr(2) : value(arg == "-p" ? "-p" : "--build-dir", arg);
+    } else if (is(arg, "--format")) {
+      a.format = value("--format", arg);
+    } else if (arg == "-o" || is(arg, "--output")) {
+      a.outputFile = value(arg == "-o" ? "-o" : "--output", arg);
+    } else if (is(arg, "--config")) {
+      a.configFile = value("--config", arg);
+    } else if (is(arg, "--color")) {
+      a.color = value("--color", arg);
+    } else if (is(arg, "--fail-on")) {
+      a.failOn = value("--fail-on", arg);
+    } else if (is(arg, "--baseline")) {
+      a.baseline = value("--baseline", arg);
+    } else if (is(arg, "--write-baseline")) {
+      a.writeBaseline = value("--write-baseline", arg);
+    } else if (is(arg, "--root")) {
+      a.root = value("--root", arg);
+    } else if (is(arg, "--torch-version")) {
+      a.torchVersion = value("--torch-version", arg);
+    } else if (arg == "-j" || is(arg, "--jobs") || (arg.size() > 2 && arg.rfind("-j", 0) == 0)) {
+      const std::string v = arg.size() > 2 && arg[1] == 'j' ? arg.substr(2)
+                                                            : value(arg == "-j" ? "-j" : "--jobs", arg);
+      char *end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 1 || n > 256)
+        usageError("--jobs takes a whole number from 1 to 256, not '" + v + "'");
+      a.jobs = static_cast<unsigned>(n);
+    } else if (arg == "--fix") {
+      a.fix = true;
+    } else if (arg == "-q" || arg == "--quiet") {
+      a.quiet = true;
+    } else if (arg == "--parse-system-bodies") {
+      a.parseSystemBodies = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      usageError("unknown option '" + arg + "'");
+    } else {
+      a.paths.push_back(arg);
+    }
+  }
+  const std::set<std::string> formats =
+      a.command == "rules" ? std::set<std::string>{"text", "markdown", "json"}
+                           : std::set<std::string>{"text", "json", "sarif"};
+  if (!formats.count(a.format))
+    usageError("unknown --format '" + a.format + "'");
+  if (a.color != "auto" && a.color != "always" && a.color != "never")
+    usageError("--color takes auto, always or never");
+  Severity ignored;
+  if (a.failOn != "never" && !parseSeverity(a.failOn, ignored))
+    usageError("--fail-on takes error, warning, note or never");
+  if (a.command == "check-launch" && a.paths.empty())
+    usageError("check-launch needs at least one launch file");
+  if (a.command == "check-launch" && (a.buildDir || a.fixedFlags || a.fix))
+    usageError("-p, --fix and -- are for C++ files, not check-launch");
+  if (a.baseline && a.writeBaseline)
+    usageError("--baseline and --write-baseline do not go together");
+  return a;
+}
+
+std::string absolute(const std::string &p) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(p, ec);
+  return abs.lexically_normal().string();
+}
+
+std::string defaultRoot() {
+  std::error_code ec;
+  for (fs::path d = fs::current_path(ec); !d.empty(); d = d.parent_path()) {
+    if (fs::exists(d / ".git", ec))
+      return d.string();
+    if (d == d.root_path())
+      break;
+  }
+  return fs::current_path(ec).string();
+}
+
+ToolError fileError(const std::string &file, const std::string &msg) {
+  ToolError e;
+  e.location.file = file;
+  e.message = msg;
+  return e;
+}
+
+// A file a user points ddplint at by mistake (an object file, an image) gets
+// a clear error instead of a page of Clang parse errors.
+bool looksBinary(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  char buf[8192];
+  in.read(buf, sizeof buf);
+  return std::find(buf, buf + in.gcount(), '\0') != buf + in.gcount();
+}
+
+bool isCxxSource(const fs::path &p) {
+  static const std::set<std::string> exts = {".cpp", ".cc", ".cxx", ".c++", ".C", ".cu",
+                                             ".h",   ".hh", ".hpp", ".hxx", ".ipp"};
+  return exts.count(p.extension().string()) > 0;
+}
+
+// Compilation databases, found once per folder.
+class Databases {
+public:
+  explicit Databases(const Args &a) : args_(a) {}
+
+  // The database for `file` (absolute), or null with an error appended.
+  const clang::tooling::CompilationDatabase *forFile(const std::string &file,
+                                                     std::vector<ToolError> &errors) {
+    std::string dbDir;
+    if (args_.fixedFlags) {
+      if (!fixed_) {
+        std::vector<std::string> flags = *args_.fixedFlags;
+        fixed_ = std::make_unique<clang::tooling::FixedCompilationDatabase>(
+            fs::current_path().string(), flags);
+      }
+      return fixed_.get();
+    }
+    if (args_.buildDir) {
+      dbDir = absolute(*args_.buildDir);
+    } else {
+      dbDir = search(fs::path(file).parent_path());
+      if (dbDir.empty()) {
+        errors.push_back(fileError(
+            file, "no compilation database: no compile_commands.json in this file's folder, "
+                  "any folder above it, or their build/ subfolders; pass -p BUILD_DIR "
+                  "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON) or compiler flags after --"));
+        return nullptr;
+      }
+    }
+    return load(dbDir, errors);
+  }
+
+  // Every file of the database that `-p` or the cwd leads to.
+  std::vector<std::string> allFiles(std::vector<ToolError> &errors) {
+    std::string dbDir = args_.buildDir ? absolute(*args_.buildDir) : search(fs::current_path());
+    if (dbDir.empty()) {
+      errors.push_back(fileError("", "no compilation database: no compile_commands.json in the "
+                                     "current folder, any folder above it, or their build/ "
+                                     "subfolders; pass -p BUILD_DIR or the files to lint"));
+      return {};
+    }
+    const auto *db = load(dbDir, errors);
+    if (!db)
+      return {};
+    std::vector<std::string> files;
+    for (const auto &f : db->getAllFiles())
+      files.push_back(absolute(f));
+    return files;
+  }
+
+private:
+  std::string search(fs::path dir) {
+    std::error_code ec;
+    for (; !dir.empty(); dir = dir.parent_path()) {
+      if (fs::is_regular_file(dir / "compile_commands.json", ec))
+        return dir.string();
+      if (fs::is_regular_file(dir / "build" / "compile_commands.json", ec))
+        return (dir / "build").string();
+      if (dir == dir.root_path())
+        break;
+    }
+    return "";
+  }
+
+  const clang::tooling::CompilationDatabase *load(const std::string &dir,
+                                                  std::vector<ToolError> &errors) {
+    auto it = dbs_.find(dir);
+    if (it != dbs_.end())
+      return it->second.get();
+    const std::string path = (fs::path(dir) / "compile_commands.json").string();
+    std::unique_ptr<clang::tooling::CompilationDatabase> db;
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) {
+      errors.push_back(fileError(path, "no compilation database here (-p " + dir +
+                                           "); configure the project with "
+                                           "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"));
+    } else {
+      std::string err;
+      db = clang::tooling::JSONCompilationDatabase::loadFromFile(
+          path, err, clang::tooling::JSONCommandLineSyntax::AutoDetect);
+      if (!db)
+        errors.push_back(fileError(path, "cannot read the compilation database: " + err));
+      else // headers and new files get the flags of their nearest neighbour, as in clangd
+        db = clang::tooling::inferMissingCompileCommands(
+            clang::tooling::inferTargetAndDriverMode(std::move(db)));
+    }
+    return (dbs_[dir] = std::move(db)).get();
+  }
+
+  const Args &args_;
+  std::map<std::string, std::unique_ptr<clang::tooling::CompilationDatabase>> dbs_;
+  std::unique_ptr<clang::tooling::CompilationDatabase> fixed_;
+};
+
+void dedupe(std::vector<Finding> &findings) {
+  // A finding in a header is seen by every translation unit that includes it.
+  std::set<std::tuple<std::string, std::string, unsigned, unsigned, std::string>> seen;
+  std::vector<Finding> out;
+  for (auto &f : findings)
+    if (seen.insert({f.ruleId, f.location.file, f.location.line, f.location.column, f.message})
+            .second)
+      out.push_back(std::move(f));
+  std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {
+    return std::tie(a.location.file, a.location.line, a.location.column, a.ruleId) <
+           std::tie(b.location.file, b.location.line, b.location.column, b.ruleId);
+  });
+  findings = std::move(out);
+}
+
+class Progress {
+public:
+  Progress(bool enabled, size_t total) : enabled_(enabled && total > 1), total_(total) {}
+  void step(const std::string &file) {
+    if (!enabled_)
+      return;
+    std::lock_guard<std::mutex> lock(mu_);
+    ++done_;
+    std::string name = fs::path(file).filename().string();
+    std::cerr << "\r\033[K[" << done_ << "/" << total_ << "] " << name << std::flush;
+  }
+  void finish() {
+    if (enabled_)
+      std::cerr << "\r\033[K" << std::flush;
+  }
+
+private:
+  bool enabled_;
+  size_t total_, done_ = 0;
+  std::mutex mu_;
+};
+
+// Reads `path` relative to the cwd into sourceLine fields for launch findings.
+std::string lineOf(const std::string &path, unsigned line) {
+  std::ifstream in(path, std::ios::binary);
+  std::string s;
+  for (unsigned i = 1; std::getline(in, s); ++i)
+    if (i == line) {
+      if (!s.empty() && s.back() == '\r')
+        s.pop_back();
+      return s;
+    }
+  return "";
+}
+
+int finish(const Args &a, RunResult &result, const std::string &root) {
+  dedupe(result.findings);
+  computeFingerprints(result.findings, root);
+
+  if (a.writeBaseline) {
+    std::string err;
+    if (!writeBaseline(*a.writeBaseline, result.findings, root, err))
+      result.errors.push_back(fileError(*a.writeBaseline, err));
+    else if (!a.quiet)
+      std::cerr << "ddplint: recorded " << result.findings.size() << " finding(s) in "
+                << *a.writeBaseline << "\n";
+  }
+  if (a.baseline) {
+    Baseline b;
+    std::string err;
+    if (!loadBaseline(*a.baseline, b, err)) {
+      std::cerr << err << "\n";
+      return kExitError; // a broken baseline must not silently report everything or nothing
+    }
+    result.suppressedByBaseline = applyBaseline(result.findings, b);
+  }
+  if (a.fix) {
+    FixSummary fx = applyFixes(result.findings);
+    for (auto &e : fx.errors)
+      result.errors.push_back(std::move(e));
+    if (!a.quiet)
+      std::cerr << "ddplint: applied " << fx.applied << " fix-it edit(s) in " << fx.files
+                << " file(s)\n";
+  }
+
+  ReportOptions ro;
+  std::error_code ec;
+  ro.baseDir = fs::current_path(ec).string();
+  ro.sourceRoot = root;
+  ro.color = a.color == "always" ||
+             (a.color == "auto" && !a.outputFile && isatty(STDOUT_FILENO) && a.format == "text");
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  if (a.format == "json")
+    writeJson(os, result, ro);
+  else if (a.format == "sarif")
+    writeSarif(os, result, ro);
+  else
+    writeText(os, result, ro);
+  os.flush();
+  if (a.outputFile) {
+    std::ofstream out(*a.outputFile, std::ios::binary | std::ios::trunc);
+    out << report;
+    if (!out) {
+      std::cerr << "ddplint: error: cannot write " << *a.outputFile << "\n";
+      return kExitError;
+    }
+  } else {
+    std::cout << report << std::flush;
+  }
+  if (!a.quiet)
+    std::cerr << "ddplint: " << summaryLine(result) << "\n";
+
+  if (!result.errors.empty())
+    return kExitError;
+  if (a.writeBaseline)
+    return kExitClean; // recording a baseline is not a gate
+  Severity threshold;
+  if (a.failOn == "never" || !parseSeverity(a.failOn, threshold))
+    return kExitClean;
+  for (const auto &f : result.findings)
+    if (f.severity >= threshold)
+      return kExitFindings;
+  return kExitClean;
+}
+
+int runLint(const Args &a) {
+  const std::string root = a.root ? absolute(*a.root) : defaultRoot();
+  RunResult result;
+  Databases dbs(a);
+  ConfigResolver configs(a.configFile ? std::optional<std::string>(absolute(*a.configFile))
+                                      : std::nullopt);
+
+  // 1. The files: explicit paths (folders expand to the database's files under
+  //    them), else the whole database.
+  std::vector<std::string> files;
+  std::set<std::string> seen;
+  auto add = [&](const std::string &f) {
+    if (seen.insert(f).second)
+      files.push_back(f);
+  };
+  if (a.paths.empty()) {
+    for (const auto &f : dbs.allFiles(result.errors))
+      add(f);
+  }
+  for (const auto &p : a.paths) {
+    const std::string abs = absolute(p);
+    std::error_code ec;
+    if (!fs::exists(abs, ec)) {
+      result.errors.push_back(fileError(abs, "no such file or directory"));
+      continue;
+    }
+    if (fs::is_directory(abs, ec)) {
+      bool any = false;
+      if (!a.fixedFlags) {
+        std::vector<ToolError> ignored;
+        Databases probe(a);
+        const std::string marker = (fs::path(abs) / ".").string();
+        if (const auto *db = dbs.forFile(marker, result.errors))
+          for (const auto &f : db->getAllFiles()) {
+            const std::string af = absolute(f);
+            if (af.rfind(abs + "/", 0) == 0) {
+              add(af);
+              any = true;
+            }
+          }
+      } else {
+        for (auto it = fs::recursive_directory_iterator(abs, ec);
+             it != fs::recursive_directory_iterator(); it.increment(ec))
+          if (it->is_regular_file(ec) && isCxxSource(it->path()) &&
+              it->path().extension() != ".h" && it->path().extension() != ".hpp") {
+            add(absolute(it->path().string()));
+            any = true;
+          }
+      }
+      if (!any)
+        result.errors.push_back(fileError(abs, "no C++ translation units under this folder"));
+      continue;
+    }
+    add(abs);
+  }
+
+  // 2. Configs first: a broken config is exit code 2 before any parsing.
+  std::vector<std::string> todo;
+  size_t configErrorsBefore = result.errors.size();
+  for (const auto &f : files) {
+    auto cfg = configs.forFile(f, result.errors);
+    if (!cfg)
+      continue;
+    if (cfg->excluded(f))
+      continue;
+    todo.push_back(f);
+  }
+  if (result.errors.size() > configErrorsBefore) {
+    RunResult onlyErrors;
+    onlyErrors.errors = result.errors;
+    ReportOptions ro;
+    std::error_code ec;
+    ro.baseDir = fs::current_path(ec).string();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    writeText(os, onlyErrors, ro);
+    os.flush();
+    std::cerr << text << "ddplint: not linting: fix the config first\n";
+    return kExitError;
+  }
+
+  // 3. Files that cannot be C++ sources, and the databases.
+  std::vector<std::pair<std::string, const clang::tooling::CompilationDatabase *>> jobs;
+  for (const auto &f : todo) {
+    if (looksBinary(f)) {
+      result.errors.push_back(fileError(f, "binary file, not a C++ source; skipped"));
+      continue;
+    }
+    if (const auto *db = dbs.forFile(f, result.errors))
+      jobs.emplace_back(f, db);
+  }
+
+  // 4. The translation units, N at a time.  Each worker collects into its own
+  //    result; the merge below keeps the report independent of scheduling.
+  TidyRunOptions topts;
+  topts.parseSystemBodies = a.parseSystemBodies;
+  topts.resourceDir = DDPLINT_RESOURCE_DIR;
+  Progress progress(!a.quiet && isatty(STDERR_FILENO), jobs.size());
+  std::vector<RunResult> perFile(jobs.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      runChecksOnFile(jobs[i].first, *jobs[i].second, configs, topts, perFile[i]);
+      progress.step(jobs[i].first);
+    }
+  };
+  const unsigned n = std::max(1u, std::min<unsigned>(a.jobs, static_cast<unsigned>(jobs.size())));
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < n; ++t)
+    threads.emplace_back(worker);
+  worker();
+  for (auto &t : threads)
+    t.join();
+  progress.finish();
+  for (auto &r : perFile) {
+    for (auto &f : r.findings)
+      result.findings.push_back(std::move(f));
+    for (auto &e : r.errors)
+      result.errors.push_back(std::move(e));
+    result.filesAnalyzed += r.filesAnalyzed;
+  }
+  return finish(a, result, root);
+}
+
+int runCheckLaunch(const Args &a) {
+  const std::string root = a.root ? absolute(*a.root) : defaultRoot();
+  RunResult result;
+  ConfigResolver configs(a.configFile ? std::optional<std::string>(absolute(*a.configFile))
+                                      : std::nullopt);
+  ddplint::launch::Options cliVersion;
+  if (!a.torchVersion.empty() && !ddplint::launch::parseTorchVersion(a.torchVersion, cliVersion))
+    usageError("--torch-version takes MAJOR.MINOR[.PATCH], e.g. 2.3, not '" + a.torchVersion +
+               "'");
+
+  std::vector<std::string> files;
+  for (const auto &p : a.paths) {
+    const std::string abs = absolute(p);
+    std::error_code ec;
+    if (fs::is_directory(abs, ec)) {
+      for (auto it = fs::recursive_directory_iterator(abs, ec);
+           it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const std::string ext = it->path().extension().string();
+        if (it->is_regular_file(ec) && (ext == ".yaml" || ext == ".yml" || ext == ".sh" ||
+                                        ext == ".sbatch" || ext == ".slurm"))
+          files.push_back(absolute(it->path().string()));
+      }
+      std::sort(files.begin(), files.end());
+      continue;
+    }
+    files.push_back(abs); // a missing file is reported by the checker
+  }
+
+  for (const auto &f : files) {
+    auto cfg = configs.forFile(f, result.errors);
+    if (!cfg || cfg->excluded(f))
+      continue;
+    auto setting = cfg->rules.find("ddp-launch-env");
+    if (setting != cfg->rules.end() && !setting->second.enabled)
+      continue;
+    ddplint::launch::Options opts = cliVersion;
+    if (a.torchVersion.empty() && !cfg->torchVersion.empty() &&
+        !ddplint::launch::parseTorchVersion(cfg->torchVersion, opts)) {
+      result.errors.push_back(fileError(cfg->path, "launch.torch_version '" + cfg->torchVersion +
+                                                       "' is not MAJOR.MINOR[.PATCH]"));
+      continue;
+    }
+    ddplint::launch::Result r = ddplint::launch::checkLaunchFile(f, opts);
+    ++result.filesAnalyzed;
+    for (const auto &lf : r.findings) {
+      Finding out;
+      out.ruleId = "ddp-launch-env";
+      out.severity = setting != cfg->rules.end() ? setting->second.severity : Severity::Warning;
+      out.message = lf.message;
+      out.location = {absolute(lf.file), lf.line, lf.column};
+      out.sourceLine = lineOf(out.location.file, lf.line);
+      result.findings.push_back(std::move(out));
+    }
+    for (const auto &le : r.errors) {
+      ToolError e;
+      e.location = {absolute(le.file), le.line, le.column};
+      e.message = le.message;
+      result.errors.push_back(std::move(e));
+    }
+  }
+  return finish(a, result, root);
+}
+
+int runRules(const Args &a) {
+  const auto &rules = ddplint::core::builtinRules();
+  if (a.format == "json") {
+    std::cout << renderRulesJson(rules);
+  } else if (a.format == "markdown") {
+    std::cout << renderRulesMarkdown(rules);
+  } else {
+    std::cout << renderRulesText(rules);
+  }
+  return kExitClean;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  (void)ddpModuleAnchor;
+  llvm::CrashRecoveryContext::Enable();
+  Args a = parseArgs(argc, argv);
+  if (a.command == "rules")
+    return runRules(a);
+  if (a.command == "check-launch")
+    return runCheckLaunch(a);
+  return runLint(a);
+}

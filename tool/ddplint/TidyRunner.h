@@ -1,0 +1,30 @@
+// Runs the ddp clang-tidy checks on one translation unit through clang-tidy's
+// engine (so NOLINT, NOLINTNEXTLINE, header filtering and fix-its behave as in
+// clang-tidy) and turns its diagnostics into ddplint findings.
+#pragma once
+
+#include "Config.h"
+#include "Finding.h"
+
+#include <string>
+
+namespace clang::tooling {
+class CompilationDatabase;
+} // namespace clang::tooling
+
+namespace ddplint::cli {
+
+struct TidyRunOptions {
+  // Parse the bodies of functions declared in system headers.  The checks
+  // only look at user code, so skipping them is sound and saves a large part
+  // of each LibTorch translation unit's parse; kept for A/B comparisons.
+  bool parseSystemBodies = false;
+  std::string resourceDir; // Clang's builtin headers for this LLVM major
+};
+
+// Thread-safe: every call builds its own clang-tidy context and file system.
+// Crashes inside Clang or a check are caught and reported as a ToolError.
+void runChecksOnFile(const std::string &absFile, const clang::tooling::CompilationDatabase &db,
+                     ConfigResolver &configs, const TidyRunOptions &opts, RunResult &out);
+
+} // namespace ddplint::cli
