@@ -20,6 +20,7 @@ if [[ ! -x "$ddplint" ]]; then
   echo "lint-cli.sh: ddplint not found: $ddplint (build it: cmake --build $repo/build --target ddplint)" >&2
   exit 2
 fi
+ddplint="$(cd "$(dirname "$ddplint")" && pwd)/$(basename "$ddplint")"
 generator=()
 if [[ ! -f "$build/CMakeCache.txt" ]] && command -v ninja >/dev/null; then
   generator=(-G Ninja)
