@@ -835,15 +835,20 @@ TEST_CASE("a rank-0 collective after 10 uniform ifs is still found", "[fixed-bug
 // The catalog (generated from rules/ at build time)
 // ===========================================================================
 
-TEST_CASE("the builtin catalog has the seven rules and the core API entries", "[catalog]") {
+TEST_CASE("the builtin catalog has the eight rules and the core API entries", "[catalog]") {
   const auto &rules = builtinRules();
-  CHECK(rules.size() == 7);
+  CHECK(rules.size() == 8);
   for (const char *id : {"ddp-divergent-collective", "ddp-unguarded-save", "ddp-rank0-io-barrier",
                          "ddp-forward-shape-branch", "ddp-init-timeout", "ddp-async-error-handling",
                          "ddp-dataloader-recreated"}) {
     INFO(id);
-    CHECK(findRule(id) != nullptr);
+    REQUIRE(findRule(id) != nullptr);
+    CHECK(findRule(id)->frontend == "clang-tidy");
   }
+  // The launch-file rule lives in the catalog like the others, but its front
+  // end is `ddplint check-launch`, not clang-tidy.
+  REQUIRE(findRule("ddp-launch-env") != nullptr);
+  CHECK(findRule("ddp-launch-env")->frontend == "launch");
   CHECK(findRule("ddp-nonexistent") == nullptr);
   const ApiCatalog &api = builtinApi();
   auto has = [](const std::vector<std::string> &v, const std::string &s) {

@@ -95,6 +95,7 @@ bool writeBaseline(const std::string &path, const std::vector<Finding> &findings
     computeFingerprints(copy, root);
 
   std::vector<BaselineEntry> entries;
+  entries.reserve(copy.size());
   for (const Finding &f : copy)
     entries.push_back(BaselineEntry{f.ruleId, displayPath(f.location.file, root),
                                     f.fingerprint, f.message, f.location.line});

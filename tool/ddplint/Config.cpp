@@ -229,9 +229,17 @@ bool parseConfig(const std::string &path, const std::string &text, Config &out,
             kind = &k;
         if (!kind) {
           std::string keys;
-          for (const auto &k : kWrappers)
-            keys += (keys.empty() ? "" : ", ") + std::string(k.key);
-          p.error(w->first.Mark(), "unknown wrapper kind '" + wk + "' (known: " + keys + ")");
+          for (const auto &k : kWrappers) {
+            if (!keys.empty())
+              keys += ", ";
+            keys += k.key;
+          }
+          std::string msg = "unknown wrapper kind '";
+          msg += wk;
+          msg += "' (known: ";
+          msg += keys;
+          msg += ")";
+          p.error(w->first.Mark(), msg);
           continue;
         }
         std::string joined;

@@ -49,8 +49,9 @@ std::string normalisedAbsolute(std::string_view path) {
   llvm::SmallString<256> p(path);
   if (p.empty())
     return {};
-  if (!llvm::sys::path::is_absolute(p))
-    llvm::sys::fs::make_absolute(p);
+  // Without a cwd the path stays relative, which displayPath still handles.
+  if (!llvm::sys::path::is_absolute(p) && llvm::sys::fs::make_absolute(p))
+    p = path;
   llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
   while (p.size() > 1 && p.back() == '/')
     p.pop_back();
@@ -371,6 +372,7 @@ std::string helpMarkdown(const core::RuleInfo &r) {
     s += "**Fix.** " + r.fix + "\n\n";
   if (!r.harness.empty()) {
     std::vector<std::string> quoted;
+    quoted.reserve(r.harness.size());
     for (const std::string &h : r.harness)
       quoted.push_back("`" + h + "`");
     s += "**Runtime harness scenarios:** " + llvm::join(quoted, ", ") +

@@ -14,7 +14,7 @@ std::string join(const std::vector<std::string> &v, const char *sep) {
 }
 
 // Table cells hold one line: newlines and pipes would break the row.
-std::string cell(std::string s) {
+std::string cell(const std::string &s) {
   std::string out;
   for (char c : s) {
     if (c == '\n')
@@ -61,6 +61,7 @@ std::string renderRulesMarkdown(const std::vector<core::RuleInfo> &rules) {
                   "|---|---|---|---|---|---|---|\n";
   for (const auto &r : rules) {
     std::vector<std::string> scen;
+    scen.reserve(r.harness.size());
     for (const auto &s : r.harness)
       scen.push_back("`" + s + "`");
     o += "| `" + r.id + "` | " + r.severity + " | " + cell(r.trigger) + " | " +

@@ -170,8 +170,8 @@ std::string absolutePath(llvm::StringRef path, llvm::StringRef buildDir) {
   llvm::SmallString<256> p(path);
   if (!llvm::sys::path::is_absolute(p)) {
     llvm::SmallString<256> base(buildDir);
-    if (base.empty())
-      llvm::sys::fs::current_path(base);
+    if (base.empty() && llvm::sys::fs::current_path(base))
+      base.clear(); // no cwd: the path stays relative
     llvm::sys::path::append(base, p);
     p = base;
   }

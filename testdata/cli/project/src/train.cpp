@@ -1,4 +1,6 @@
-// Fixture for the ddplint CLI tests: two planted bugs and two suppressed ones.
+// Fixture for the ddplint CLI tests: three findings (one of them under a NOLINT
+// for another check) and three suppressed ones (NOLINT, NOLINTNEXTLINE, a
+// NOLINTBEGIN/END block).
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -35,3 +37,10 @@ void wrongNolint(PG pg, std::vector<at::Tensor> &t) {
   if (pg->getRank() == 1)
     pg->broadcast(t)->wait(); // NOLINT(ddp-init-timeout)
 }
+
+// NOLINTBEGIN(ddp-divergent-collective)
+void suppressedBlock(PG pg, std::vector<at::Tensor> &t) {
+  if (pg->getRank() == 0)
+    pg->allreduce(t)->wait();
+}
+// NOLINTEND(ddp-divergent-collective)
