@@ -1,6 +1,6 @@
 // Fixture for the ddplint CLI tests: three findings (one of them under a NOLINT
 // for another check) and three suppressed ones (NOLINT, NOLINTNEXTLINE, a
-// NOLINTBEGIN/END block).
+// block between begin and end markers).
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
