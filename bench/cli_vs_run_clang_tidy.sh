@@ -155,13 +155,15 @@ cat <<REPORT
 $tus translation units, each including <torch/torch.h> and the c10d Gloo headers
 (LibTorch $(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null || echo '?')), $(nproc) cores, $rounds round(s), $(date -u +%F).
 
-| run | wall (s) | CPU user+sys (s) | peak RSS of one process (MiB) | findings |
+| run | wall (s) | CPU user+sys (s) | peak RSS (MiB) | findings |
 |---|---:|---:|---:|---:|
 | (a) \`run-clang-tidy-19 -j 2 -load ddplint-tidy.so\` | ${wall[a]} | ${cpu[a]} | ${rss[a]} | $nf |
 | (b) \`ddplint --jobs 2\` | ${wall[b]} | ${cpu[b]} | ${rss[b]} | $(wc -l <"$tmp/b.f") |
 | (c) \`ddplint --jobs 2 --parse-system-bodies\` | ${wall[c]} | ${cpu[c]} | ${rss[c]} | $(wc -l <"$tmp/c.f") |
 
-Speed-up of (b) over (a), wall time: **${ratio}x**.
+Speed-up of (b) over (a), wall time: **${ratio}x**. Peak RSS is /usr/bin/time's
+maximum: for (a) the largest single clang-tidy process (two run at a time), for
+(b) and (c) the whole ddplint process with two translation units in flight.
 REPORT
 status=0
 if ! diff -u "$tmp/a.f" "$tmp/b.f" >"$tmp/diff" || ! diff -u "$tmp/a.f" "$tmp/c.f" >>"$tmp/diff"; then

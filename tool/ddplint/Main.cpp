@@ -485,8 +485,6 @@ int runLint(const Args &a) {
     if (fs::is_directory(abs, ec)) {
       bool any = false;
       if (!a.fixedFlags) {
-        std::vector<ToolError> ignored;
-        Databases probe(a);
         const std::string marker = (fs::path(abs) / ".").string();
         if (const auto *db = dbs.forFile(marker, result.errors))
           for (const auto &f : db->getAllFiles()) {
@@ -626,7 +624,7 @@ int runCheckLaunch(const Args &a) {
     ++result.filesAnalyzed;
     for (const auto &lf : r.findings) {
       Finding out;
-      out.ruleId = "ddp-launch-env";
+      out.ruleId = lf.ruleId;
       out.severity = setting != cfg->rules.end() ? setting->second.severity : Severity::Warning;
       out.message = lf.message;
       out.location = {absolute(lf.file), lf.line, lf.column};
