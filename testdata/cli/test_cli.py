@@ -238,6 +238,8 @@ class Baselines(Project):
         p = run(["-p", self.build, self.train, "--baseline", base], cwd=self.src)
         self.assertEqual(p.returncode, 2)
         self.assertRegex(p.stderr, r"bad-baseline\.json:2:\d+: error:")
+        self.assertIn("not linting", p.stderr)  # found before any parsing
+        self.assertEqual(findings(p.stdout), [])
         broken = self.write("broken.json", '{"version": 1, "findings": [\n')
         p = run(["-p", self.build, self.train, "--baseline", broken], cwd=self.src)
         self.assertEqual(p.returncode, 2)

@@ -34,6 +34,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -385,8 +386,36 @@ std::string lineOf(const std::string &path, unsigned line) {
   return "";
 }
 
-int finish(const Args &a, RunResult &result, const std::string &root) {
+// A broken baseline is found before any parsing: the gate must not spend
+// minutes and then report everything (or nothing) against a file it cannot read.
+bool preloadBaseline(const Args &a, std::optional<Baseline> &out) {
+  if (!a.baseline)
+    return true;
+  Baseline b;
+  std::string err;
+  if (!loadBaseline(*a.baseline, b, err)) {
+    std::cerr << err << "\nddplint: not linting: fix or regenerate the baseline "
+                        "(--write-baseline)\n";
+    return false;
+  }
+  out = std::move(b);
+  return true;
+}
+
+void dedupeErrors(std::vector<ToolError> &errors) {
+  // A header that does not compile breaks every translation unit including it.
+  std::set<std::tuple<std::string, unsigned, unsigned, std::string>> seen;
+  std::vector<ToolError> out;
+  for (auto &e : errors)
+    if (seen.insert({e.location.file, e.location.line, e.location.column, e.message}).second)
+      out.push_back(std::move(e));
+  errors = std::move(out);
+}
+
+int finish(const Args &a, RunResult &result, const std::string &root,
+           const std::optional<Baseline> &baseline) {
   dedupe(result.findings);
+  dedupeErrors(result.errors);
   computeFingerprints(result.findings, root);
 
   if (a.writeBaseline) {
@@ -397,15 +426,8 @@ int finish(const Args &a, RunResult &result, const std::string &root) {
       std::cerr << "ddplint: recorded " << result.findings.size() << " finding(s) in "
                 << *a.writeBaseline << "\n";
   }
-  if (a.baseline) {
-    Baseline b;
-    std::string err;
-    if (!loadBaseline(*a.baseline, b, err)) {
-      std::cerr << err << "\n";
-      return kExitError; // a broken baseline must not silently report everything or nothing
-    }
-    result.suppressedByBaseline = applyBaseline(result.findings, b);
-  }
+  if (baseline)
+    result.suppressedByBaseline = applyBaseline(result.findings, *baseline);
   if (a.fix) {
     FixSummary fx = applyFixes(result.findings);
     for (auto &e : fx.errors)
@@ -458,6 +480,9 @@ int finish(const Args &a, RunResult &result, const std::string &root) {
 
 int runLint(const Args &a) {
   const std::string root = a.root ? absolute(*a.root) : defaultRoot();
+  std::optional<Baseline> baseline;
+  if (!preloadBaseline(a, baseline))
+    return kExitError;
   RunResult result;
   Databases dbs(a);
   ConfigResolver configs(a.configFile ? std::optional<std::string>(absolute(*a.configFile))
@@ -575,11 +600,14 @@ int runLint(const Args &a) {
       result.errors.push_back(std::move(e));
     result.filesAnalyzed += r.filesAnalyzed;
   }
-  return finish(a, result, root);
+  return finish(a, result, root, baseline);
 }
 
 int runCheckLaunch(const Args &a) {
   const std::string root = a.root ? absolute(*a.root) : defaultRoot();
+  std::optional<Baseline> baseline;
+  if (!preloadBaseline(a, baseline))
+    return kExitError;
   RunResult result;
   ConfigResolver configs(a.configFile ? std::optional<std::string>(absolute(*a.configFile))
                                       : std::nullopt);
@@ -638,7 +666,7 @@ int runCheckLaunch(const Args &a) {
       result.errors.push_back(std::move(e));
     }
   }
-  return finish(a, result, root);
+  return finish(a, result, root, baseline);
 }
 
 int runRules(const Args &a) {
