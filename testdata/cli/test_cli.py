@@ -334,6 +334,24 @@ class BadInputs(Project):
         self.assertEqual(p.returncode, 2)
         self.assertRegex(p.stdout + p.stderr, r"compile_commands\.json: error: cannot read the compilation database")
 
+    def test_stale_database_entry(self):
+        db_path = os.path.join(self.build, "compile_commands.json")
+        with open(db_path, encoding="utf-8") as f:
+            db = json.load(f)
+        gone = dict(db[0])
+        gone["file"] = os.path.join(self.src, "src", "gone.cpp")
+        gone.pop("output", None)
+        gone["command"] = gone["command"].replace(os.path.basename(db[0]["file"]), "gone.cpp")
+        db.append(gone)
+        with open(db_path, "w", encoding="utf-8") as f:
+            json.dump(db, f)
+        p = run(["-p", self.build], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        out = p.stdout + p.stderr
+        self.assertEqual(out.count("gone.cpp"), 1, out)  # one clear error, not Clang's three
+        self.assertIn("src/gone.cpp: error: listed in the compilation database but does not exist", out)
+        self.assertEqual(sorted(findings(p.stdout)), self.expected_train())
+
     def test_translation_unit_that_does_not_compile_keeps_its_findings(self):
         with open(self.train, "a", encoding="utf-8") as f:
             f.write("\nvoid broken() { int x = ; }\n")
@@ -430,6 +448,20 @@ class CheckLaunch(Project):
         p = run(["check-launch", bad], cwd=self.src)
         self.assertEqual(p.returncode, 2)
         self.assertRegex(p.stdout + p.stderr, r"launch/broken\.yaml:\d+:\d+: error:")
+
+    def test_missing_and_binary_launch_files_keep_the_other_findings(self):
+        blob = os.path.join(self.src, "launch", "image.yaml")
+        os.makedirs(os.path.dirname(blob), exist_ok=True)
+        with open(blob, "wb") as f:
+            f.write(b"\x89PNG\r\n\x1a\n\x00\x00" * 50)
+        script = self.write("launch/run.sh", "#!/bin/bash\ntorchrun train.py\n")
+        p = run(["check-launch", os.path.join(self.src, "launch", "nope.yaml"), blob, script],
+                cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        out = p.stdout + p.stderr
+        self.assertIn("launch/nope.yaml", out)
+        self.assertIn("launch/image.yaml", out)
+        self.assertEqual({(f, l) for f, l, _, _ in findings(p.stdout)}, {("launch/run.sh", 2)})
 
 
 class PreCommit(Project):

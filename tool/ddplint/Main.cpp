@@ -563,6 +563,13 @@ int runLint(const Args &a) {
   // 3. Files that cannot be C++ sources, and the databases.
   std::vector<std::pair<std::string, const clang::tooling::CompilationDatabase *>> jobs;
   for (const auto &f : todo) {
+    std::error_code ec;
+    if (!fs::exists(f, ec)) { // explicit paths were checked above: this one is the database's
+      result.errors.push_back(fileError(
+          f, "listed in the compilation database but does not exist (a stale database: "
+             "re-run the build system's configure step)"));
+      continue;
+    }
     if (looksBinary(f)) {
       result.errors.push_back(fileError(f, "binary file, not a C++ source; skipped"));
       continue;
