@@ -83,7 +83,8 @@ Gate:
   --write-baseline FILE   record the current findings in FILE (exit 0 unless errors)
   --fix                   apply the fix-its to the files
 Speed:
-  -j, --jobs N            analyse N translation units in parallel (default 1)
+  -j, --jobs N            analyse N translation units in parallel (default: the
+                          number of cores; each LibTorch unit takes about 400 MiB)
 Other:
   --version, -h/--help
 
@@ -102,7 +103,7 @@ struct Args {
   std::string failOn = "warning";
   std::string torchVersion;
   bool fix = false, quiet = false, parseSystemBodies = false;
-  unsigned jobs = 1;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
 };
 
 [[noreturn]] void usageError(const std::string &msg) {
