@@ -20,15 +20,14 @@ namespace {
 struct WrapperKey {
   const char *key;
   const char *option;
-  const char *what;
 };
 const WrapperKey kWrappers[] = {
-    {"rank_sources", "RankFunctions", "functions that return the process rank"},
-    {"main_process", "MainProcessFunctions", "functions that return true on rank 0 only"},
-    {"barriers", "BarrierFunctions", "functions that act as a barrier across all ranks"},
-    {"collectives", "CollectiveFunctions", "functions that every rank must call together"},
-    {"checkpoint_writers", "CheckpointWriters", "functions that write a checkpoint (path first)"},
-    {"data_loader_factories", "DataLoaderFactories", "functions that build a data loader"},
+    {"rank_sources", "RankFunctions"},
+    {"main_process", "MainProcessFunctions"},
+    {"barriers", "BarrierFunctions"},
+    {"collectives", "CollectiveFunctions"},
+    {"checkpoint_writers", "CheckpointWriters"},
+    {"data_loader_factories", "DataLoaderFactories"},
 };
 
 struct Parser {

@@ -14,6 +14,13 @@ const char *severityName(Severity s) {
   return "warning";
 }
 
+ToolError fileError(const std::string &file, std::string message) {
+  ToolError e;
+  e.location.file = file;
+  e.message = std::move(message);
+  return e;
+}
+
 bool parseSeverity(const std::string &text, Severity &out) {
   if (text == "note")
     out = Severity::Note;

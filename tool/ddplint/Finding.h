@@ -56,6 +56,9 @@ struct ToolError {
   std::string message;
 };
 
+// An error about a whole file (line 0), or about no file when `file` is empty.
+ToolError fileError(const std::string &file, std::string message);
+
 struct RunResult {
   std::vector<Finding> findings;
   std::vector<ToolError> errors;

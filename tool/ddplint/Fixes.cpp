@@ -8,14 +8,6 @@
 #include <tuple>
 
 namespace ddplint::cli {
-namespace {
-ToolError fileError(const std::string &file, std::string message) {
-  ToolError e;
-  e.location.file = file;
-  e.message = std::move(message);
-  return e;
-}
-} // namespace
 
 FixSummary applyFixes(const std::vector<Finding> &findings) {
   FixSummary s;

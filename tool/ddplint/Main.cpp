@@ -21,9 +21,6 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Support/CrashRecoveryContext.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <unistd.h>
 
@@ -36,7 +33,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <tuple>
 
@@ -221,13 +217,6 @@ std::string defaultRoot() {
   return fs::current_path(ec).string();
 }
 
-ToolError fileError(const std::string &file, const std::string &msg) {
-  ToolError e;
-  e.location.file = file;
-  e.message = msg;
-  return e;
-}
-
 // A file a user points ddplint at by mistake (an object file, an image) gets
 // a clear error instead of a page of Clang parse errors.
 bool looksBinary(const std::string &path) {
@@ -237,9 +226,10 @@ bool looksBinary(const std::string &path) {
   return std::find(buf, buf + in.gcount(), '\0') != buf + in.gcount();
 }
 
-bool isCxxSource(const fs::path &p) {
-  static const std::set<std::string> exts = {".cpp", ".cc", ".cxx", ".c++", ".C", ".cu",
-                                             ".h",   ".hh", ".hpp", ".hxx", ".ipp"};
+// What a folder argument expands to without a database: translation units,
+// not headers (those are linted through the units that include them).
+bool isTranslationUnit(const fs::path &p) {
+  static const std::set<std::string> exts = {".cpp", ".cc", ".cxx", ".c++", ".C", ".cu"};
   return exts.count(p.extension().string()) > 0;
 }
 
@@ -251,6 +241,19 @@ public:
   // The database for `file` (absolute), or null with an error appended.
   const clang::tooling::CompilationDatabase *forFile(const std::string &file,
                                                      std::vector<ToolError> &errors) {
+    return forPlace(file, fs::path(file).parent_path(), errors);
+  }
+  // The database for the files under `dir`.
+  const clang::tooling::CompilationDatabase *forFolder(const std::string &dir,
+                                                       std::vector<ToolError> &errors) {
+    return forPlace(dir, dir, errors);
+  }
+
+private:
+  // `what` is named in the error; the search starts in `from`.
+  const clang::tooling::CompilationDatabase *forPlace(const std::string &what,
+                                                      const fs::path &from,
+                                                      std::vector<ToolError> &errors) {
     std::string dbDir;
     if (args_.fixedFlags) {
       if (!fixed_) {
@@ -263,11 +266,11 @@ public:
     if (args_.buildDir) {
       dbDir = absolute(*args_.buildDir);
     } else {
-      dbDir = search(fs::path(file).parent_path());
+      dbDir = search(from);
       if (dbDir.empty()) {
         errors.push_back(fileError(
-            file, "no compilation database: no compile_commands.json in this file's folder, "
-                  "any folder above it, or their build/ subfolders; pass -p BUILD_DIR "
+            what, "no compilation database: no compile_commands.json beside it, in any folder "
+                  "above it, or in their build/ subfolders; pass -p BUILD_DIR "
                   "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON) or compiler flags after --"));
         return nullptr;
       }
@@ -275,6 +278,7 @@ public:
     return load(dbDir, errors);
   }
 
+public:
   // Every file of the database that `-p` or the cwd leads to.
   std::vector<std::string> allFiles(std::vector<ToolError> &errors) {
     std::string dbDir = args_.buildDir ? absolute(*args_.buildDir) : search(fs::current_path());
@@ -345,10 +349,7 @@ void dedupe(std::vector<Finding> &findings) {
     if (seen.insert({f.ruleId, f.location.file, f.location.line, f.location.column, f.message})
             .second)
       out.push_back(std::move(f));
-  std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {
-    return std::tie(a.location.file, a.location.line, a.location.column, a.ruleId) <
-           std::tie(b.location.file, b.location.line, b.location.column, b.ruleId);
-  });
+  sortFindings(out);
   findings = std::move(out);
 }
 
@@ -444,15 +445,9 @@ int finish(const Args &a, RunResult &result, const std::string &root,
   ro.sourceRoot = root;
   ro.color = a.color == "always" ||
              (a.color == "auto" && !a.outputFile && isatty(STDOUT_FILENO) && a.format == "text");
-  std::string report;
-  llvm::raw_string_ostream os(report);
-  if (a.format == "json")
-    writeJson(os, result, ro);
-  else if (a.format == "sarif")
-    writeSarif(os, result, ro);
-  else
-    writeText(os, result, ro);
-  os.flush();
+  const std::string report = a.format == "json"    ? renderJson(result, ro)
+                             : a.format == "sarif" ? renderSarif(result, ro)
+                                                   : renderText(result, ro);
   if (a.outputFile) {
     std::ofstream out(*a.outputFile, std::ios::binary | std::ios::trunc);
     out << report;
@@ -511,8 +506,7 @@ int runLint(const Args &a) {
     if (fs::is_directory(abs, ec)) {
       bool any = false;
       if (!a.fixedFlags) {
-        const std::string marker = (fs::path(abs) / ".").string();
-        if (const auto *db = dbs.forFile(marker, result.errors))
+        if (const auto *db = dbs.forFolder(abs, result.errors))
           for (const auto &f : db->getAllFiles()) {
             const std::string af = absolute(f);
             if (af.rfind(abs + "/", 0) == 0) {
@@ -523,8 +517,7 @@ int runLint(const Args &a) {
       } else {
         for (auto it = fs::recursive_directory_iterator(abs, ec);
              it != fs::recursive_directory_iterator(); it.increment(ec))
-          if (it->is_regular_file(ec) && isCxxSource(it->path()) &&
-              it->path().extension() != ".h" && it->path().extension() != ".hpp") {
+          if (it->is_regular_file(ec) && isTranslationUnit(it->path())) {
             add(absolute(it->path().string()));
             any = true;
           }
@@ -553,11 +546,7 @@ int runLint(const Args &a) {
     ReportOptions ro;
     std::error_code ec;
     ro.baseDir = fs::current_path(ec).string();
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    writeText(os, onlyErrors, ro);
-    os.flush();
-    std::cerr << text << "ddplint: not linting: fix the config first\n";
+    std::cerr << renderText(onlyErrors, ro) << "ddplint: not linting: fix the config first\n";
     return kExitError;
   }
 

@@ -290,18 +290,6 @@ std::string sentence(std::string text) {
   return text;
 }
 
-std::string markdownCell(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n')
-      out += ' ';
-    else
-      out += c;
-  }
-  return out;
-}
 
 struct SarifContext {
   std::string root; // normalised absolute source root, or ""
@@ -446,6 +434,19 @@ json::Object sarifFix(const Finding &f, const SarifContext &ctx) {
 }
 
 } // namespace
+
+std::string markdownCell(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
 
 std::string displayPath(std::string_view file, std::string_view baseDir) {
   if (file.empty())

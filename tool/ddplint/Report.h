@@ -61,6 +61,9 @@ struct ReportOptions {
   std::string docsBaseUri;
 };
 
+// One Markdown table cell: '|' escaped, newlines folded into spaces.
+std::string markdownCell(const std::string &s);
+
 // `file` relative to `baseDir` when it is inside it, else `file` normalised.
 std::string displayPath(std::string_view file, std::string_view baseDir);
 

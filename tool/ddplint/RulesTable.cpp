@@ -1,43 +1,18 @@
 #include "RulesTable.h"
 
+#include "Report.h"
+
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace ddplint::cli {
-namespace {
-
-std::string join(const std::vector<std::string> &v, const char *sep) {
-  std::string s;
-  for (const auto &e : v)
-    s += (s.empty() ? "" : sep) + e;
-  return s;
-}
-
-// Table cells hold one line: newlines and pipes would break the row.
-std::string cell(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\n')
-      out += ' ';
-    else if (c == '|')
-      out += "\\|";
-    else
-      out += c;
-  }
-  return out;
-}
-
-std::string frontendOf(const core::RuleInfo &r) {
-  return r.frontend.empty() ? "clang-tidy" : r.frontend;
-}
-
-} // namespace
 
 std::string renderRulesText(const std::vector<core::RuleInfo> &rules) {
   std::string o;
   for (const auto &r : rules) {
     o += r.id + " (" + r.severity + ", " +
-         (frontendOf(r) == "launch" ? std::string("ddplint check-launch")
+         (r.frontend == "launch" ? std::string("ddplint check-launch")
                                     : std::string("C++ checks")) +
          ")\n";
     o += "  summary:    " + r.summary + "\n";
@@ -45,7 +20,7 @@ std::string renderRulesText(const std::vector<core::RuleInfo> &rules) {
     o += "  root cause: " + r.rootCause + "\n";
     o += "  guardrail:  " + r.guardrail + "\n";
     o += "  fix:        " + r.fix + "\n";
-    o += "  harness:    " + join(r.harness, ", ") + "\n";
+    o += "  harness:    " + llvm::join(r.harness, ", ") + "\n";
     if (!r.options.empty()) {
       o += "  options:\n";
       for (const auto &opt : r.options)
@@ -64,9 +39,9 @@ std::string renderRulesMarkdown(const std::vector<core::RuleInfo> &rules) {
     scen.reserve(r.harness.size());
     for (const auto &s : r.harness)
       scen.push_back("`" + s + "`");
-    o += "| `" + r.id + "` | " + r.severity + " | " + cell(r.trigger) + " | " +
-         cell(r.rootCause) + " | " + cell(r.guardrail) + " | " + cell(r.fix) + " | " +
-         join(scen, ", ") + " |\n";
+    o += "| `" + r.id + "` | " + r.severity + " | " + markdownCell(r.trigger) + " | " +
+         markdownCell(r.rootCause) + " | " + markdownCell(r.guardrail) + " | " + markdownCell(r.fix) + " | " +
+         llvm::join(scen, ", ") + " |\n";
   }
   return o;
 }
@@ -82,7 +57,7 @@ std::string renderRulesJson(const std::vector<core::RuleInfo> &rules) {
           llvm::json::Object{{"name", opt.name}, {"default", opt.defaultValue}, {"doc", opt.doc}});
     arr.push_back(llvm::json::Object{{"id", r.id},
                                      {"severity", r.severity},
-                                     {"frontend", frontendOf(r)},
+                                     {"frontend", r.frontend},
                                      {"summary", r.summary},
                                      {"trigger", r.trigger},
                                      {"root_cause", r.rootCause},

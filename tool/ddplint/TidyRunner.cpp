@@ -243,9 +243,9 @@ void runChecksOnFile(const std::string &absFile, const clang::tooling::Compilati
       compileError = true;
       ToolError e;
       e.location = locate(src, d.Message, d.BuildDirectory);
-      e.message = d.Message.Message + " (compiling " + absFile + ")";
-      if (e.location.file == absFile)
-        e.message = d.Message.Message;
+      // An error in a header says which translation unit ran into it.
+      e.message = e.location.file == absFile ? d.Message.Message
+                                             : d.Message.Message + " (compiling " + absFile + ")";
       out.errors.push_back(std::move(e));
       continue;
     }
