@@ -14,6 +14,8 @@ PACKAGES=(
   libtorch-dev libgloo-dev
   # catalog generator and tests
   libyaml-cpp-dev catch2
+  # the API catalog's header test (rules/api.yaml against the installed mpi.h)
+  libopenmpi-dev
   # ddplint-clangd: Debian's clangd libraries were built with the remote index (gRPC)
   libgrpc++-dev libprotobuf-dev
   # tests of the front ends: SARIF schema validation, the pre-commit hook, the LSP client

@@ -7,6 +7,7 @@
 //   gen_catalog CATALOG API --ids            (one rule id per line, every front end)
 //   gen_catalog CATALOG API --ids-frontend F (the ids of the rules front end F runs)
 //   gen_catalog CATALOG API --docs-index     (markdown table for docs/checks)
+//   gen_catalog CATALOG API --api-names      (the API's classes: CLASS function|method NAME)
 //
 // A rule's optional `frontend:` says which front end implements it: clang-tidy
 // (the default: a check class in checks/tidy, registered through CheckList.inc)
@@ -16,6 +17,7 @@
 #include <cctype>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -190,6 +192,218 @@ std::string fnArgList(const std::vector<std::pair<std::string, int>> &v) {
   return o + "}";
 }
 
+// The API's classes.  Every MPI/NCCL function and c10d method the catalog knows
+// is in exactly one (functions and methods are separate name spaces).
+struct ApiClass {
+  const char *key;   // the section in api.yaml
+  const char *label; // in messages and in --api-names
+  bool methods;      // the section may list c10d methods
+};
+const ApiClass kApiClasses[] = {
+    {"collectives", "collective", true}, {"barriers", "barrier", true},
+    {"point_to_point", "point_to_point", true}, {"one_sided", "one_sided", false},
+    {"requests", "requests", false},         {"file_io", "file_io", false},
+    {"local", "local", true},                {"query", "query", true},
+    {"exits", "exit", false}};
+
+struct ClassEntry {
+  std::string label;
+  YAML::Node node;
+};
+
+struct BufferEntry {
+  std::string name;
+  bool method = false;
+  std::vector<int> send, recv, inout, agreed;
+  int request = -1;
+};
+
+struct ApiClasses {
+  // label -> names, in file order
+  std::map<std::string, std::vector<std::string>> functions, methods;
+  std::map<std::string, ClassEntry> functionClass, methodClass; // name -> class
+  std::vector<BufferEntry> buffers;
+};
+
+std::vector<int> indexList(const std::string &file, const YAML::Node &entry, const char *key) {
+  std::vector<int> out;
+  YAML::Node n = entry[key];
+  if (!n)
+    return out;
+  if (!n.IsSequence())
+    fail(file, n, std::string("'") + key + "' must be a list of argument indices");
+  for (const auto &e : n) {
+    int v = -1;
+    try {
+      v = e.as<int>();
+    } catch (const YAML::Exception &) {
+      fail(file, e, std::string("entries of '") + key + "' must be integers");
+    }
+    if (v < 0)
+      fail(file, e, "argument indices start at 0");
+    for (int prev : out)
+      if (prev == v)
+        fail(file, e, "index " + std::to_string(v) + " is listed twice in '" + key + "'");
+    out.push_back(v);
+  }
+  return out;
+}
+
+bool hasIndex(const std::vector<int> &v, int i) {
+  for (int x : v)
+    if (x == i)
+      return true;
+  return false;
+}
+
+ApiClasses loadApiClasses(const std::string &file, const YAML::Node &root) {
+  ApiClasses c;
+  for (const ApiClass &k : kApiClasses) {
+    YAML::Node sec = need(file, root, k.key, YAML::NodeType::Map);
+    for (const auto &kv : sec) {
+      const std::string key = kv.first.as<std::string>();
+      if (key != "functions" && !(k.methods && key == "methods"))
+        fail(file, kv.first,
+             std::string("unknown key '") + key + "' in '" + k.key + "' (expected functions" +
+                 (k.methods ? " and methods)" : ")"));
+    }
+    for (const char *kind : {"functions", "methods"}) {
+      const bool isMethod = std::string(kind) == "methods";
+      YAML::Node list = sec[kind];
+      if (!list)
+        continue;
+      if (!list.IsSequence())
+        fail(file, list, std::string("key '") + kind + "' must be a list");
+      auto &byName = isMethod ? c.methodClass : c.functionClass;
+      auto &names = (isMethod ? c.methods : c.functions)[k.label];
+      for (const auto &e : list) {
+        if (!e.IsScalar())
+          fail(file, e, std::string("entries of '") + kind + "' must be strings");
+        const std::string name = e.as<std::string>();
+        auto it = byName.find(name);
+        if (it != byName.end())
+          fail(file, e,
+               "'" + name + "' is listed in two classes: " + it->second.label + " (" +
+                   where(file, it->second.node) + ") and " + k.label);
+        byName[name] = {k.label, e};
+        names.push_back(name);
+      }
+    }
+  }
+  // The matcher's legacy stop list may not contradict a class.
+  if (YAML::Node nc = root["not_collectives"]; nc && nc["functions"])
+    for (const auto &e : nc["functions"]) {
+      auto it = c.functionClass.find(e.as<std::string>());
+      if (it != c.functionClass.end() &&
+          (it->second.label == std::string("collective") || it->second.label == std::string("barrier") ||
+           it->second.label == std::string("point_to_point")))
+        fail(file, e, "'" + e.as<std::string>() + "' is in not_collectives but is a " +
+                          it->second.label + " (" + where(file, it->second.node) + ")");
+    }
+
+  std::map<std::string, YAML::Node> seen; // "f:name" / "m:name" -> entry
+  for (const auto &e : need(file, root, "collective_buffers", YAML::NodeType::Sequence)) {
+    if (!e.IsMap())
+      fail(file, e, "a collective_buffers entry is a mapping {name|method, send, recv, inout, agreed, request}");
+    for (const auto &kv : e) {
+      const std::string key = kv.first.as<std::string>();
+      if (key != "name" && key != "method" && key != "send" && key != "recv" && key != "inout" &&
+          key != "agreed" && key != "request")
+        fail(file, kv.first, "unknown key '" + key +
+                                 "' (expected name or method, send, recv, inout, agreed, request)");
+    }
+    BufferEntry b;
+    if (e["name"] && e["method"])
+      fail(file, e, "an entry names a function (name) or a method (method), not both");
+    if (!e["name"] && !e["method"])
+      fail(file, e, "an entry needs 'name' (a function) or 'method' (a c10d method)");
+    b.method = static_cast<bool>(e["method"]);
+    const char *nameKey = b.method ? "method" : "name";
+    b.name = str(file, e, nameKey);
+    const auto &byName = b.method ? c.methodClass : c.functionClass;
+    auto cls = byName.find(b.name);
+    if (cls == byName.end())
+      fail(file, e[nameKey], "'" + b.name + "' is not a collective or barrier " +
+                                 (b.method ? "method" : "function") + " of the catalog");
+    if (cls->second.label != std::string("collective") && cls->second.label != std::string("barrier"))
+      fail(file, e[nameKey], "'" + b.name + "' is not a collective or barrier (it is " +
+                                 cls->second.label + ")");
+    const std::string id = (b.method ? "m:" : "f:") + b.name;
+    if (seen.count(id))
+      fail(file, e[nameKey], "a second collective_buffers entry for '" + b.name + "' (first at " +
+                                 where(file, seen[id]) + ")");
+    seen[id] = e[nameKey];
+    b.send = indexList(file, e, "send");
+    b.recv = indexList(file, e, "recv");
+    b.inout = indexList(file, e, "inout");
+    if (!e["agreed"])
+      fail(file, e, "missing key 'agreed' (write 'agreed: []' when the call agrees on nothing)");
+    b.agreed = indexList(file, e, "agreed");
+    for (int i : b.send)
+      if (hasIndex(b.recv, i) || hasIndex(b.inout, i))
+        fail(file, e, "argument " + std::to_string(i) + " has two directions");
+    for (int i : b.recv)
+      if (hasIndex(b.inout, i))
+        fail(file, e, "argument " + std::to_string(i) + " has two directions");
+    for (const auto &a : e["agreed"])
+      if (!hasIndex(b.recv, a.as<int>()) && !hasIndex(b.inout, a.as<int>()))
+        fail(file, a, "agreed index " + a.as<std::string>() +
+                          " is not a recv or inout index: only what the call writes is agreed");
+    if (e["request"]) {
+      b.request = intOf(file, e, "request");
+      if (b.request < 0 || hasIndex(b.send, b.request) || hasIndex(b.recv, b.request) ||
+          hasIndex(b.inout, b.request))
+        fail(file, e["request"], "'request' is the index of the request argument, not a buffer");
+    }
+    c.buffers.push_back(b);
+  }
+  for (const auto &[byName, prefix] :
+       {std::pair{&c.functionClass, "f:"}, std::pair{&c.methodClass, "m:"}})
+    for (const auto &[name, ce] : *byName)
+      if ((ce.label == "collective" || ce.label == "barrier") && !seen.count(prefix + name))
+        fail(file, ce.node, ce.label + " '" + name + "' has no entry in collective_buffers");
+  return c;
+}
+
+std::string cxxInts(const std::vector<int> &v) {
+  std::string o = "{";
+  for (size_t i = 0; i < v.size(); ++i)
+    o += (i ? ", " : "") + std::to_string(v[i]);
+  return o + "}";
+}
+
+std::string apiClassesCpp(const std::string &file, const YAML::Node &root) {
+  ApiClasses c = loadApiClasses(file, root);
+  std::ostringstream o;
+  o << "  a.collectiveBuffers = {\n";
+  for (const auto &b : c.buffers)
+    o << "    {" << cxx(b.name) << ", " << (b.method ? "true" : "false") << ", " << cxxInts(b.send)
+      << ", " << cxxInts(b.recv) << ", " << cxxInts(b.inout) << ", " << cxxInts(b.agreed) << ", "
+      << b.request << "},\n";
+  o << "  };\n";
+  o << "  a.oneSidedFunctions = " << cxxList(c.functions["one_sided"]) << ";\n";
+  o << "  a.requestFunctions = " << cxxList(c.functions["requests"]) << ";\n";
+  o << "  a.fileIoFunctions = " << cxxList(c.functions["file_io"]) << ";\n";
+  o << "  a.localApiFunctions = " << cxxList(c.functions["local"]) << ";\n";
+  o << "  a.localApiMethods = " << cxxList(c.methods["local"]) << ";\n";
+  o << "  a.queryFunctions = " << cxxList(c.functions["query"]) << ";\n";
+  o << "  a.queryMethods = " << cxxList(c.methods["query"]) << ";\n";
+  return o.str();
+}
+
+// --api-names: "CLASS function|method NAME" per line, for the header test.
+std::string apiNames(const std::string &file) {
+  ApiClasses c = loadApiClasses(file, YAML::LoadFile(file));
+  std::ostringstream o;
+  for (const ApiClass &k : kApiClasses) {
+    for (const auto &n : c.functions[k.label])
+      o << k.label << " function " << n << "\n";
+    for (const auto &n : c.methods[k.label])
+      o << k.label << " method " << n << "\n";
+  }
+  return o.str();
+}
+
 std::string apiCpp(const std::string &file) {
   YAML::Node root;
   try {
@@ -257,6 +471,7 @@ std::string apiCpp(const std::string &file) {
   o << "  a.asyncErrorEnv = " << cxx(str(file, env, "current")) << ";\n";
   o << "  a.asyncErrorEnvDeprecated = " << cxx(str(file, env, "deprecated")) << ";\n";
   o << "  a.asyncErrorEnvRenamedIn = " << intOf(file, env, "renamed_in") << ";\n";
+  o << apiClassesCpp(file, root);
   return o.str();
 }
 
@@ -278,7 +493,7 @@ void writeFile(const std::string &path, const std::string &text) {
 int main(int argc, char **argv) {
   if (argc < 4) {
     std::cerr << "usage: gen_catalog CATALOG.yaml API.yaml (--cpp OUT --checklist OUT | --ids | "
-                 "--ids-frontend clang-tidy|launch | --docs-index)\n";
+                 "--ids-frontend clang-tidy|launch | --docs-index | --api-names)\n";
     return 2;
   }
   const std::string catalogFile = argv[1], apiFile = argv[2];
@@ -286,6 +501,10 @@ int main(int argc, char **argv) {
     std::vector<Rule> rules = loadRules(catalogFile);
     std::string api = apiCpp(apiFile);
     std::string mode = argv[3];
+    if (mode == "--api-names") {
+      std::cout << apiNames(apiFile);
+      return 0;
+    }
     if (mode == "--ids") {
       for (const auto &r : rules)
         std::cout << r.id << "\n";

@@ -48,6 +48,18 @@ struct ProcessGroupOptionsApi {
   int timeoutArg = -1;
 };
 
+// A collective's data buffers (rules/api.yaml, collective_buffers).  Indices are
+// 0-based call arguments; for a method, among the written arguments of the
+// member call.  `agreed` lists the written buffers (recv or inout) whose content
+// is the same on every rank once the call completes; `request` is the request
+// out-argument of a nonblocking or persistent call (-1: none).
+struct CollectiveBuffers {
+  std::string name;
+  bool method = false; // a c10d process-group method, not a function
+  std::vector<int> send, recv, inout, agreed;
+  int request = -1;
+};
+
 struct ApiCatalog {
   std::vector<std::string> processGroupClasses;
   std::vector<std::string> collectiveMethods, collectiveFunctions;
@@ -55,6 +67,14 @@ struct ApiCatalog {
   std::vector<std::string> pointToPointMethods, pointToPointFunctions;
   std::vector<std::string> notCollectiveFunctions;
   std::vector<std::string> exitFunctions;
+  // The other API classes (with collectives, barriers, point-to-point and exits,
+  // every MPI/NCCL function and c10d method is in exactly one).  Not to be
+  // confused with localFunctions below: those return rank-local values.
+  std::vector<std::string> oneSidedFunctions, requestFunctions, fileIoFunctions;
+  std::vector<std::string> localApiFunctions, localApiMethods;
+  std::vector<std::string> queryFunctions, queryMethods;
+  // One entry per collective and barrier function and method.
+  std::vector<CollectiveBuffers> collectiveBuffers;
   std::vector<FunctionArg> checkpointWriters;
   std::vector<std::string> fileWriterClasses, fileWriterFunctions;
   std::vector<std::string> rankMethods, rankEnvVars, envFunctions;
