@@ -872,6 +872,63 @@ TEST_CASE("the builtin catalog has the eight rules and the core API entries", "[
   CHECK_FALSE(has(api.collectiveMethods, "send"));
 }
 
+TEST_CASE("API catalog: collective buffers and classes", "[catalog]") {
+  const ApiCatalog &api = builtinApi();
+  auto buffers = [&](const std::string &name, bool method) -> const CollectiveBuffers * {
+    for (const auto &b : api.collectiveBuffers)
+      if (b.name == name && b.method == method)
+        return &b;
+    return nullptr;
+  };
+  auto has = [](const std::vector<std::string> &v, const std::string &s) {
+    for (const auto &x : v)
+      if (x == s)
+        return true;
+    return false;
+  };
+  // The output of allreduce, broadcast and allgather is agreed; a send buffer never.
+  const CollectiveBuffers *allreduce = buffers("MPI_Allreduce", false);
+  REQUIRE(allreduce != nullptr);
+  CHECK(allreduce->send == std::vector<int>{0});
+  CHECK(allreduce->agreed == std::vector<int>{1});
+  CHECK(allreduce->request == -1);
+  REQUIRE(buffers("MPI_Bcast", false) != nullptr);
+  CHECK(buffers("MPI_Bcast", false)->agreed == std::vector<int>{0});
+  REQUIRE(buffers("MPI_Allgatherv", false) != nullptr);
+  CHECK(buffers("MPI_Allgatherv", false)->agreed == std::vector<int>{3});
+  REQUIRE(buffers("MPI_Iallgatherv", false) != nullptr);
+  CHECK(buffers("MPI_Iallgatherv", false)->request == 8);
+  REQUIRE(buffers("ncclBcast", false) != nullptr);
+  CHECK(buffers("ncclBcast", false)->agreed == std::vector<int>{0});
+  // Reduce, scan, exscan, alltoall, reduce_scatter: written, not agreed.
+  for (const char *n : {"MPI_Reduce", "MPI_Scan", "MPI_Iexscan", "MPI_Alltoallw", "MPI_Reduce_scatter_block",
+                        "ncclReduceScatter"}) {
+    REQUIRE(buffers(n, false) != nullptr);
+    CHECK(buffers(n, false)->agreed.empty());
+    CHECK_FALSE(buffers(n, false)->recv.empty());
+  }
+  REQUIRE(buffers("allgather", true) != nullptr);
+  CHECK(buffers("allgather", true)->agreed == std::vector<int>{0});
+  CHECK(buffers("allgather", true)->send == std::vector<int>{1});
+  REQUIRE(buffers("reduce", true) != nullptr);
+  CHECK(buffers("reduce", true)->agreed.empty());
+  // Every collective and barrier has an entry (gen_catalog enforces it).
+  for (const auto &n : api.collectiveFunctions)
+    CHECK(buffers(n, false) != nullptr);
+  for (const auto &n : api.collectiveMethods)
+    CHECK(buffers(n, true) != nullptr);
+  CHECK(has(api.collectiveFunctions, "MPI_Iscan"));
+  CHECK(has(api.collectiveFunctions, "MPI_Ialltoallv"));
+  CHECK(has(api.collectiveFunctions, "MPI_Win_fence"));
+  CHECK(has(api.oneSidedFunctions, "MPI_Put"));
+  CHECK(has(api.queryFunctions, "MPI_Comm_rank"));
+  CHECK(has(api.localApiFunctions, "MPI_Reduce_local"));
+  CHECK(has(api.requestFunctions, "MPI_Wait"));
+  CHECK(has(api.fileIoFunctions, "MPI_File_write_at"));
+  CHECK(has(api.queryMethods, "getBackendName"));
+  CHECK(has(api.localApiMethods, "startCoalescing"));
+}
+
 TEST_CASE("splitList", "[catalog]") {
   CHECK(splitList("a;b; c") == std::vector<std::string>{"a", "b", "c"});
   CHECK(splitList("").empty());
