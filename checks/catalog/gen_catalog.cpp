@@ -119,6 +119,7 @@ bool knownFrontend(const std::string &f) {
 struct Rule {
   std::string id, severity, summary, trigger, rootCause, guardrail, fix;
   std::string frontend = "clang-tidy";
+  std::vector<std::string> languages; // c, c++ (python: the Python front end, later)
   std::vector<std::string> harness;
   struct Opt {
     std::string name, def, doc;
@@ -162,6 +163,12 @@ std::vector<Rule> loadRules(const std::string &file) {
       if (!knownFrontend(out.frontend))
         fail(file, r["frontend"], "frontend must be clang-tidy or launch, not '" + out.frontend + "'");
     }
+    out.languages = strList(file, r, "languages");
+    if (out.frontend == "clang-tidy" && out.languages.empty())
+      fail(file, r, "a clang-tidy rule lists its 'languages' (c, c++)");
+    for (const auto &l : out.languages)
+      if (l != "c" && l != "c++" && l != "python")
+        fail(file, r["languages"], "languages are c, c++ or python, not '" + l + "'");
     out.harness = strList(file, r, "harness");
     if (out.harness.empty())
       fail(file, r, "every rule names at least one harness scenario");
@@ -475,6 +482,72 @@ std::string apiCpp(const std::string &file) {
   return o.str();
 }
 
+// rules/nccl-async-error.yaml, next to the API catalog: the NCCL async error
+// handling facts (ddplint/core/AsyncErrorFacts.h).  `apiEnv` is api.yaml's
+// nccl_async_error_env, which must agree with the newest range.
+std::string asyncFactsCpp(const std::string &file, const YAML::Node &apiEnv,
+                          const std::string &apiFile) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file);
+  } catch (const YAML::ParserException &e) {
+    throw SchemaError(file + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": error: " + e.msg);
+  } catch (const YAML::BadFile &) {
+    throw SchemaError(file + ": error: cannot open file");
+  }
+  if (!root.IsMap() || intOf(file, root, "version") != 1)
+    fail(file, root, "the NCCL async error facts must be a mapping with 'version: 1'");
+  std::ostringstream o;
+  o << "  f.modes = {";
+  for (const auto &m : need(file, root, "modes", YAML::NodeType::Sequence)) {
+    YAML::Node on = need(file, m, "on", YAML::NodeType::Scalar);
+    if (on.Scalar() != "true" && on.Scalar() != "false")
+      fail(file, on, "'on' must be true or false");
+    o << "{" << intOf(file, m, "value") << ", " << cxx(str(file, m, "name")) << ", "
+      << on.Scalar() << ", " << cxx(str(file, m, "effect")) << "}, ";
+  }
+  o << "};\n  f.versions = {";
+  int prevUntil = -1, newestFrom = 0;
+  std::string newestRead;
+  const YAML::Node versions = need(file, root, "versions", YAML::NodeType::Sequence);
+  for (const auto &v : versions) {
+    const int from = intOf(file, v, "from"), until = intOf(file, v, "until");
+    if (prevUntil >= 0 && from != prevUntil)
+      fail(file, v["from"], "version ranges must follow each other without gaps");
+    if (until != 0 && until <= from)
+      fail(file, v["until"], "'until' must be after 'from' (or 0 for an open range)");
+    prevUntil = until;
+    const auto reads = strList(file, v, "reads");
+    newestFrom = from;
+    newestRead = reads.empty() ? "" : reads.front();
+    o << "{" << from << ", " << until << ", " << cxxList(reads) << ", "
+      << cxxList(strList(file, v, "deprecated")) << ", " << intOf(file, v, "default") << ", "
+      << cxx(str(file, v, "source")) << "}, ";
+  }
+  if (prevUntil != 0)
+    fail(file, versions, "the last version range must be open (until: 0)");
+  o << "};\n  f.launchers = {";
+  for (const auto &l : need(file, root, "launchers", YAML::NodeType::Sequence)) {
+    const std::string exports = str(file, l, "exports");
+    if (exports != "read_name" && exports != "none")
+      fail(file, l["exports"], "'exports' must be read_name or none");
+    o << "{" << cxx(str(file, l, "id")) << ", " << cxx(str(file, l, "name")) << ", "
+      << cxxList(strList(file, l, "commands")) << ", " << intOf(file, l, "since") << ", "
+      << (exports == "read_name" ? "true" : "false") << ", " << cxx(str(file, l, "value")) << ", "
+      << intOf(file, l, "keeps_existing_since") << ", " << cxx(str(file, l, "source")) << "}, ";
+  }
+  o << "};\n  f.assumedVersion = " << intOf(file, root, "assumed_version") << ";\n";
+  // api.yaml's nccl_async_error_env is an older spelling of the same facts.
+  if (str(apiFile, apiEnv, "current") != newestRead ||
+      intOf(apiFile, apiEnv, "renamed_in") != newestFrom)
+    fail(apiFile, apiEnv, "nccl_async_error_env disagrees with " + file +
+                              " (newest range: " + newestRead + " from " +
+                              std::to_string(newestFrom) + ")");
+  return "const AsyncErrorFacts &builtinAsyncErrorFacts() {\n  static const AsyncErrorFacts facts = [] {\n"
+         "  AsyncErrorFacts f;\n" + o.str() + "  return f;\n  }();\n  return facts;\n}\n\n";
+}
+
 void writeFile(const std::string &path, const std::string &text) {
   // Rewrite only on change so an edit to the YAML does not rebuild the world.
   std::ifstream in(path);
@@ -500,6 +573,12 @@ int main(int argc, char **argv) {
   try {
     std::vector<Rule> rules = loadRules(catalogFile);
     std::string api = apiCpp(apiFile);
+    const std::string factsFile =
+        (apiFile.find('/') == std::string::npos ? std::string(".")
+                                                : apiFile.substr(0, apiFile.rfind('/'))) +
+        "/nccl-async-error.yaml";
+    const std::string facts =
+        asyncFactsCpp(factsFile, YAML::LoadFile(apiFile)["nccl_async_error_env"], apiFile);
     std::string mode = argv[3];
     if (mode == "--api-names") {
       std::cout << apiNames(apiFile);
@@ -536,7 +615,7 @@ int main(int argc, char **argv) {
     }
     std::ostringstream cpp;
     cpp << "// Generated by checks/catalog/gen_catalog.cpp from rules/; do not edit.\n"
-           "#include \"ddplint/core/Catalog.h\"\n\nnamespace ddplint::core {\n\n"
+           "#include \"ddplint/core/Catalog.h\"\n#include \"ddplint/core/AsyncErrorFacts.h\"\n\nnamespace ddplint::core {\n\n"
            "const std::vector<RuleInfo> &builtinRules() {\n"
            "  static const std::vector<RuleInfo> rules = {\n";
     for (const auto &r : rules) {
@@ -545,12 +624,13 @@ int main(int argc, char **argv) {
           << ",\n     " << cxx(r.fix) << ",\n     " << cxxList(r.harness) << ",\n     {";
       for (const auto &o : r.options)
         cpp << "{" << cxx(o.name) << ", " << cxx(o.def) << ", " << cxx(o.doc) << "}, ";
-      cpp << "},\n     " << cxx(r.frontend) << "},\n";
+      cpp << "},\n     " << cxx(r.frontend) << ", " << cxxList(r.languages) << "},\n";
     }
     cpp << "  };\n  return rules;\n}\n\n"
            "const ApiCatalog &builtinApi() {\n  static const ApiCatalog api = [] {\n"
            "  ApiCatalog a;\n"
-        << api << "  return a;\n  }();\n  return api;\n}\n\n} // namespace ddplint::core\n";
+        << api << "  return a;\n  }();\n  return api;\n}\n\n"
+        << facts << "} // namespace ddplint::core\n";
     std::ostringstream list;
     // Included twice by the module: once for the headers, once to register.
     // A catalog entry without its check class fails the build right here.

@@ -3,6 +3,7 @@
 #include "tidy/UserCode.h"
 
 #include "clang-frontend/ApiMatcher.h"
+#include "ddplint/core/AsyncErrorFacts.h"
 #include "ddplint/core/Catalog.h"
 
 #include "clang/AST/ASTContext.h"
@@ -98,13 +99,11 @@ std::optional<std::string> stringOf(const Expr *e, const StringLiteral **literal
   }
   if (const auto *dre = dyn_cast<DeclRefExpr>(e))
     if (const auto *vd = dyn_cast<VarDecl>(dre->getDecl()))
-      if (vd->getType().isConstQualified() || vd->getType()->isPointerType() || vd->isConstexpr())
+      if (vd->getType().isNull() || vd->getType().isConstQualified() || vd->getType()->isPointerType() || vd->isConstexpr())
         if (const Expr *init = vd->getAnyInitializer())
           return stringOf(init, literal, depth + 1);
   return std::nullopt;
 }
-
-std::string versionText(int v) { return std::to_string(v / 100) + "." + std::to_string(v % 100); }
 
 } // namespace
 
@@ -137,7 +136,7 @@ void AsyncErrorHandlingCheck::check(const MatchFinder::MatchResult &result) {
   const SourceManager &sm = *result.SourceManager;
   forEachUserFunction(tu, sm, [&](const FunctionDecl *fd) {
     forEachStmt(fd->getBody(), [&](const Stmt *s) {
-      if (!isa<CallExpr, CXXConstructExpr>(s) || sm.isInSystemHeader(s->getBeginLoc()))
+      if (!isa<CallExpr, CXXConstructExpr>(s) || !clangfe::isUserCode(sm, s->getBeginLoc()))
         return;
       if (const auto *ctor = dyn_cast<CXXConstructExpr>(s)) {
         const CXXConstructorDecl *cd = ctor->getConstructor();
@@ -192,64 +191,85 @@ void AsyncErrorHandlingCheck::examineCall(const CallExpr *call) {
 }
 
 void AsyncErrorHandlingCheck::onEndOfTranslationUnit() {
-  const core::ApiCatalog &api = core::builtinApi();
-  const int renamedIn = api.asyncErrorEnvRenamedIn;
+  // The facts per LibTorch version come from rules/nccl-async-error.yaml.
+  const core::AsyncErrorFacts &facts = core::builtinAsyncErrorFacts();
 
-  // Without <torch/version.h>, the 2.2 headers give themselves away by
-  // declaring c10d::TORCH_NCCL_ASYNC_ERROR_HANDLING; otherwise assume the older
-  // headers, where the risk is.
-  bool newHeaders = false;
+  // The version: <torch/version.h>, else what the headers declare
+  // (c10d::TORCH_NCCL_ASYNC_ERROR_HANDLING from 2.2, c10d::Backend from 2.0).
+  int version = 0;
   std::string versionName;
   if (versionMajor && versionMinor) {
-    const int v = *versionMajor * 100 + *versionMinor;
-    newHeaders = v >= renamedIn;
-    versionName = std::to_string(*versionMajor) + "." + std::to_string(*versionMinor);
+    version = *versionMajor * 100 + *versionMinor;
+    versionName = "LibTorch " + core::versionString(version);
   } else if (ctx_) {
-    for (const NamedDecl *ns : ctx_->getTranslationUnitDecl()->lookup(
-             &ctx_->Idents.get("c10d")))
-      if (const auto *dc = dyn_cast<NamespaceDecl>(ns))
-        if (!dc->lookup(&ctx_->Idents.get(api.asyncErrorEnv)).empty())
-          newHeaders = true;
-    versionName = newHeaders ? versionText(renamedIn) + " or newer"
-                             : "older than " + versionText(renamedIn);
+    auto declaresInC10d = [&](llvm::StringRef name) {
+      for (const NamedDecl *ns : ctx_->getTranslationUnitDecl()->lookup(&ctx_->Idents.get("c10d")))
+        if (const auto *dc = dyn_cast<NamespaceDecl>(ns))
+          if (!dc->lookup(&ctx_->Idents.get(name)).empty())
+            return true;
+      return false;
+    };
+    const core::AsyncErrorVersionRange &newest = facts.versions.back();
+    if (!newest.reads.empty() && declaresInC10d(newest.reads.front())) {
+      version = newest.from;
+      versionName = "LibTorch " + core::versionString(version) + " or newer (the headers declare c10d::" +
+                    newest.reads.front() + ")";
+    } else if (declaresInC10d("Backend")) {
+      version = 200;
+      versionName = "LibTorch 2.0 or newer (the headers declare c10d::Backend)";
+    } else {
+      version = 113;
+      versionName = "LibTorch 1.13 or older (the headers declare no c10d::Backend)";
+    }
+  }
+  const core::AsyncErrorVersionRange &range = core::asyncErrorRange(facts, version);
+  const std::string readName = range.reads.empty() ? "" : range.reads.front();
+
+  // A deprecated spelling this version still reads: rename it.
+  llvm::DenseSet<SourceLocation> seen;
+  for (const EnvUse &use : env_) {
+    if (!use.nameKnown || !use.literal || !llvm::is_contained(range.deprecated, use.name))
+      continue;
+    const SourceLocation at = use.literal->getBeginLoc();
+    if (!seen.insert(at).second)
+      continue;
+    auto d = diag(at, "'%0' is deprecated since LibTorch %1; use '%2'")
+             << use.name << core::versionString(core::firstVersionReading(facts, readName))
+             << readName;
+    // The new name is the old one with a TORCH_ prefix: insert it after the quote.
+    if (!at.isMacroID() && use.literal->getNumConcatenated() == 1 && use.literal->isOrdinary() &&
+        llvm::StringRef(readName).ends_with(use.name))
+      d << FixItHint::CreateInsertion(at.getLocWithOffset(1),
+                                      readName.substr(0, readName.size() - use.name.size()));
   }
 
-  if (newHeaders) {
-    llvm::DenseSet<SourceLocation> seen;
-    for (const EnvUse &use : env_) {
-      if (!use.nameKnown || use.name != api.asyncErrorEnvDeprecated || !use.literal)
-        continue;
-      const SourceLocation at = use.literal->getBeginLoc();
-      if (!seen.insert(at).second)
-        continue;
-      auto d = diag(at, "'%0' is deprecated since LibTorch %1; use '%2'")
-               << api.asyncErrorEnvDeprecated << versionText(renamedIn) << api.asyncErrorEnv;
-      // The new name is the old one with a TORCH_ prefix: insert it after the quote.
-      const std::string prefix = api.asyncErrorEnv.substr(
-          0, api.asyncErrorEnv.size() - api.asyncErrorEnvDeprecated.size());
-      if (!at.isMacroID() && use.literal->getNumConcatenated() == 1 &&
-          use.literal->isOrdinary() &&
-          llvm::StringRef(api.asyncErrorEnv).ends_with(api.asyncErrorEnvDeprecated))
-        d << FixItHint::CreateInsertion(at.getLocWithOffset(1), prefix);
-    }
-  } else if (!creations_.empty()) {
-    bool enabled = false;
+  const core::AsyncErrorMode *defaultMode =
+      core::asyncErrorMode(facts, std::to_string(range.defaultMode));
+  const bool onByDefault = defaultMode && defaultMode->on;
+  if (!creations_.empty() && !readName.empty()) {
+    bool enabled = onByDefault, setToOff = false;
     for (const EnvUse &use : env_) {
       if (!use.isSet)
         continue;
+      const bool ours = use.nameKnown && (use.name == readName ||
+                                          llvm::is_contained(range.deprecated, use.name));
       // A name we cannot read may well be this one: stay quiet.
-      if (!use.nameKnown ||
-          ((use.name == api.asyncErrorEnv || use.name == api.asyncErrorEnvDeprecated) &&
-           (!use.value || *use.value != "0")))
+      if (!use.nameKnown || (ours && (!use.value || *use.value != "0")))
         enabled = true;
+      else if (ours && use.value && *use.value == "0")
+        setToOff = true;
     }
+    if (setToOff)
+      enabled = false;
     if (!enabled) {
       const Creation &first = creations_.front();
       diag(first.loc,
-           "NCCL process group '%0' is created but %1 is never enabled; with LibTorch %2 a "
-           "failed or hung collective is not aborted and the other ranks wait forever; call "
-           "setenv(\"%3\", \"1\", 1) before creating the group")
-          << first.cls << api.asyncErrorEnv << versionName << api.asyncErrorEnvDeprecated;
+           "NCCL process group '%0' is created with async error handling off: %1 reads %2 "
+           "with default %3%4, so a failed or hung collective is not aborted and the other "
+           "ranks wait forever; call setenv(\"%2\", \"1\", 1) before creating the group")
+          << first.cls << versionName << readName
+          << (std::to_string(range.defaultMode) + " (" + (defaultMode ? defaultMode->name : "") + ")")
+          << (setToOff ? std::string(", and the program sets it to 0") : std::string(", off, and the program never sets it"));
     }
   }
   env_.clear();

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -74,57 +75,11 @@ bool has(const Result &r, unsigned line, unsigned col, std::initializer_list<std
 // Kubernetes manifests
 // ===========================================================================
 
-TEST_CASE("PyTorchJob without the variables: both, per replica type, at the container", "[k8s]") {
-  Result r = check("pytorchjob-missing.yaml");
-  CHECK(r.kind == FileKind::KubernetesManifest);
-  CHECK(r.errors.empty());
-  // The Service document beside the job contributes nothing.
-  CHECK(locs(r) == Locs{"22:15", "22:15", "31:15", "31:15"});
-  CHECK(has(r, 22, 15,
-            {"container 'trainer' in PyTorchJob 'bert' (Master) does not set " + kCurrent,
-             "hangs the other ranks", "add env " + kCurrent + "=1"}));
-  CHECK(has(r, 22, 15, {"(Master) does not set " + kFault, "add env " + kFault + "=1"}));
-  // Reported at the `name:` key even when it is not the container's first key.
-  CHECK(has(r, 31, 15, {"'trainer' in PyTorchJob 'bert' (Worker) does not set " + kCurrent}));
-  CHECK(has(r, 31, 15, {"(Worker) does not set " + kFault}));
-  for (const auto &f : r.findings) {
-    CHECK(f.ruleId == "ddp-launch-env");
-    CHECK(f.file == fixture("pytorchjob-missing.yaml"));
-  }
-}
-
 TEST_CASE("PyTorchJob with value 3 and a sidecar: nothing", "[k8s]") {
   Result r = check("pytorchjob-good.yaml");
   CHECK(r.kind == FileKind::KubernetesManifest);
   CHECK(r.errors.empty());
   CHECK(r.findings.empty());
-}
-
-TEST_CASE("Job: value 0, empty faulthandler, deprecated name, invalid value; envFrom", "[k8s]") {
-  Result r = check("job-values.yaml");
-  CHECK(r.errors.empty());
-  CHECK(locs(r) == Locs{"12:15", "14:15", "19:15", "34:15"});
-  CHECK(has(r, 12, 15, {kCurrent + "=0 in container 'off' in Job 'finetune' turns", "set it to 1"}));
-  CHECK(has(r, 14, 15, {kFault + " is empty in container 'off'", "set it to 1"}));
-  // PYTHONFAULTHANDLER=0 enables faulthandler (any non-empty value does): no finding at 21.
-  CHECK(has(r, 19, 15, {kLegacy + " in container 'legacy'", "deprecated since PyTorch 2.2",
-                        "rename it to " + kCurrent}));
-  // envFrom hides "missing" but not a wrong value written in env.
-  CHECK(has(r, 34, 15, {kCurrent + "=yes in container 'from-configmap-but-off'", "not a valid value"}));
-  // 'from-configmap' (envFrom), 'computed' (valueFrom, $(VAR)) and 'in-script'
-  // (the command sets both) have no finding; the ConfigMap's "0" is not a container.
-  for (const auto &f : r.findings) {
-    CHECK(f.message.find("'from-configmap'") == std::string::npos);
-    CHECK(f.message.find("'computed'") == std::string::npos);
-    CHECK(f.message.find("'in-script'") == std::string::npos);
-  }
-}
-
-TEST_CASE("A Pod inside a List; value 2 enables; init containers are not ranks", "[k8s]") {
-  Result r = check("pod-and-list.yaml");
-  CHECK(r.errors.empty());
-  CHECK(locs(r) == Locs{"13:11"});
-  CHECK(has(r, 13, 11, {"container 'main' in Pod 'probe-' does not set " + kFault}));
 }
 
 TEST_CASE("RayJob: runtimeEnvYAML env_vars count for every group, positions map into the block",
@@ -155,71 +110,9 @@ TEST_CASE("RayJob: a malformed runtimeEnvYAML is an error and hides missing", "[
   CHECK(r.findings.empty());
 }
 
-TEST_CASE("RayCluster: the head sets both, the worker group sets neither", "[k8s][ray]") {
-  Result r = check("raycluster.yaml");
-  CHECK(r.errors.empty());
-  CHECK(locs(r) == Locs{"23:15", "23:15"});
-  CHECK(has(r, 23, 15,
-            {"container 'ray-worker' in RayCluster 'train-cluster' (worker group 'gpu') does not set " +
-             kCurrent}));
-}
-
-TEST_CASE("Malformed YAML: an error at its line:col, the other documents still checked", "[k8s][errors]") {
-  Result r = check("malformed.yaml");
-  CHECK(r.kind == FileKind::KubernetesManifest);
-  REQUIRE(r.errors.size() == 1);
-  CHECK(r.errors[0].file == fixture("malformed.yaml"));
-  // The flow map opened on line 16 is never closed; yaml-cpp notices on line 17.
-  CHECK(r.errors[0].line == 17);
-  CHECK(r.errors[0].column == 5);
-  CHECK(r.errors[0].message.find("malformed YAML") != std::string::npos);
-  CHECK(locs(r) == Locs{"9:11", "9:11", "25:7"});
-  CHECK(has(r, 25, 7, {"container 'c' in Pod 'third' does not set " + kCurrent}));
-}
-
-TEST_CASE("YAML that is not a Kubernetes object is not a manifest", "[k8s][errors]") {
-  Result r = check("not-a-manifest.yaml");
-  CHECK(r.kind == FileKind::Unknown);
-  REQUIRE(r.errors.size() == 1);
-  CHECK(r.errors[0].message.find("not a Kubernetes manifest") != std::string::npos);
-  CHECK(r.findings.empty());
-
-  // Beside real objects, a stray document is named but does not stop the others.
-  Result mixed = text("m.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
-                                "  containers:\n  - name: c\n---\nfoo: bar\n");
-  CHECK(mixed.kind == FileKind::KubernetesManifest);
-  REQUIRE(mixed.errors.size() == 1);
-  CHECK(mixed.errors[0].line == 8);
-  CHECK(mixed.errors[0].message.find("not a Kubernetes object") != std::string::npos);
-  CHECK(locs(mixed) == Locs{"6:5", "6:5"});
-}
-
-TEST_CASE("JSON manifests, CRLF line ends and a byte order mark", "[k8s]") {
-  Result json = text("pod.json", "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"p\"},\n"
-                                 " \"spec\": {\"containers\": [{\"name\": \"c\", \"env\": [\n"
-                                 "   {\"name\": \"PYTHONFAULTHANDLER\", \"value\": \"1\"}]}]}}\n");
-  CHECK(json.kind == FileKind::KubernetesManifest);
-  CHECK(locs(json) == Locs{"2:27"}); // the key's opening quote
-  Result crlf = text("p.yaml", "\xEF\xBB\xBF" "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  name: p\r\n"
-                               "spec:\r\n  containers:\r\n    - name: c\r\n      env:\r\n"
-                               "        - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\r\n          value: \"0\"\r\n");
-  CHECK(locs(crlf) == Locs{"7:7", "9:11"});
-}
-
 // ===========================================================================
 // Slurm and shell scripts
 // ===========================================================================
-
-TEST_CASE("Slurm: missing at the first launch command only; srun hostname and one-task srun are not launches",
-          "[slurm]") {
-  Result r = check("train-missing.slurm");
-  CHECK(r.kind == FileKind::SlurmScript);
-  CHECK(r.errors.empty());
-  // The commented-out export on line 7 does not count; PYTHONFAULTHANDLER is exported.
-  CHECK(locs(r) == Locs{"11:1"});
-  CHECK(has(r, 11, 1,
-            {"the srun at line 11 runs without " + kCurrent, "export " + kCurrent + "=1 before it"}));
-}
 
 TEST_CASE("Slurm: export with a continuation, srun --export=ALL,VAR=1, a here-document", "[slurm]") {
   Result r = check("train-good.slurm");
@@ -227,19 +120,6 @@ TEST_CASE("Slurm: export with a continuation, srun --export=ALL,VAR=1, a here-do
   CHECK(r.errors.empty());
   // The srun inside the here-document (line 8) is data, not a command.
   CHECK(r.findings.empty());
-}
-
-TEST_CASE("Slurm: srun --export=NONE drops what the script exported", "[slurm]") {
-  Result r = check("export-none.slurm");
-  CHECK(locs(r) == Locs{"5:1", "5:1"});
-  CHECK(has(r, 5, 1, {"runs without " + kCurrent, "--export=ALL," + kCurrent + "=1"}));
-  CHECK(has(r, 5, 1, {"runs without " + kFault}));
-}
-
-TEST_CASE("Slurm: a sourced file may set them, but a wrong value written here is still wrong", "[slurm]") {
-  Result r = check("sourced.slurm");
-  CHECK(locs(r) == Locs{"4:8"});
-  CHECK(has(r, 4, 8, {kCurrent + "=0 for the srun at line 5 turns NCCL async error handling off"}));
 }
 
 TEST_CASE("Slurm: #SBATCH --export sets the batch environment", "[slurm]") {
@@ -252,14 +132,6 @@ TEST_CASE("Slurm: an srun'd bash -c that sets them itself", "[slurm]") {
   Result r = check("inline.slurm");
   CHECK(r.errors.empty());
   CHECK(r.findings.empty());
-}
-
-TEST_CASE("Shell: a VAR=val prefix applies to its own command only", "[shell]") {
-  Result r = check("launch-prefix.sh");
-  CHECK(r.kind == FileKind::ShellScript);
-  CHECK(locs(r) == Locs{"4:35", "5:1"});
-  CHECK(has(r, 4, 35, {"the torchrun at line 4 runs without " + kFault}));
-  CHECK(has(r, 5, 1, {"the python -m torch.distributed.run at line 5 runs without " + kCurrent}));
 }
 
 TEST_CASE("Shell: env VAR=val, exec, quoted export, prefix across a continuation", "[shell]") {
@@ -279,13 +151,6 @@ TEST_CASE("Shell: mpirun -x sets them for mpirun only; deepspeed later lacks one
   CHECK(locs(r) == Locs{"3:8", "4:1"});
   CHECK(has(r, 3, 8, {kLegacy + " for the deepspeed at line 4 is deprecated"}));
   CHECK(has(r, 4, 1, {"the deepspeed at line 4 runs without " + kFault}));
-}
-
-TEST_CASE("Shell: .sh without a shebang, ${VAR:=1} defaults, accelerate launch", "[shell]") {
-  Result r = check("accelerate.sh");
-  CHECK(r.kind == FileKind::ShellScript);
-  CHECK(locs(r) == Locs{"2:1"});
-  CHECK(has(r, 2, 1, {"the accelerate launch at line 2 runs without " + kCurrent}));
 }
 
 TEST_CASE("Shell: unset, export -n, env -i and srun --export lists", "[shell]") {
@@ -343,43 +208,6 @@ TEST_CASE("Shell: an unterminated quote is an error", "[shell][errors]") {
 // ===========================================================================
 // Target PyTorch version
 // ===========================================================================
-
-TEST_CASE("Before 2.2 the legacy name is right and the new name alone is not read", "[version]") {
-  Result old = check("versions.yaml", "1.13.1");
-  CHECK(locs(old) == Locs{"17:11", "33:11", "37:7"});
-  CHECK(has(old, 17, 11, {kCurrent + " in container 'current-only'", "not read by PyTorch 1.13",
-                          "set " + kLegacy + "=1"}));
-  CHECK(has(old, 33, 11, {kLegacy + "=0 in container 'legacy-off' in Pod 'versions' turns NCCL async error handling off"}));
-  CHECK(has(old, 37, 7, {"container 'neither' in Pod 'versions' does not set " + kLegacy,
-                         "PyTorch 1.13 leaves NCCL async error handling off", "add env " + kLegacy + "=1"}));
-  // 'legacy-only' and 'both' are right for 1.13.
-
-  Result v21 = check("versions.yaml", "2.1");
-  CHECK(locs(v21) == Locs{"17:11", "33:11", "37:7"});
-}
-
-TEST_CASE("From 2.2, and when the version is unknown, the legacy name is deprecated", "[version]") {
-  for (const std::string v : {"", "2.2", "2.3.0+cu121"}) {
-    INFO("torch version '" << v << "'");
-    Result r = check("versions.yaml", v);
-    CHECK(locs(r) == Locs{"10:11", "26:11", "33:11", "37:7"});
-    CHECK(has(r, 10, 11, {kLegacy + " in container 'legacy-only'", "rename it to " + kCurrent}));
-    CHECK(has(r, 26, 11, {kLegacy + " in container 'both'", "already set; remove it"}));
-    CHECK(has(r, 33, 11, {kLegacy + "=0", "set " + kCurrent + "=1 instead"}));
-    CHECK(has(r, 37, 7, {"does not set " + kCurrent, "add env " + kCurrent + "=1"}));
-    // An unknown version is not mentioned.
-    for (const auto &f : r.findings)
-      CHECK(f.message.find("assum") == std::string::npos);
-  }
-}
-
-TEST_CASE("The version of a shell target", "[version]") {
-  Result r = check("train-missing.slurm", "1.13");
-  CHECK(locs(r) == Locs{"11:1"});
-  CHECK(has(r, 11, 1, {"runs without " + kLegacy, "export " + kLegacy + "=1 before it"}));
-  Result prefix = check("launch-good.sh", "1.13");
-  CHECK(locs(prefix) == Locs{"3:5", "4:17"});
-}
 
 TEST_CASE("parseTorchVersion", "[version]") {
   Options o;
@@ -465,4 +293,179 @@ TEST_CASE("Deeply nested YAML does not crash", "[errors]") {
   Result r = text("deep.yaml", deep);
   CHECK(r.kind == FileKind::KubernetesManifest);
   CHECK_FALSE(r.errors.empty());
+}
+
+// Not run by default: prints what the checker reports for DDPLINT_DUMP (a file)
+// with DDPLINT_DUMP_TORCH (a version), for writing expectations.
+TEST_CASE("dump", "[.dump]") {
+  const char *file = std::getenv("DDPLINT_DUMP");
+  const char *torch = std::getenv("DDPLINT_DUMP_TORCH");
+  REQUIRE(file);
+  Result r = checkLaunchFile(file, version(torch ? torch : ""));
+  for (const auto &e : r.errors)
+    std::printf("error %u:%u %s\n", e.line, e.column, e.message.c_str());
+  for (const auto &f : r.findings)
+    std::printf("%s %u:%u %s\n", f.level == Level::Hazard ? "HAZARD" : "policy", f.line, f.column,
+                f.message.c_str());
+  for (const auto &s : r.skipped)
+    std::printf("skipped %u:%u %s: %s\n", s.line, s.column, s.what.c_str(), s.reason.c_str());
+}
+
+// ===========================================================================
+// Issue 11: facts from rules/nccl-async-error.yaml, two levels, torch jobs only
+// ===========================================================================
+
+namespace {
+
+size_t count(const Result &r, Level level) {
+  size_t n = 0;
+  for (const auto &f : r.findings)
+    n += f.level == level;
+  return n;
+}
+
+bool skippedWith(const Result &r, const std::string &part) {
+  for (const auto &s : r.skipped)
+    if ((s.what + ": " + s.reason).find(part) != std::string::npos)
+      return true;
+  return false;
+}
+
+bool hasLevel(const Result &r, unsigned line, unsigned col, Level level,
+              std::initializer_list<std::string> parts) {
+  for (const auto &f : r.findings) {
+    if (f.line != line || f.column != col || f.level != level)
+      continue;
+    bool all = true;
+    for (const auto &p : parts)
+      all &= f.message.find(p) != std::string::npos;
+    if (all)
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("Kubernetes: only torch distributed containers; the image tag gives the version", "[k8s][issue11]") {
+  Result r = check("k8s-workloads.yaml");
+  CHECK(r.errors.empty());
+  // etcd and sleep: skipped, with the reason.
+  CHECK(skippedWith(r, "container 'etcd' in Pod 'etcd': no torch distributed workload"));
+  CHECK(skippedWith(r, "container 'sleep' in Pod 'sleeper': no torch distributed workload"));
+  // A GPU python job on pytorch/pytorch:1.13.1: the default is off and no launcher sets it.
+  CHECK(hasLevel(r, 30, 11, Level::Hazard,
+                 {"does not set " + kLegacy, "PyTorch 1.13 (from the image pytorch/pytorch:1.13.1",
+                  "default 0 (NoHandling), off", "no launcher sets it", "add env " + kLegacy + "=1"}));
+  // torchrun exports it on 1.13: only the policy note, naming torchrun.
+  CHECK(hasLevel(r, 48, 11, Level::Policy,
+                 {"does not set " + kLegacy + " explicitly", "torchrun sets " + kLegacy + "=1"}));
+  CHECK(count(r, Level::Hazard) == 1);
+  CHECK(r.findings.size() == 2);
+}
+
+TEST_CASE("Gloo-only, MPI and CPU-only PyTorchJobs get no NCCL finding", "[k8s][issue11]") {
+  Result r = check("pytorchjob-backends.yaml");
+  CHECK(r.errors.empty());
+  CHECK(r.findings.empty());
+  CHECK(skippedWith(r, "PyTorchJob 'gloo-mnist' (Master): selects the gloo backend"));
+  CHECK(skippedWith(r, "PyTorchJob 'mpi-job' (Worker): selects the mpi backend"));
+  CHECK(skippedWith(r, "PyTorchJob 'cpu-only' (Worker): requests no GPU"));
+}
+
+TEST_CASE("Kubeflow Trainer: TrainJob trainer and torch ClusterTrainingRuntime; MPI runtime skipped",
+          "[k8s][issue11]") {
+  Result r = check("trainjob.yaml");
+  CHECK(r.errors.empty());
+  // Unknown version: 2.2 or newer assumed, default 3: policy, and the message says so.
+  CHECK(hasLevel(r, 11, 5, Level::Policy,
+                 {"the trainer of TrainJob 'llm'", "assumed: no --torch-version given",
+                  "defaults " + kCurrent + " to 3 (SkipCleanUp)"}));
+  // The torch runtime on a 2.1 image sets the legacy name to 0: a hazard.
+  CHECK(hasLevel(r, 40, 28, Level::Hazard, {kLegacy + "=0", "PyTorch 2.1 (from the image"}));
+  CHECK(skippedWith(r, "ClusterTrainingRuntime 'mpi-distributed': mlPolicy is not torch (mpi)"));
+  // With 1.13 the TrainJob's python entrypoint is a hazard.
+  Result old = check("trainjob.yaml", "1.13");
+  CHECK(hasLevel(old, 11, 5, Level::Hazard, {"PyTorch 1.13 (--torch-version)", "no launcher sets it"}));
+}
+
+TEST_CASE("Policy notes can be turned off; hazards stay", "[k8s][issue11]") {
+  Options o;
+  o.requireExplicit = false;
+  Result r = checkLaunchFile(fixture("trainjob.yaml"), o);
+  CHECK(count(r, Level::Policy) == 0);
+  CHECK(count(r, Level::Hazard) == 1);
+}
+
+TEST_CASE("Non-manifest YAML is skipped, not an error; Helm templates are masked", "[k8s][issue11]") {
+  Result hydra = check("hydra-config.yaml");
+  CHECK(hydra.errors.empty());
+  CHECK(hydra.findings.empty());
+  CHECK(skippedWith(hydra, "not a Kubernetes manifest"));
+  Result notManifest = check("not-a-manifest.yaml");
+  CHECK(notManifest.errors.empty());
+  Result helm = check("helm-deployment.yaml");
+  CHECK(helm.errors.empty());
+  CHECK(skippedWith(helm, "Helm template: checked with its {{ ... }} directives masked"));
+  CHECK(hasLevel(helm, 17, 15, Level::Hazard, {kCurrent + "=0", "turns NCCL async error handling off"}));
+  // A real manifest that does not parse is still an error (exit 2).
+  Result broken = check("malformed.yaml");
+  CHECK(!broken.errors.empty());
+}
+
+TEST_CASE("Sourced files of the repository are followed; others give a note", "[slurm][issue11]") {
+  Result repo = check("sourced-repo.slurm", "1.13");
+  // env/common.sh sets neither variable: srun python train.py on 1.13 is a hazard.
+  CHECK(hasLevel(repo, 4, 1, Level::Hazard, {"runs without " + kLegacy, "PyTorch 1.13"}));
+  CHECK(skippedWith(repo, "followed:"));
+  Result sets = check("sourced-sets.slurm", "1.13");
+  // env/nccl.sh sets only TORCH_NCCL_ASYNC_ERROR_HANDLING, which 1.13 does not read.
+  CHECK(hasLevel(sets, 4, 1, Level::Hazard, {kCurrent + " is set, but PyTorch 1.13", "does not read it"}));
+  Result sets22 = check("sourced-sets.slurm");
+  CHECK(sets22.findings.empty()); // 2.2+: env/nccl.sh sets both explicitly
+  Result missing = check("sourced-missing.slurm", "1.13");
+  CHECK(count(missing, Level::Hazard) == 0);
+  CHECK(hasLevel(missing, 3, 8, Level::Policy, {"not checked: sources /opt/cluster/env.sh"}));
+}
+
+TEST_CASE("Launchers behind variables, uv run, \"$PYTHON_BIN\" -m, accelerate module, sbatch heredoc",
+          "[shell][issue11]") {
+  Result var = check("launcher-var.sh", "1.13");
+  CHECK(hasLevel(var, 6, 1, Level::Policy, {"python -m torch.distributed.run at line 6", "torchrun sets"}));
+  Result var12 = check("launcher-var.sh", "1.8"); // torchrun exports nothing before 1.9
+  CHECK(hasLevel(var12, 6, 1, Level::Hazard, {"runs without " + kLegacy}));
+  Result ind = check("indirect-python.sh");
+  CHECK(hasLevel(ind, 3, 8, Level::Hazard, {kLegacy + "=0", "uv run"} ) ==
+        false); // the label is the python launcher, not uv
+  CHECK(hasLevel(ind, 3, 8, Level::Hazard, {kLegacy + "=0", "python -m torch.distributed.run at line 4"}));
+  Result ind13 = check("indirect-python.sh", "1.13");
+  CHECK(count(ind13, Level::Hazard) == 1); // the one setting, reported once for three launches
+  Result heredoc = check("sbatch-heredoc.sh", "1.13");
+  CHECK(hasLevel(heredoc, 6, 1, Level::Hazard, {"the srun at line 6", "runs without " + kLegacy}));
+}
+
+TEST_CASE("Version facts: 2.0/2.1 default on, 2.2 renamed, before 1.7 nothing to set", "[version][issue11]") {
+  const std::string job = "#!/bin/bash\nsrun python train.py\n";
+  Result v21 = text("t.sh", job, "2.1");
+  CHECK(hasLevel(v21, 2, 1, Level::Policy, {"PyTorch 2.1 (--torch-version) defaults " + kLegacy + " to 1 (TearDown)"}));
+  Result v113 = text("t.sh", job, "1.13");
+  CHECK(hasLevel(v113, 2, 1, Level::Hazard, {"default 0 (NoHandling)", "srun does not set it"}));
+  Result v16 = text("t.sh", job, "1.6");
+  CHECK(hasLevel(v16, 2, 1, Level::Hazard, {"has no NCCL async error handling"}));
+  Result dep = text("t.sh", "#!/bin/bash\nexport NCCL_ASYNC_ERROR_HANDLING=1\nexport PYTHONFAULTHANDLER=1\nsrun python t.py\n");
+  CHECK(hasLevel(dep, 2, 8, Level::Policy, {"deprecated since PyTorch 2.2", "rename it to " + kCurrent}));
+  CHECK(count(dep, Level::Hazard) == 0);
+  // The new name alone on 2.1 is not read, but 2.1's default is on: a note, not a hang.
+  Result unread = text("t.sh", "#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\nsrun python t.py\n", "2.1");
+  CHECK(hasLevel(unread, 3, 1, Level::Policy, {"does not read it"}));
+  CHECK(count(unread, Level::Hazard) == 0);
+  // Invalid values are hazards on every version.
+  Result bad = text("t.sh", "#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=yes\nsrun python t.py\n");
+  CHECK(hasLevel(bad, 2, 8, Level::Hazard, {"is not a valid value"}));
+}
+
+TEST_CASE("A script without a launch command says so when asked", "[shell][issue11]") {
+  Result r = check("no-launch.sh");
+  CHECK(r.findings.empty());
+  CHECK(skippedWith(r, "no launch command"));
 }

@@ -39,5 +39,5 @@ c10::intrusive_ptr<c10d::ProcessGroup> makeGroup(const c10::intrusive_ptr<c10d::
   auto opts = c10d::ProcessGroupNCCL::Options::create();
   opts->timeout = std::chrono::seconds(60);
   return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, opts);
-  // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: NCCL process group 'ProcessGroupNCCL' is created but TORCH_NCCL_ASYNC_ERROR_HANDLING is never enabled; with LibTorch 1.13 a failed or hung collective is not aborted and the other ranks wait forever; call setenv("NCCL_ASYNC_ERROR_HANDLING", "1", 1) before creating the group [ddp-async-error-handling]
+  // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: NCCL process group 'ProcessGroupNCCL' is created with async error handling off: LibTorch 1.13 reads NCCL_ASYNC_ERROR_HANDLING with default 0 (NoHandling), off, and the program never sets it, so a failed or hung collective is not aborted and the other ranks wait forever; call setenv("NCCL_ASYNC_ERROR_HANDLING", "1", 1) before creating the group [ddp-async-error-handling]
 }

@@ -20,6 +20,7 @@
 
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
+#include "clang-frontend/CodeScope.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 
 #include <unistd.h>
@@ -56,7 +57,7 @@ const char *kUsage = R"(usage: ddplint [OPTIONS] [PATHS...] [-- COMPILER_FLAGS..
        ddplint rules [--format text|markdown|json]
        ddplint check-launch [OPTIONS] FILES...
 
-Lints C++ translation units with the ddp checks.  PATHS are source files or
+Lints C and C++ translation units with the ddp checks.  PATHS are source files or
 directories; without PATHS every file in the compilation database is linted.
 
 Input:
@@ -81,6 +82,9 @@ Gate:
 Speed:
   -j, --jobs N            analyse N translation units in parallel (default: the
                           number of cores; each LibTorch unit takes about 400 MiB)
+Testing:
+  --analyze-library-code  analyse every function body, library and system headers
+                          included, as if it were user code (the stress corpus)
 Other:
   --version, -h/--help
 
@@ -89,7 +93,36 @@ tooling error (a file that does not compile, a missing database, a broken
 config); findings that could still be made are reported with exit code 2.
 )";
 
+const char *kCheckLaunchUsage = R"(usage: ddplint check-launch [OPTIONS] FILES|FOLDERS...
+
+Checks launch files for NCCL async error handling and PYTHONFAULTHANDLER (rule
+ddp-launch-env): Kubernetes manifests (Pod, Job, PyTorchJob, TrainJob,
+ClusterTrainingRuntime, RayJob, RayCluster; only containers that run a torch
+distributed job), Slurm batch scripts and shell launch scripts.  Folders are
+searched for *.yaml, *.yml, *.sh, *.sbatch and *.slurm.
+
+  --torch-version V       the PyTorch the jobs run, MAJOR.MINOR[.PATCH] (e.g. 2.1,
+                          1.13.1, 2.2.0+cu121); default: launch.torch_version of
+                          .ddplint.yaml, else a pytorch/pytorch image tag, else the
+                          newest behaviour (2.2 or newer), which messages state
+  --explain, -v, --verbose   list what was not checked and why (YAML that is no
+                          manifest, containers that run no torch job, sourced files)
+  --no-policy             report only hazards (async error handling off), not the
+                          policy notes for variables not set explicitly (also
+                          options: {ddp-launch-env.RequireExplicitSetting: false})
+  --format text|json|sarif, -o FILE, --color auto|always|never, --root DIR, -q
+  --fail-on error|warning|note|never   (default warning: policy notes never fail)
+  --baseline FILE, --write-baseline FILE, --config FILE
+
+Levels: warning = a hazard (async error handling is off for this launch);
+note = policy (on only by a default or a launcher, or a deprecated name).
+JSON output lists what was skipped under "skipped".  Exit codes: 0 clean,
+1 findings at or above --fail-on, 2 a broken manifest or script, a missing
+file, a bad option or config.
+)";
+
 struct Args {
+  bool explain = false, noPolicy = false, torchVersionGiven = false;
   std::string command = "lint"; // lint | rules | check-launch
   std::vector<std::string> paths;
   std::optional<std::string> buildDir, configFile, outputFile, baseline, writeBaseline, root;
@@ -98,7 +131,7 @@ struct Args {
   std::string color = "auto";
   std::string failOn = "warning";
   std::string torchVersion;
-  bool fix = false, quiet = false, parseSystemBodies = false;
+  bool fix = false, quiet = false, parseSystemBodies = false, analyzeLibraryCode = false;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
 };
 
@@ -133,7 +166,7 @@ Args parseArgs(int argc, char **argv) {
       break;
     }
     if (arg == "-h" || arg == "--help") {
-      std::cout << kUsage;
+      std::cout << (a.command == "check-launch" ? kCheckLaunchUsage : kUsage);
       std::exit(kExitClean);
     }
     if (arg == "--version") {
@@ -161,6 +194,12 @@ Args parseArgs(int argc, char **argv) {
       a.root = value("--root", arg);
     } else if (is(arg, "--torch-version")) {
       a.torchVersion = value("--torch-version", arg);
+      a.torchVersionGiven = true;
+    } else if (a.command == "check-launch" &&
+               (arg == "--explain" || arg == "-v" || arg == "--verbose")) {
+      a.explain = true;
+    } else if (a.command == "check-launch" && arg == "--no-policy") {
+      a.noPolicy = true;
     } else if (arg == "-j" || is(arg, "--jobs") || (arg.size() > 2 && arg.rfind("-j", 0) == 0)) {
       const std::string v = arg.size() > 2 && arg[1] == 'j' ? arg.substr(2)
                                                             : value(arg == "-j" ? "-j" : "--jobs", arg);
@@ -175,6 +214,8 @@ Args parseArgs(int argc, char **argv) {
       a.quiet = true;
     } else if (arg == "--parse-system-bodies") {
       a.parseSystemBodies = true;
+    } else if (arg == "--analyze-library-code") {
+      a.analyzeLibraryCode = true;
     } else if (arg.size() > 1 && arg[0] == '-') {
       usageError("unknown option '" + arg + "'");
     } else {
@@ -229,7 +270,7 @@ bool looksBinary(const std::string &path) {
 // What a folder argument expands to without a database: translation units,
 // not headers (those are linted through the units that include them).
 bool isTranslationUnit(const fs::path &p) {
-  static const std::set<std::string> exts = {".cpp", ".cc", ".cxx", ".c++", ".C", ".cu"};
+  static const std::set<std::string> exts = {".cpp", ".cc", ".cxx", ".c++", ".C", ".cu", ".c"};
   return exts.count(p.extension().string()) > 0;
 }
 
@@ -458,8 +499,12 @@ int finish(const Args &a, RunResult &result, const std::string &root,
   } else {
     std::cout << report << std::flush;
   }
-  if (!a.quiet)
+  if (!a.quiet) {
+    for (const auto &[file, why] : result.skipped)
+      std::cerr << "ddplint: skipped " << fs::path(file).lexically_proximate(ro.baseDir).string()
+                << ": " << why << "\n";
     std::cerr << "ddplint: " << summaryLine(result) << "\n";
+  }
 
   if (!result.errors.empty())
     return kExitError;
@@ -523,7 +568,7 @@ int runLint(const Args &a) {
           }
       }
       if (!any)
-        result.errors.push_back(fileError(abs, "no C++ translation units under this folder"));
+        result.errors.push_back(fileError(abs, "no C or C++ translation units under this folder"));
       continue;
     }
     add(abs);
@@ -532,12 +577,20 @@ int runLint(const Args &a) {
   // 2. Configs first: a broken config is exit code 2 before any parsing.
   std::vector<std::string> todo;
   size_t configErrorsBefore = result.errors.size();
+  std::set<std::string> named;
+  for (const auto &p : a.paths)
+    named.insert(absolute(p));
   for (const auto &f : files) {
     auto cfg = configs.forFile(f, result.errors);
     if (!cfg)
       continue;
-    if (cfg->excluded(f))
+    if (cfg->excluded(f)) {
+      // Named on the command line (a pre-commit hook passes staged files):
+      // say it was skipped rather than count it silently.
+      if (named.count(f))
+        result.skipped.emplace_back(f, "excluded by " + (cfg->path.empty() ? std::string("the config") : cfg->path));
       continue;
+    }
     todo.push_back(f);
   }
   if (result.errors.size() > configErrorsBefore) {
@@ -572,6 +625,8 @@ int runLint(const Args &a) {
   //    result; the merge below keeps the report independent of scheduling.
   TidyRunOptions topts;
   topts.parseSystemBodies = a.parseSystemBodies;
+  topts.analyzeLibraryCode = a.analyzeLibraryCode;
+  ddplint::clangfe::setAnalyzeLibraryCode(a.analyzeLibraryCode);
   topts.resourceDir = DDPLINT_RESOURCE_DIR;
   Progress progress(!a.quiet && isatty(STDERR_FILENO), jobs.size());
   std::vector<RunResult> perFile(jobs.size());
@@ -596,7 +651,12 @@ int runLint(const Args &a) {
     for (auto &e : r.errors)
       result.errors.push_back(std::move(e));
     result.filesAnalyzed += r.filesAnalyzed;
+    for (auto &s : r.skipped)
+      result.skipped.push_back(std::move(s));
   }
+  if (a.analyzeLibraryCode)
+    std::cerr << "ddplint: analysed " << ddplint::clangfe::functionsAnalysed()
+              << " function bodies (library code included)\n";
   return finish(a, result, root, baseline);
 }
 
@@ -609,7 +669,7 @@ int runCheckLaunch(const Args &a) {
   ConfigResolver configs(a.configFile ? std::optional<std::string>(absolute(*a.configFile))
                                       : std::nullopt);
   ddplint::launch::Options cliVersion;
-  if (!a.torchVersion.empty() && !ddplint::launch::parseTorchVersion(a.torchVersion, cliVersion))
+  if (a.torchVersionGiven && !ddplint::launch::parseTorchVersion(a.torchVersion, cliVersion))
     usageError("--torch-version takes MAJOR.MINOR[.PATCH], e.g. 2.3, not '" + a.torchVersion +
                "'");
 
@@ -639,18 +699,35 @@ int runCheckLaunch(const Args &a) {
     if (setting != cfg->rules.end() && !setting->second.enabled)
       continue;
     ddplint::launch::Options opts = cliVersion;
-    if (a.torchVersion.empty() && !cfg->torchVersion.empty() &&
-        !ddplint::launch::parseTorchVersion(cfg->torchVersion, opts)) {
-      result.errors.push_back(fileError(cfg->path, "launch.torch_version '" + cfg->torchVersion +
-                                                       "' is not MAJOR.MINOR[.PATCH]"));
-      continue;
+    if (!a.torchVersionGiven && !cfg->torchVersion.empty()) {
+      opts.versionSource = "launch.torch_version of " + fs::path(cfg->path).filename().string();
+      if (!ddplint::launch::parseTorchVersion(cfg->torchVersion, opts)) {
+        result.errors.push_back(fileError(cfg->path, "launch.torch_version '" + cfg->torchVersion +
+                                                         "' is not MAJOR.MINOR[.PATCH]"));
+        continue;
+      }
     }
+    auto policyOption = cfg->checkOptions.find("ddp-launch-env.RequireExplicitSetting");
+    opts.requireExplicit = !a.noPolicy && (policyOption == cfg->checkOptions.end() ||
+                                           (policyOption->second != "false" &&
+                                            policyOption->second != "0" &&
+                                            policyOption->second != "off"));
     ddplint::launch::Result r = ddplint::launch::checkLaunchFile(f, opts);
     ++result.filesAnalyzed;
+    // What was not checked: always in JSON and with --explain; otherwise only
+    // what deserves attention (a Helm template that could not be read).
+    for (const auto &sk : r.skipped)
+      if (a.explain || a.format == "json" || sk.visible)
+        result.skipped.emplace_back(
+            absolute(sk.file),
+            (sk.line ? std::to_string(sk.line) + ":" + std::to_string(sk.column) + ": " : "") +
+                sk.what + ": " + sk.reason);
     for (const auto &lf : r.findings) {
       Finding out;
       out.ruleId = lf.ruleId;
-      out.severity = setting != cfg->rules.end() ? setting->second.severity : Severity::Warning;
+      out.severity = lf.level == ddplint::launch::Level::Policy ? Severity::Note
+                     : setting != cfg->rules.end()              ? setting->second.severity
+                                                                : Severity::Warning;
       out.message = lf.message;
       out.location = {absolute(lf.file), lf.line, lf.column};
       out.sourceLine = lineOf(out.location.file, lf.line);

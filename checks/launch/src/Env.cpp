@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 namespace ddplint::launch::detail {
 
-void Sink::add(unsigned line, unsigned column, const std::string &what, std::string message) {
+void Sink::add(unsigned line, unsigned column, const std::string &what, std::string message,
+               Level level) {
   if (!reported_.emplace(line, column, what).second)
     return;
   Finding f;
@@ -15,7 +17,16 @@ void Sink::add(unsigned line, unsigned column, const std::string &what, std::str
   f.line = line;
   f.column = column;
   f.message = std::move(message);
+  f.level = level;
   findings_.push_back(std::move(f));
+}
+
+void Sink::skip(unsigned line, unsigned column, std::string what, std::string reason,
+                bool visible) {
+  for (const auto &k : skipped_)
+    if (k.line == line && k.column == column && k.reason == reason)
+      return;
+  skipped_.push_back({file_, line, column, std::move(what), std::move(reason), visible});
 }
 
 std::vector<Finding> Sink::take() {
@@ -27,10 +38,6 @@ std::vector<Finding> Sink::take() {
 
 namespace {
 
-std::string versionText(int major, int minor) {
-  return std::to_string(major) + "." + std::to_string(minor);
-}
-
 // NAME=1, NAME='' or NAME='a b': the value as the user would write it back.
 std::string assignment(const std::string &name, const std::string &value) {
   bool plain = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
@@ -40,25 +47,65 @@ std::string assignment(const std::string &name, const std::string &value) {
   return name + "=" + (plain ? value : "'" + value + "'");
 }
 
-// The modes PyTorch defines: 0 off, 1 tear down, 2 clean up only, 3 skip clean-up.
-bool enablesAsync(const std::string &v) { return v == "1" || v == "2" || v == "3"; }
+const char *kHangs = "a failed or timed-out NCCL collective hangs the other ranks instead of aborting";
 
-const char *kHangs = "a failed NCCL collective will hang the other ranks instead of aborting";
+const core::AsyncErrorFacts &facts() { return core::builtinAsyncErrorFacts(); }
+
+std::string modeText(int value) {
+  for (const auto &m : facts().modes)
+    if (m.value == value)
+      return std::to_string(value) + " (" + m.name + ")";
+  return std::to_string(value);
+}
 
 } // namespace
 
-AsyncNames asyncNames(const Options &opts) {
-  const core::ApiCatalog &api = core::builtinApi();
-  AsyncNames n;
-  n.current = api.asyncErrorEnv;
-  n.legacy = api.asyncErrorEnvDeprecated;
-  n.renamedIn = versionText(api.asyncErrorEnvRenamedIn / 100, api.asyncErrorEnvRenamedIn % 100);
-  bool known = opts.torchMajor != 0 || opts.torchMinor != 0;
-  if (known) {
-    n.target = "PyTorch " + versionText(opts.torchMajor, opts.torchMinor);
-    n.targetReadsCurrent = opts.torchMajor * 100 + opts.torchMinor >= api.asyncErrorEnvRenamedIn;
+int imageTorchVersion(const std::string &image) {
+  static const std::string repo = "pytorch/pytorch:";
+  size_t at = image.find(repo);
+  if (at == std::string::npos || (at > 0 && image[at - 1] != '/'))
+    return 0;
+  Options o;
+  std::string tag = image.substr(at + repo.size());
+  size_t dash = tag.find('-');
+  if (!parseTorchVersion(tag.substr(0, dash), o))
+    return 0;
+  return o.torchMajor * 100 + o.torchMinor;
+}
+
+Target targetOf(const Subject &s, const Options &opts) {
+  Target t;
+  if (opts.torchMajor != 0 || opts.torchMinor != 0) {
+    t.version = opts.torchMajor * 100 + opts.torchMinor;
+    t.text = "PyTorch " + core::versionString(t.version) + " (" + opts.versionSource + ")";
+  } else if (s.imageVersion) {
+    t.version = s.imageVersion;
+    t.text = "PyTorch " + core::versionString(t.version) + " (from the image " + s.image + ")";
+  } else {
+    t.version = facts().assumedVersion;
+    t.text = "PyTorch " + core::versionString(t.version) +
+             " or newer (assumed: no --torch-version given)";
   }
-  return n;
+  return t;
+}
+
+const core::LauncherExport *launcherIn(const std::string &text) {
+  auto nameChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/';
+  };
+  for (const auto &l : facts().launchers)
+    for (const auto &spelling : l.commands)
+      for (size_t at = text.find(spelling); at != std::string::npos;
+           at = text.find(spelling, at + 1)) {
+        size_t end = at + spelling.size();
+        // "/usr/bin/torchrun" names it; "my_torchrun_wrapper" and "torchrun.log" do not.
+        bool before = at == 0 || !nameChar(text[at - 1]) || text[at - 1] == '/';
+        bool after = end >= text.size() || !nameChar(text[end]) ||
+                     (text[end] == '.' && end + 1 < text.size() && text[end + 1] == ' ');
+        if (before && after && !(at > 0 && text[at - 1] == '-')) // "--deepspeed cfg" is an option
+          return &l;
+      }
+  return nullptr;
 }
 
 bool mentions(const std::string &text, const std::string &name, const std::string &after) {
@@ -75,87 +122,146 @@ bool mentions(const std::string &text, const std::string &name, const std::strin
   return false;
 }
 
-std::vector<std::string> watchedNames(const Options &opts) {
-  AsyncNames n = asyncNames(opts);
-  return {n.current, n.legacy, kFaultHandler};
+std::vector<std::string> watchedNames(const Options &) {
+  std::set<std::string> names;
+  for (const auto &r : facts().versions) {
+    names.insert(r.reads.begin(), r.reads.end());
+    names.insert(r.deprecated.begin(), r.deprecated.end());
+  }
+  std::vector<std::string> out(names.begin(), names.end());
+  out.push_back(kFaultHandler);
+  return out;
 }
 
 void evaluate(const Env &env, const Subject &s, const Options &opts, Sink &sink,
               const std::function<bool(Var)> &reportMissing) {
-  const AsyncNames n = asyncNames(opts);
+  const Target target = targetOf(s, opts);
+  const core::AsyncErrorVersionRange &range = core::asyncErrorRange(facts(), target.version);
+  const core::LauncherExport *launcher =
+      s.launcherId.empty() ? nullptr : core::launcherById(facts(), s.launcherId);
   auto find = [&](const std::string &name) -> const Setting * {
     auto it = env.find(name);
     return it == env.end() ? nullptr : &it->second;
   };
-  auto missing = [&](Var v, const std::string &name, const std::string &why) {
-    if (s.mayInherit || (reportMissing && !reportMissing(v)))
-      return;
-    sink.add(s.line, s.column, "missing " + name,
-             s.name + s.missingVerb + " " + name + ": " + why + "; " + s.fix(name, "1"));
+  auto at = [&](const Setting &st, const std::string &message, Level level) {
+    if (st.report && (level == Level::Hazard || opts.requireExplicit))
+      sink.add(st.line, st.column, "setting", message, level);
   };
-  auto at = [&](const Setting &st, const std::string &message) {
-    if (st.report)
-      sink.add(st.line, st.column, "setting", message);
-  };
-  // The value of the variable the target reads.
-  auto checkAsyncValue = [&](const std::string &name, const Setting &st) {
-    if (!st.known || enablesAsync(st.value))
-      return;
-    if (st.value == "0")
-      at(st, assignment(name, st.value) + " " + s.context +
-                 " turns NCCL async error handling off: " + kHangs + "; set it to 1");
-    else
-      at(st, assignment(name, st.value) + " " + s.context +
-                 " is not a valid value (1, 2 or 3 turn NCCL async error handling on, 0 turns it "
-                 "off); set it to 1");
-  };
+  auto wantMissing = [&](Var v) { return !s.mayInherit && (!reportMissing || reportMissing(v)); };
+  const std::string launcherName = s.launcherName.empty() && launcher ? launcher->name : s.launcherName;
 
-  const Setting *cur = find(n.current), *leg = find(n.legacy);
-  if (n.targetReadsCurrent) {
-    if (cur)
-      checkAsyncValue(n.current, *cur);
-    if (leg) {
-      const std::string since = " is deprecated since PyTorch " + n.renamedIn;
-      if (cur)
-        at(*leg, n.legacy + " " + s.context + since + " and " + n.current +
-                     " is already set; remove it");
-      else if (leg->known && !enablesAsync(leg->value))
-        // 2.2 still falls back to the old name, so its value still matters.
-        at(*leg, assignment(n.legacy, leg->value) + " " + s.context +
-                     (leg->value == "0" ? " turns NCCL async error handling off"
-                                        : " is not a valid value") +
-                     ", and the name" + since + ": " + kHangs + "; set " + n.current +
-                     "=1 instead");
-      else
-        at(*leg, n.legacy + " " + s.context + since + ", which reads " + n.current +
-                     " first and warns about the old name; rename it to " + n.current);
-    }
-    if (!cur && !leg)
-      missing(Var::AsyncErrorHandling, n.current,
-              "whether a failed NCCL collective aborts the job or hangs the other ranks is then "
-              "left to the image's PyTorch default (off before " +
-                  n.renamedIn + ")");
+  if (range.reads.empty()) {
+    // Before 1.7 there is nothing to set: report the version itself, once.
+    if (wantMissing(Var::AsyncErrorHandling))
+      sink.add(s.line, s.column, "no async error handling",
+               s.name + " runs " + target.text + ", which has no NCCL async error handling (" +
+                   range.source + "): " + kHangs + "; use PyTorch " +
+                   core::versionString(range.until) + " or newer");
   } else {
-    if (leg)
-      checkAsyncValue(n.legacy, *leg);
-    else if (cur)
-      at(*cur, n.current + " " + s.context + " is not read by " + n.target +
-                   " (the name exists since " + n.renamedIn + "): " + kHangs + "; set " +
-                   n.legacy + "=1 as well");
-    else
-      missing(Var::AsyncErrorHandling, n.legacy,
-              n.target + " leaves NCCL async error handling off, so " + kHangs);
+    const std::string &readName = range.reads.front();
+    // What the launcher would export for this version, if anything.
+    const bool launcherSets = launcher && launcher->exportsReadName && target.version >= launcher->since;
+    const bool launcherOverrides = launcherSets && target.version < launcher->keepsExistingSince;
+    const Setting *cur = find(readName);
+    const Setting *dep = nullptr;
+    std::string depName;
+    for (const auto &d : range.deprecated)
+      if ((dep = find(d))) {
+        depName = d;
+        break;
+      }
+    // A name this version does not read at all (the new name on 2.1).
+    std::string unreadName;
+    for (const auto &name : watchedNames(opts))
+      if (name != kFaultHandler && name != readName && name != depName && find(name) &&
+          find(name)->known)
+        unreadName = name;
+
+    auto judgeValue = [&](const std::string &name, const Setting &st, bool deprecated) -> bool {
+      // true: the value is in effect and decided; false: computed at run time.
+      if (!st.known)
+        return true;
+      const core::AsyncErrorMode *m = core::asyncErrorMode(facts(), st.value);
+      if (m && m->on) {
+        if (deprecated)
+          at(st, depName + " " + s.context + " is deprecated since PyTorch " +
+                     core::versionString(core::firstVersionReading(facts(), readName)) +
+                     ", which reads " + readName + " first and warns about the old name (" +
+                     target.text + "); rename it to " + readName + " (policy)",
+             Level::Policy);
+        return true;
+      }
+      if (launcherOverrides) {
+        at(st, assignment(name, st.value) + " " + s.context + " is replaced by " + launcherName +
+                   ", which sets " + readName + "=" + launcher->value + " for its workers in " +
+                   target.text + "; set it to " + launcher->value + " (policy)",
+           Level::Policy);
+        return true;
+      }
+      at(st, assignment(name, st.value) + " " + s.context +
+                 (m ? " turns NCCL async error handling off (" + m->name + ")"
+                    : std::string(" is not a valid value (1, 2 or 3 turn NCCL async error "
+                                  "handling on, 0 turns it off)")) +
+                 ": " + kHangs + " (" + target.text + " reads " + readName + "); set " +
+                 readName + "=1" + (deprecated ? " instead" : ""),
+         Level::Hazard);
+      return true;
+    };
+
+    if (cur) {
+      judgeValue(readName, *cur, false);
+      if (dep)
+        at(*dep, depName + " " + s.context + " is deprecated and " + readName +
+                     " is already set; remove it (policy)",
+           Level::Policy);
+    } else if (dep) {
+      judgeValue(depName, *dep, true);
+    } else {
+      const Setting *unread = unreadName.empty() ? nullptr : find(unreadName);
+      const std::string notRead =
+          unread ? " (" + unreadName + " is set, but " + target.text + " does not read it)" : "";
+      if (launcherSets || range.defaultMode != 0) {
+        if (opts.requireExplicit && wantMissing(Var::AsyncErrorHandling)) {
+          std::string why = launcherSets
+                                ? launcherName + " sets " + readName + "=" + launcher->value +
+                                      " for the ranks it starts"
+                                : target.text + " defaults " + readName + " to " +
+                                      modeText(range.defaultMode);
+          if (launcherSets && !(opts.torchMajor || opts.torchMinor || s.imageVersion))
+            why += " (" + target.text + ")";
+          sink.add(s.line, s.column, "missing " + readName,
+                   s.name + " does not set " + readName + " explicitly" + notRead +
+                       "; async error handling is on only because " + why +
+                       ", and images and launchers differ; " + s.fix(readName, "1") +
+                       " (policy; RequireExplicitSetting)",
+                   Level::Policy);
+        }
+      } else if (wantMissing(Var::AsyncErrorHandling)) {
+        sink.add(s.line, s.column, "missing " + readName,
+                 s.name + s.missingVerb + " " + readName + notRead + ": " + target.text +
+                     " reads " + readName + " with default " + modeText(range.defaultMode) +
+                     ", off, and " +
+                     (launcher ? launcherName + " does not set it"
+                               : std::string("no launcher sets it")) +
+                     ", so " + kHangs + "; " + s.fix(readName, "1"),
+                 Level::Hazard);
+      }
+    }
   }
 
   if (const Setting *fh = find(kFaultHandler)) {
     // Python enables faulthandler for any non-empty value, "0" included.
     if (fh->known && fh->value.empty())
       at(*fh, std::string(kFaultHandler) + " is empty " + s.context +
-                  ": Python turns faulthandler on only for a non-empty value; set it to 1");
-  } else {
-    missing(Var::FaultHandler, kFaultHandler,
-            "a rank that crashes or is aborted by the NCCL watchdog dies without a Python "
-            "traceback, so nothing shows where it was stuck");
+                  ": Python turns faulthandler on only for a non-empty value; set it to 1 (policy)",
+         Level::Policy);
+  } else if (opts.requireExplicit && wantMissing(Var::FaultHandler)) {
+    sink.add(s.line, s.column, "missing " + std::string(kFaultHandler),
+             s.name + s.missingVerb + " " + kFaultHandler +
+                 ": a rank that crashes or is aborted by the NCCL watchdog dies without a Python "
+                 "traceback, so nothing shows where it was stuck; " +
+                 s.fix(kFaultHandler, "1") + " (policy; RequireExplicitSetting)",
+             Level::Policy);
   }
 }
 

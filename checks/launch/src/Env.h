@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ddplint/launch/LaunchCheck.h"
+#include "ddplint/core/AsyncErrorFacts.h"
 
 #include <functional>
 #include <map>
@@ -37,6 +38,13 @@ struct Subject {
   bool mayInherit = false;
   // How to add a variable here: "add env X=1" / "export X=1 before it".
   std::function<std::string(const std::string &name, const std::string &value)> fix;
+  // The launcher that starts the ranks (rules/nccl-async-error.yaml's id:
+  // "torchrun", "srun", ...; "" for a plain program) and how to name it.
+  std::string launcherId, launcherName;
+  // A version read from the container image (pytorch/pytorch:1.13.1-...),
+  // used when Options has none; 0 = none.
+  int imageVersion = 0;
+  std::string image;
 };
 
 // Collects findings; a setting in effect for several subjects is reported once.
@@ -45,14 +53,19 @@ public:
   explicit Sink(std::string file) : file_(std::move(file)) {}
   // `what` tells apart two findings at one place (both variables missing at
   // one launch command); the same `what` at the same place is reported once.
-  void add(unsigned line, unsigned column, const std::string &what, std::string message);
+  void add(unsigned line, unsigned column, const std::string &what, std::string message,
+           Level level = Level::Hazard);
+  void skip(unsigned line, unsigned column, std::string what, std::string reason,
+            bool visible = false);
   std::vector<Finding> take();
+  std::vector<Skipped> takeSkipped() { return std::move(skipped_); }
   const std::string &file() const { return file_; }
 
 private:
   std::string file_;
   std::set<std::tuple<unsigned, unsigned, std::string>> reported_;
   std::vector<Finding> findings_;
+  std::vector<Skipped> skipped_;
 };
 
 enum class Var { AsyncErrorHandling, FaultHandler };
@@ -63,15 +76,23 @@ enum class Var { AsyncErrorHandling, FaultHandler };
 void evaluate(const Env &env, const Subject &subject, const Options &opts, Sink &sink,
               const std::function<bool(Var)> &reportMissing = nullptr);
 
-// The two variable names from rules/api.yaml and whether the target reads the
-// current one.
-struct AsyncNames {
-  std::string current, legacy;
-  bool targetReadsCurrent = true;
-  std::string renamedIn; // "2.2"
-  std::string target;    // "PyTorch 1.13", or "" when unknown
+// The version a subject is judged for, and how to say so in a message:
+// "PyTorch 1.13 (--torch-version)", "PyTorch 2.2 or newer (assumed: no
+// --torch-version given)".
+struct Target {
+  int version = 0;
+  std::string text;
 };
-AsyncNames asyncNames(const Options &opts);
+Target targetOf(const Subject &s, const Options &opts);
+
+// A pytorch/pytorch:<version>-... image (or docker.io/pytorch/pytorch:...): its
+// PyTorch version as major*100+minor; 0 for anything else.
+int imageTorchVersion(const std::string &image);
+
+// The launcher of rules/nccl-async-error.yaml that `text` (a command line, a
+// container's command and args) names as a whole word; nullptr when none.
+const core::LauncherExport *launcherIn(const std::string &text);
+
 inline constexpr const char *kFaultHandler = "PYTHONFAULTHANDLER";
 
 // `name` appears in `text` as a whole variable name (NCCL_ASYNC_ERROR_HANDLING

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstring>
 #include <sstream>
 
 namespace ddplint::launch::detail {
@@ -50,8 +51,41 @@ public:
 
   bool finish() {
     if (objects_ > 0)
-      errors_.insert(errors_.end(), notObjects_.begin(), notObjects_.end());
+      for (const auto &e : notObjects_)
+        sink_.skip(e.line, e.column, "this document", e.message);
     return objects_ > 0;
+  }
+  bool helmUnparsed() const { return helmUnparsed_; }
+
+  // {{ ... }} directives become a plain scalar; a line that is only a
+  // directive ({{- if .Values.x }}, {{ end }}) is dropped.
+  static std::string maskTemplate(const std::string &text) {
+    std::istringstream in(text);
+    std::string out, line;
+    while (std::getline(in, line)) {
+      size_t b = line.find_first_not_of(" \t");
+      if (b != std::string::npos && line.compare(b, 2, "{{") == 0) {
+        size_t e = line.find("}}", b);
+        if (e != std::string::npos && line.find_first_not_of(" \t\r", e + 2) == std::string::npos) {
+          out += "\n";
+          continue;
+        }
+      }
+      std::string masked;
+      for (size_t i = 0; i < line.size();) {
+        if (line.compare(i, 2, "{{") == 0) {
+          size_t e = line.find("}}", i + 2);
+          if (e == std::string::npos)
+            break;
+          masked += "HELM";
+          i = e + 2;
+        } else {
+          masked += line[i++];
+        }
+      }
+      out += masked + "\n";
+    }
+    return out;
   }
 
   void document(const Doc &doc) {
@@ -60,8 +94,24 @@ public:
     try {
       nodes = YAML::LoadAll(doc.text);
     } catch (const YAML::ParserException &e) {
-      error(e.mark, "malformed YAML: " + e.msg);
-      return;
+      // A Helm template: parse it again with its {{ ... }} directives masked.
+      bool masked = false;
+      if (doc.text.find("{{") != std::string::npos) {
+        try {
+          nodes = YAML::LoadAll(maskTemplate(doc.text));
+          masked = true;
+          sink_.skip(doc.firstLine + 1, 0, "this document",
+                     "Helm template: checked with its {{ ... }} directives masked; values "
+                     "that come from them are not judged");
+        } catch (const YAML::Exception &) {
+        }
+      }
+      if (!masked) {
+        if (doc.text.find("{{") != std::string::npos)
+          helmUnparsed_ = true;
+        error(e.mark, "malformed YAML: " + e.msg);
+        return;
+      }
     }
     for (const YAML::Node &n : nodes) {
       if (!n || n.IsNull())
@@ -83,6 +133,7 @@ private:
   const Doc *doc_ = nullptr;
   int objects_ = 0;
   bool runtimeUnknown_ = false; // a RayJob's runtimeEnvYAML we could not read
+  bool helmUnparsed_ = false;   // a Helm template that did not parse even masked
   std::vector<Error> notObjects_;
 
   unsigned lineOf(const YAML::Mark &m) const {
@@ -119,8 +170,7 @@ private:
     if (apiVersion.empty() || kind.empty()) {
       // Only an error beside real objects; alone it means "not a manifest".
       notObjects_.push_back({sink_.file(), lineOf(n.Mark()), colOf(n.Mark()),
-                             "this document is not a Kubernetes object (it has no apiVersion and "
-                             "kind); not checked"});
+                             "not a Kubernetes object (no apiVersion and kind)"});
       return;
     }
     ++objects_;
@@ -138,14 +188,26 @@ private:
     } else if (kind == "Job") {
       podSpec(child(child(spec, "template"), "spec"), what, "", Select::All, {});
     } else if (kind == "PyTorchJob") {
+      workload_ = {};
+      workload_.torchKind = true;
       YAML::Node replicas = child(spec, "pytorchReplicaSpecs");
       if (replicas && replicas.IsMap())
         for (auto it = replicas.begin(); it != replicas.end(); ++it)
           podSpec(child(child(it->second, "template"), "spec"), what,
                   "(" + scalar(it->first) + ")", Select::PyTorchContainer, {});
+    } else if (kind == "TrainJob") {
+      trainJob(n, spec, what);
+    } else if (kind == "ClusterTrainingRuntime" || kind == "TrainingRuntime") {
+      trainingRuntime(n, spec, what);
     } else if (kind == "RayCluster") {
+      workload_ = {};
+      workload_.ray = true;
       rayCluster(spec, what, {});
     } else if (kind == "RayJob") {
+      workload_ = {};
+      workload_.ray = true;
+      workload_.text = scalar(child(spec, "entrypoint")) + "\n" +
+                       scalar(child(spec, "runtimeEnvYAML"));
       Env runtime;
       bool runtimeUnknown = false;
       YAML::Node rt = child(spec, "runtimeEnvYAML");
@@ -155,6 +217,53 @@ private:
       rayCluster(child(spec, "rayClusterSpec"), what, &runtime);
       runtimeUnknown_ = false;
     }
+    workload_ = {};
+  }
+
+  // Kubeflow Trainer: the TrainJob's trainer (command, args, env, resources)
+  // runs in the runtime's `node` containers, which this file may not show; it
+  // is judged as one container at spec.trainer.
+  void trainJob(const YAML::Node &n, const YAML::Node &spec, const std::string &what) {
+    YAML::Node trainer = child(spec, "trainer");
+    YAML::Node ref = child(spec, "runtimeRef");
+    const std::string runtime = scalar(child(ref, "name"));
+    workload_ = {};
+    workload_.torchKind = runtime.find("torch") != std::string::npos || runtime.empty();
+    const std::string where = what + " (trainer)";
+    if (!workload_.torchKind) {
+      sink_.skip(lineOf(n.Mark()), colOf(n.Mark()), what,
+                 "runtime '" + runtime + "' is not a torch runtime: no NCCL finding");
+      return;
+    }
+    if (!trainer || !trainer.IsMap()) {
+      sink_.skip(lineOf(n.Mark()), colOf(n.Mark()), what,
+                 "no spec.trainer: the command and env come from runtime '" + runtime +
+                     "', which is checked where it is defined");
+      return;
+    }
+    workload_.gpu = requestsGpu(child(trainer, "resourcesPerNode"));
+    container(trainer, what, "(trainer)", nullptr);
+    (void)where;
+  }
+
+  // A training runtime runs torch only with mlPolicy.torch.
+  void trainingRuntime(const YAML::Node &n, const YAML::Node &spec, const std::string &what) {
+    YAML::Node policy = child(spec, "mlPolicy");
+    workload_ = {};
+    if (!child(policy, "torch")) {
+      sink_.skip(lineOf(n.Mark()), colOf(n.Mark()), what,
+                 std::string("mlPolicy is not torch (") +
+                     (child(policy, "mpi") ? "mpi" : "another framework") +
+                     "): no torch distributed job, no NCCL finding");
+      return;
+    }
+    workload_.torchKind = true;
+    YAML::Node jobs = child(child(child(spec, "template"), "spec"), "replicatedJobs");
+    if (jobs && jobs.IsSequence())
+      for (const auto &j : jobs)
+        podSpec(child(child(child(child(j, "template"), "spec"), "template"), "spec"), what,
+                "(replicated job '" + scalar(child(j, "name"), "<unnamed>") + "')", Select::All,
+                nullptr);
   }
 
   void rayCluster(const YAML::Node &rcs, const std::string &what, const Env *runtime) {
@@ -235,6 +344,50 @@ private:
 
   enum class Select { All, First, PyTorchContainer };
 
+  // What the object around a pod template says about its workload.
+  struct Workload {
+    bool torchKind = false;  // PyTorchJob, TrainJob, a torch training runtime
+    bool ray = false;
+    std::string text;        // RayJob entrypoint and runtime env, TrainJob trainer command
+    bool gpu = false;        // GPUs requested outside the container (TrainJob resourcesPerNode)
+    Env env;                 // env from outside the container (TrainJob trainer.env)
+  };
+  Workload workload_;
+
+  static bool requestsGpu(const YAML::Node &resources) {
+    for (const char *k : {"limits", "requests"}) {
+      YAML::Node m = child(resources, k);
+      if (!m || !m.IsMap())
+        continue;
+      for (auto it = m.begin(); it != m.end(); ++it)
+        if (it->first.IsScalar() && it->first.Scalar().find("gpu") != std::string::npos &&
+            scalar(it->second) != "0")
+          return true;
+    }
+    return false;
+  }
+
+  static std::string lowerCopy(std::string t) {
+    for (char &c : t)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  }
+
+  // "gloo" or "mpi" when the text selects that backend and never nccl.
+  static std::string nonNcclBackend(const std::string &lowered) {
+    if (lowered.find("nccl") != std::string::npos)
+      return "";
+    for (const char *b : {"gloo", "mpi"}) {
+      for (size_t at = lowered.find("backend"); at != std::string::npos;
+           at = lowered.find("backend", at + 1)) {
+        size_t v = lowered.find_first_not_of(" =:\"'", at + 7);
+        if (v != std::string::npos && lowered.compare(v, std::strlen(b), b) == 0)
+          return b;
+      }
+    }
+    return "";
+  }
+
   void podSpec(const YAML::Node &spec, const std::string &what, const std::string &role, Select sel,
                const Env *runtime) {
     YAML::Node containers = child(spec, "containers");
@@ -300,9 +453,60 @@ private:
       for (const auto &kv : *runtime)
         env[kv.first] = kv.second; // runtime_env overrides the pod's env for Ray workers
     YAML::Node envFrom = child(c, "envFrom");
-    const std::string cname = scalar(child(c, "name"), "<unnamed>");
+    const std::string cname = scalar(child(c, "name"), role == "(trainer)" ? "trainer" : "<unnamed>");
     Subject s;
-    s.name = "container '" + cname + "' in " + what + (role.empty() ? "" : " " + role);
+    s.name = (role == "(trainer)" ? "the trainer of " + what
+                                  : "container '" + cname + "' in " + what +
+                                        (role.empty() ? "" : " " + role));
+
+    // Is this a torch distributed workload that uses NCCL?
+    std::string cmd;
+    for (const char *key : {"command", "args"}) {
+      YAML::Node words = child(c, key);
+      if (words && words.IsSequence())
+        for (const auto &w : words)
+          if (w.IsScalar())
+            cmd += w.Scalar() + " ";
+    }
+    std::string envText;
+    for (const auto &kv : env)
+      envText += kv.first + "=" + kv.second.value + " ";
+    const std::string all = lowerCopy(cmd + " " + workload_.text + " " + envText);
+    const core::LauncherExport *launcher = launcherIn(cmd + " " + workload_.text);
+    const bool gpu = requestsGpu(child(c, "resources")) || workload_.gpu;
+    const bool nccl = all.find("nccl") != std::string::npos;
+    const bool python = mentions(all, "python") || mentions(all, "python3") ||
+                        all.find(".py") != std::string::npos;
+    const std::string backend = nonNcclBackend(all);
+    const bool ray = workload_.ray;
+    const bool torchWords = all.find("torch") != std::string::npos;
+    std::string skipReason;
+    if (!backend.empty())
+      skipReason = "selects the " + backend + " backend and never nccl: no NCCL finding";
+    else if (workload_.torchKind && !gpu && !nccl && !launcher)
+      skipReason = "requests no GPU and names no nccl backend or launcher: a CPU job, NCCL is not used";
+    else if (ray && !(launcher || (torchWords && (gpu || nccl))))
+      skipReason = "no torch distributed workload in this Ray group (no torchrun/torch.distributed, "
+                   "or torch with a GPU request or nccl)";
+    else if (!ray && !workload_.torchKind && !launcher && !((gpu || nccl) && python))
+      skipReason = "no torch distributed workload (no torchrun/torch.distributed/accelerate/"
+                   "deepspeed in its command or args, no GPU request or nccl next to a python "
+                   "entrypoint)";
+    YAML::Mark nameMark = keyMark(c, "name");
+    if (!skipReason.empty()) {
+      sink_.skip(lineOf(nameMark), colOf(nameMark), s.name, skipReason);
+      return;
+    }
+    if (launcher) {
+      s.launcherId = launcher->id;
+    } else if (ray && torchWords) {
+      s.launcherId = "ray-train"; // Ray Train starts the torch workers of a Ray job
+    }
+    s.image = scalar(child(c, "image"));
+    s.imageVersion = imageTorchVersion(s.image);
+    for (const auto &kv : workload_.env)
+      if (!env.count(kv.first))
+        env[kv.first] = kv.second;
     s.context = "in " + s.name;
     s.missingVerb = " does not set";
     YAML::Mark m = keyMark(c, "name");
@@ -321,10 +525,11 @@ private:
 } // namespace
 
 bool checkManifest(const std::string &text, const Options &opts, Sink &sink,
-                   std::vector<Error> &errors) {
+                   std::vector<Error> &errors, bool &helmUnparsed) {
   ManifestChecker checker(opts, sink, errors);
   for (const Doc &d : splitDocuments(text))
     checker.document(d);
+  helmUnparsed = checker.helmUnparsed();
   return checker.finish();
 }
 

@@ -150,16 +150,38 @@ Result checkLaunchText(const std::string &file, const std::string &rawText, cons
   }
   detail::Sink sink(file);
   if (r.kind == FileKind::KubernetesManifest) {
-    if (!detail::checkManifest(text, opts, sink, r.errors) && r.errors.empty()) {
-      r.kind = FileKind::Unknown;
-      r.errors.push_back({file, 0, 0,
-                          "not a Kubernetes manifest: no YAML document in it has apiVersion and "
-                          "kind"});
+    bool helm = false;
+    if (!detail::checkManifest(text, opts, sink, r.errors, helm)) {
+      // No Kubernetes object: ordinary YAML (a dataset or Hydra config, a
+      // workflow, kustomization.yaml) is skipped, never an error.  A file that
+      // does look like a manifest but does not parse keeps its errors.
+      bool looksLikeManifest = false;
+      {
+        std::istringstream in(text);
+        bool api = false, kind = false;
+        for (std::string line; std::getline(in, line);) {
+          api |= line.rfind("apiVersion:", 0) == 0;
+          kind |= line.rfind("kind:", 0) == 0;
+        }
+        looksLikeManifest = api && kind;
+      }
+      if (helm) {
+        r.errors.clear();
+        sink.skip(0, 0, "the file",
+                  "Helm template that does not parse with its {{ ... }} directives masked: not "
+                  "checked; run check-launch on the output of helm template",
+                  /*visible=*/true);
+      } else if (!looksLikeManifest || r.errors.empty()) {
+        r.errors.clear();
+        sink.skip(0, 0, "the file", "not a Kubernetes manifest (no YAML document has apiVersion and kind)");
+      }
+      r.kind = r.errors.empty() ? FileKind::Unknown : r.kind;
     }
   } else {
     detail::checkShell(text, r.kind == FileKind::SlurmScript, opts, sink, r.errors);
   }
   r.findings = sink.take();
+  r.skipped = sink.takeSkipped();
   std::stable_sort(r.errors.begin(), r.errors.end(), [](const Error &a, const Error &b) {
     return std::tie(a.line, a.column) < std::tie(b.line, b.column);
   });

@@ -7,6 +7,8 @@
 #include "Internal.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <cctype>
 #include <optional>
 #include <set>
@@ -40,6 +42,7 @@ struct Token {
   Tok kind = Tok::Word;
   Word word;
   std::string op;
+  int heredoc = -1; // for `<<`: the index of its body in Lexer::bodies
 };
 
 bool isOpChar(char c) {
@@ -51,7 +54,14 @@ bool isNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 
 class Lexer {
 public:
-  explicit Lexer(const std::string &s) : s_(s) {}
+  explicit Lexer(const std::string &s, unsigned firstLine = 1) : s_(s), line_(firstLine) {}
+
+  // The here-documents' bodies, in the order of their `<<` redirections.
+  struct Body {
+    std::string text;
+    unsigned firstLine = 0;
+  };
+  std::vector<Body> bodies;
 
   std::vector<Token> run() {
     while (i_ < s_.size()) {
@@ -84,6 +94,7 @@ private:
   const std::string &s_;
   size_t i_ = 0;
   unsigned line_ = 1, col_ = 1;
+  int heredocsSeen_ = 0;
   std::vector<Token> out_;
   std::vector<std::pair<std::string, bool>> heredocs_; // delimiter, strip tabs
   int heredocDelimNext_ = -1;                          // -1 none, 0 <<, 1 <<-
@@ -108,6 +119,8 @@ private:
     Token t;
     t.kind = Tok::Redirect;
     t.op = op;
+    if (op == "<<")
+      t.heredoc = heredocsSeen_++;
     out_.push_back(std::move(t));
   }
   void unterminated(unsigned l, unsigned c) {
@@ -345,6 +358,8 @@ private:
   // The lines after the command line that opened the here-documents are data.
   void skipHeredocBodies() {
     for (const auto &[delim, strip] : heredocs_) {
+      Body body;
+      body.firstLine = line_;
       while (i_ < s_.size()) {
         size_t end = s_.find('\n', i_);
         std::string line = s_.substr(i_, end == std::string::npos ? std::string::npos : end - i_);
@@ -360,7 +375,9 @@ private:
                             : line.find_first_not_of('\t'));
         if (line == delim)
           break;
+        body.text += line + "\n";
       }
+      bodies.push_back(std::move(body));
     }
     heredocs_.clear();
   }
@@ -472,9 +489,30 @@ public:
     }
   }
 
-  void run(const std::vector<Token> &toks) {
+  void run(const std::vector<Token> &toks, const std::vector<Lexer::Body> &bodies) {
     std::vector<const Word *> words;
+    std::vector<int> heredocs;
     bool skipNext = false;
+    auto flush = [&] {
+      command(words);
+      // `sbatch <<EOF ... EOF` (or bash/sh reading a script from a
+      // here-document): the body is the script that runs.
+      if (!heredocs.empty() && !words.empty()) {
+        const std::string cmd = basename(words.front()->text);
+        if (cmd == "sbatch" || cmd == "bash" || cmd == "sh" || cmd == "srun")
+          for (int h : heredocs)
+            if (h >= 0 && static_cast<size_t>(h) < bodies.size() && depth_ < kMaxDepth) {
+              ++depth_;
+              Lexer inner(bodies[h].text, bodies[h].firstLine);
+              std::vector<Token> innerToks = inner.run();
+              run(innerToks, inner.bodies);
+              --depth_;
+            }
+      }
+      words.clear();
+      heredocs.clear();
+      skipNext = false;
+    };
     for (const Token &t : toks) {
       if (t.kind == Tok::Word) {
         if (skipNext)
@@ -483,22 +521,134 @@ public:
           words.push_back(&t.word);
       } else if (t.kind == Tok::Redirect) {
         skipNext = true;
+        if (t.heredoc >= 0)
+          heredocs.push_back(t.heredoc);
       } else {
-        command(words);
-        words.clear();
-        skipNext = false;
+        flush();
       }
     }
-    command(words);
+    flush();
   }
 
+  void finish() {
+    if (launches_ == 0 && sourceDepth_ == 0)
+      sink_.skip(0, 0, "the file",
+                 "no launch command (torchrun, python -m torch.distributed.run, accelerate "
+                 "launch, deepspeed, srun or mpirun running a program)");
+  }
+
+  // A sourced file: its assignments count, its commands launch nothing here.
+  ShellChecker(const Options &opts, Sink &sink, std::string file, int sourceDepth, Env *vars)
+      : opts_(opts), sink_(sink), watched_(watchedNames(opts)), shared_(vars),
+        file_(std::move(file)), sourceDepth_(sourceDepth) {}
+  void setFile(std::string file) { file_ = std::move(file); }
+
 private:
+  static constexpr int kMaxDepth = 3;
   const Options &opts_;
   Sink &sink_;
   std::vector<std::string> watched_;
-  Env vars_;
+  Env ownVars_;
+  Env *shared_ = nullptr; // a sourced file writes into its parent's variables
+  Env &vars_ = shared_ ? *shared_ : ownVars_;
   bool sourced_ = false;
   std::set<Var> missingReported_;
+  std::string file_;     // the script, for resolving sourced files
+  int sourceDepth_ = 0;  // > 0 in a sourced file
+  int depth_ = 0;        // nesting of here-documents and launcher variables
+  int launches_ = 0;
+
+  // `source X` / `. X`: read X when it is a file of the repository (next to
+  // the script or under one of its parent folders up to the git root), else
+  // say so: the file may set the variables.
+  void source(const std::vector<const Word *> &w, size_t k) {
+    if (k + 1 >= w.size())
+      return;
+    const Word &arg = *w[k + 1];
+    namespace fs = std::filesystem;
+    const fs::path scriptDir = fs::path(file_).parent_path();
+    std::string path;
+    bool resolved = true;
+    // $(dirname $0), ${BASH_SOURCE%/*}, $SCRIPT_DIR=$(cd $(dirname $0); pwd): the script's folder.
+    auto scriptDirExpansion = [](const std::string &t) {
+      return (t.find("dirname") != std::string::npos &&
+              (t.find("$0") != std::string::npos || t.find("BASH_SOURCE") != std::string::npos)) ||
+             t.find("${BASH_SOURCE%/*}") != std::string::npos ||
+             t.find("${0%/*}") != std::string::npos;
+    };
+    const std::string &t = arg.text;
+    for (size_t i = 0; i < t.size();) {
+      if (!arg.info[i].expanded) {
+        path += t[i++];
+        continue;
+      }
+      size_t j = i;
+      while (j < t.size() && arg.info[j].expanded)
+        ++j;
+      // One expansion may be followed directly by another; split at each '$'.
+      size_t next = t.find('$', i + 1);
+      if (next != std::string::npos && next < j && t[i] == '$' && t[i + 1] != '(')
+        j = next;
+      const std::string ex = t.substr(i, j - i);
+      if (scriptDirExpansion(ex)) {
+        path += scriptDir.string();
+      } else {
+        std::string name = ex.substr(ex[1] == '{' ? 2 : 1);
+        if (!name.empty() && name.back() == '}')
+          name.pop_back();
+        auto it = vars_.find(name);
+        if (it != vars_.end() && it->second.known)
+          path += it->second.value;
+        else if (it != vars_.end() && scriptDirExpansion(it->second.value))
+          path += scriptDir.string();
+        else
+          resolved = false;
+      }
+      i = j;
+    }
+    fs::path found;
+    std::error_code ec;
+    if (resolved && !path.empty()) {
+      fs::path p(path);
+      if (p.is_absolute()) {
+        if (fs::is_regular_file(p, ec))
+          found = p;
+      } else {
+        for (fs::path d = scriptDir.empty() ? fs::path(".") : scriptDir;; d = d.parent_path()) {
+          if (fs::is_regular_file(d / p, ec)) {
+            found = d / p;
+            break;
+          }
+          if (fs::exists(d / ".git", ec) || d == d.parent_path() || d.empty())
+            break;
+        }
+      }
+    }
+    if (found.empty() || sourceDepth_ >= kMaxDepth) {
+      sourced_ = true;
+      const std::string why = found.empty() ? (resolved ? "not found in the repository"
+                                                        : "its path is computed at run time")
+                                            : "sourced files nest too deep";
+      sink_.add(arg.line, arg.col, "source",
+                "not checked: sources " + arg.raw + " (" + why +
+                    "), which may set the variables; nothing is reported missing after it",
+                Level::Policy);
+      sink_.skip(arg.line, arg.col, "source " + arg.raw, why, /*visible=*/true);
+      return;
+    }
+    std::ifstream in(found, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string body = text.str(); // the lexer keeps a reference
+    Lexer lexer(body);
+    std::vector<Token> toks = lexer.run();
+    Sink scratch(found.string()); // findings in the sourced file belong to that file
+    ShellChecker inner(opts_, scratch, found.string(), sourceDepth_ + 1, &vars_);
+    inner.run(toks, lexer.bodies);
+    sourced_ |= inner.sourced_;
+    sink_.skip(arg.line, arg.col, "source " + arg.raw,
+               "followed: " + found.lexically_normal().string());
+  }
 
   struct Launch {
     std::string label;
@@ -551,8 +701,45 @@ private:
     Env envArgs;
     bool envClear = false;
     k = wrappers(w, k, envArgs, envClear);
-    if (k >= n || w[k]->expandedIn(0, 1))
+    if (k >= n)
       return;
+    if (w[k]->expandedIn(0, 1) && depth_ < kMaxDepth) {
+      // $LAUNCHER $CMD, with LAUNCHER="python -u -m torch.distributed.run ...":
+      // the command is the assigned value's words, then the rest.
+      const std::string &t = w[k]->text;
+      std::string name = t.size() > 1 ? t.substr(t[1] == '{' ? 2 : 1) : "";
+      if (!name.empty() && name.back() == '}')
+        name.pop_back();
+      auto it = vars_.find(name);
+      if (std::all_of(name.begin(), name.end(), isNameChar) && it != vars_.end() &&
+          !it->second.value.empty() && it->second.value[0] != '$') {
+        Lexer lexer(it->second.value, w[k]->line);
+        std::vector<Token> toks = lexer.run();
+        std::vector<const Word *> expanded(w.begin(), w.begin() + static_cast<long>(k));
+        for (const Token &tok : toks)
+          if (tok.kind == Tok::Word)
+            expanded.push_back(&tok.word);
+        // Positions: the expansion's words report where $LAUNCHER is written.
+        std::vector<Word> placed;
+        placed.reserve(expanded.size());
+        for (size_t j = k; j < expanded.size(); ++j) {
+          Word copy = *expanded[j];
+          copy.line = w[k]->line;
+          copy.col = w[k]->col;
+          placed.push_back(std::move(copy));
+        }
+        std::vector<const Word *> all(w.begin(), w.begin() + static_cast<long>(k));
+        for (const Word &pw : placed)
+          all.push_back(&pw);
+        all.insert(all.end(), w.begin() + static_cast<long>(k) + 1, w.end());
+        ++depth_;
+        command(all);
+        --depth_;
+        return;
+      }
+    }
+    if (w[k]->expandedIn(0, 1) && !(k + 1 < n && (w[k + 1]->text == "-m" || w[k + 1]->text == "-u")))
+      return; // "$PYTHON_BIN" -m ... is classified as python below
     const std::string cmd = basename(w[k]->text);
     if (cmd == "export" || cmd == "declare" || cmd == "typeset" || cmd == "local" ||
         cmd == "readonly") {
@@ -568,12 +755,15 @@ private:
       return;
     }
     if (cmd == "source" || cmd == ".") {
-      sourced_ = true;
+      source(w, k);
       return;
     }
     std::optional<Launch> launch = classify(w, k);
     if (!launch)
       return;
+    if (sourceDepth_ > 0)
+      return; // a launch in a sourced file is that file's finding
+    ++launches_;
 
     Env eff = envClear ? Env() : vars_;
     if (!envClear)
@@ -601,6 +791,13 @@ private:
         }
 
     Subject s;
+    {
+      std::string line;
+      for (size_t j = k; j < n; ++j)
+        line += w[j]->text + " ";
+      if (const core::LauncherExport *l = launcherIn(line))
+        s.launcherId = l->id;
+    }
     s.name = "the " + launch->label + " at line " + std::to_string(w[k]->line);
     s.context = "for " + s.name;
     s.missingVerb = " runs without";
@@ -635,6 +832,12 @@ private:
       };
       if (cmd == "exec" || cmd == "nohup" || cmd == "command" || cmd == "builtin") {
         options({"-a"});
+      } else if ((cmd == "uv" || cmd == "poetry" || cmd == "pipenv" || cmd == "pixi" ||
+                  cmd == "conda" || cmd == "micromamba" || cmd == "mamba") &&
+                 k + 1 < n && w[k + 1]->text == "run") {
+        ++k; // `uv run [--with X] python -m ...`: the program follows its options
+        options({"--with", "--python", "-p", "--project", "--directory", "--env-file", "-n",
+                 "--name", "--prefix", "--group", "--extra", "--package", "-e"});
       } else if (cmd == "time") {
         options({});
       } else if (cmd == "nice") {
@@ -743,7 +946,8 @@ private:
       l.label = "accelerate launch";
       return l;
     }
-    if (isPython(cmd)) {
+    if (isPython(cmd) || (w[k]->expandedIn(0, 1) && k + 1 < n &&
+                          (w[k + 1]->text == "-m" || w[k + 1]->text == "-u"))) {
       for (size_t j = k + 1; j < n && w[j]->text.size() > 1 && w[j]->text[0] == '-'; ++j) {
         const std::string &t = w[j]->text;
         std::string module;
@@ -756,7 +960,10 @@ private:
         else if (t == "-X" || t == "-W")
           ++j;
         if (!module.empty()) {
-          if (module != "torch.distributed.run" && module != "torch.distributed.launch")
+          static const std::set<std::string> launchers = {
+              "torch.distributed.run", "torch.distributed.launch", "accelerate.commands.launch",
+              "deepspeed.launcher.runner", "deepspeed.launcher.launch"};
+          if (!launchers.count(module))
             return std::nullopt;
           l.label = "python -m " + module;
           return l;
@@ -883,10 +1090,13 @@ private:
 void checkShell(const std::string &text, bool slurm, const Options &opts, Sink &sink,
                 std::vector<Error> &errors) {
   ShellChecker checker(opts, sink);
+  checker.setFile(sink.file());
   if (slurm)
     checker.sbatchHeader(text);
   Lexer lexer(text);
-  checker.run(lexer.run());
+  std::vector<Token> toks = lexer.run();
+  checker.run(toks, lexer.bodies);
+  checker.finish();
   if (lexer.badLine)
     errors.push_back({sink.file(), lexer.badLine, lexer.badCol,
                       "unterminated quote: the shell would reject this script; the commands "

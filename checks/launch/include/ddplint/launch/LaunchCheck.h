@@ -22,20 +22,44 @@ enum class FileKind { KubernetesManifest, SlurmScript, ShellScript, Unknown };
 const char *fileKindName(FileKind kind);
 
 struct Options {
-  // The PyTorch the launched job runs.  0.0 = unknown: assume the current
-  // variable name (the one read since rules/api.yaml's renamed_in).
+  // The PyTorch the launched job runs.  0.0 = unknown: a pytorch/pytorch image
+  // tag tells it for a container, else rules/nccl-async-error.yaml's
+  // assumed_version (the newest range) is assumed, and messages say so.
   int torchMajor = 0, torchMinor = 0;
+  // Where the version came from, for messages: "--torch-version", ".ddplint.yaml".
+  std::string versionSource = "--torch-version";
+  // The policy level: a note when the variable is not set explicitly although
+  // async error handling is on by default or by the launcher.  The check
+  // option ddp-launch-env.RequireExplicitSetting (default true) turns it off.
+  bool requireExplicit = true;
 };
 
 // "2.3", "1.13.1", "2.2.0+cu121", "2.4.0a0", "v2.1" -> major and minor.  False
 // (and `out` untouched) for anything else, including "2", "" and "0.0".
 bool parseTorchVersion(const std::string &text, Options &out);
 
+// Hazard: async error handling is actually off for this launch (a warning).
+// Policy: it is on only by a default or a launcher, not set explicitly, or a
+// deprecated or ineffective spelling (a note).
+enum class Level { Hazard, Policy };
+
 struct Finding {
   std::string file;
   unsigned line = 0, column = 0; // 1-based
   std::string message;
   std::string ruleId = kRuleId;
+  Level level = Level::Hazard;
+};
+
+// Something in a file that was deliberately not checked, and why: a YAML file
+// that is no Kubernetes manifest, a container that runs no torch distributed
+// job, a sourced file that cannot be found.  Shown by --explain and in JSON.
+struct Skipped {
+  std::string file;
+  unsigned line = 0, column = 0; // 0: the whole file
+  std::string what;   // "container 'etcd' in Pod 'etcd'", "the file"
+  std::string reason; // "no torch distributed workload: ..."
+  bool visible = false; // also worth a note in the text report (an unresolved source)
 };
 
 // A file that could not be checked, completely or in part (a malformed YAML
@@ -51,6 +75,7 @@ struct Result {
   FileKind kind = FileKind::Unknown;
   std::vector<Finding> findings; // sorted by line, then column
   std::vector<Error> errors;
+  std::vector<Skipped> skipped;
 };
 
 // The kind of launch file, by content first and the file name's extension as
