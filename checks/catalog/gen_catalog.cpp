@@ -119,6 +119,7 @@ bool knownFrontend(const std::string &f) {
 struct Rule {
   std::string id, severity, summary, trigger, rootCause, guardrail, fix;
   std::string frontend = "clang-tidy";
+  std::vector<std::string> languages; // c, c++ (python: the Python front end, later)
   std::vector<std::string> harness;
   struct Opt {
     std::string name, def, doc;
@@ -162,6 +163,12 @@ std::vector<Rule> loadRules(const std::string &file) {
       if (!knownFrontend(out.frontend))
         fail(file, r["frontend"], "frontend must be clang-tidy or launch, not '" + out.frontend + "'");
     }
+    out.languages = strList(file, r, "languages");
+    if (out.frontend == "clang-tidy" && out.languages.empty())
+      fail(file, r, "a clang-tidy rule lists its 'languages' (c, c++)");
+    for (const auto &l : out.languages)
+      if (l != "c" && l != "c++" && l != "python")
+        fail(file, r["languages"], "languages are c, c++ or python, not '" + l + "'");
     out.harness = strList(file, r, "harness");
     if (out.harness.empty())
       fail(file, r, "every rule names at least one harness scenario");
@@ -617,7 +624,7 @@ int main(int argc, char **argv) {
           << ",\n     " << cxx(r.fix) << ",\n     " << cxxList(r.harness) << ",\n     {";
       for (const auto &o : r.options)
         cpp << "{" << cxx(o.name) << ", " << cxx(o.def) << ", " << cxx(o.doc) << "}, ";
-      cpp << "},\n     " << cxx(r.frontend) << "},\n";
+      cpp << "},\n     " << cxx(r.frontend) << ", " << cxxList(r.languages) << "},\n";
     }
     cpp << "  };\n  return rules;\n}\n\n"
            "const ApiCatalog &builtinApi() {\n  static const ApiCatalog api = [] {\n"

@@ -53,7 +53,7 @@ bool ApiMatcher::isProcessGroupClass(const CXXRecordDecl *rd) const {
   if (!rd->hasDefinition())
     return false;
   for (const auto &base : rd->bases())
-    if (const auto *b = base.getType()->getAsCXXRecordDecl())
+    if (const auto *b = base.getType().isNull() ? nullptr : base.getType()->getAsCXXRecordDecl())
       if (isProcessGroupClass(b))
         return true;
   return false;
@@ -211,6 +211,8 @@ CallInfo ApiMatcher::classify(const CallExpr *call) const {
   if (info.role == CallRole::CheckpointWrite && info.arg >= 0 &&
       unsigned(info.arg) < call->getNumArgs()) {
     QualType t = call->getArg(unsigned(info.arg))->IgnoreParenImpCasts()->getType();
+    if (t.isNull() || t->isDependentType())
+      return {};
     t = t.getNonReferenceType().getCanonicalType();
     bool pathLike = t->isPointerType() || t->isArrayType();
     if (const auto *rd = t->getAsCXXRecordDecl()) {

@@ -1,5 +1,8 @@
 #include "clang-frontend/ModelBuilder.h"
 
+#include "clang-frontend/CodeScope.h"
+#include "clang-frontend/SafeAst.h"
+
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
@@ -34,8 +37,7 @@ struct ModelBuilder::Impl {
   core::Loc loc(SourceLocation l) { return self.locs_.add(l); }
 
   bool userCode(SourceLocation l) {
-    const SourceManager &sm = ctx().getSourceManager();
-    return l.isValid() && !sm.isInSystemHeader(sm.getExpansionLoc(l));
+    return isUserCode(ctx().getSourceManager(), l);
   }
 
   // The definition to model for a call, or null for library code.
@@ -339,9 +341,9 @@ struct ModelBuilder::Impl {
       if (!cases[i].value)
         continue;
       core::Cond c;
-      std::optional<llvm::APSInt> v = cases[i].value->getIntegerConstantExpr(ctx());
+      std::optional<std::int64_t> v = constInt(cases[i].value, ctx());
       if (v && deps().isRank(subject))
-        c = core::Cond::rankCmp(core::CmpOp::EQ, v->getExtValue());
+        c = core::Cond::rankCmp(core::CmpOp::EQ, *v);
       else
         c = core::Cond::atom("switch:" + deps().text(subject) + "==" + deps().text(cases[i].value),
                              deps().depOf(subject));
@@ -369,7 +371,8 @@ struct ModelBuilder::Impl {
         if (d && !isa<TranslationUnitDecl>(d)) {
           const SourceManager &sm = I.ctx().getSourceManager();
           SourceLocation l = sm.getExpansionLoc(d->getLocation());
-          if (l.isValid() && !sm.isInMainFile(l) && !isa<NamespaceDecl>(d) && !isa<LinkageSpecDecl>(d))
+          if (l.isValid() && !isa<NamespaceDecl>(d) && !isa<LinkageSpecDecl>(d) &&
+              (analyzeLibraryCode() ? !isUserCode(sm, l) : !sm.isInMainFile(l)))
             return true;
         }
         return RecursiveASTVisitor::TraverseDecl(d);
@@ -386,10 +389,12 @@ struct ModelBuilder::Impl {
       }
     } roots(*this);
     roots.TraverseDecl(ctx().getTranslationUnitDecl());
+    program.distributed = deps().distributed() || analyzeLibraryCode();
     while (!queue.empty()) {
       const FunctionDecl *fd = queue.front();
       queue.pop_front();
       current = fd;
+      countFunctionAnalysed();
       core::Function f;
       f.key = ModelBuilder::keyOf(fd);
       f.name = displayName(fd);

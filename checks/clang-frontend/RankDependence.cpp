@@ -1,5 +1,8 @@
 #include "clang-frontend/RankDependence.h"
 
+#include "clang-frontend/CodeScope.h"
+#include "clang-frontend/SafeAst.h"
+
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
@@ -102,12 +105,12 @@ struct DependenceAnalyzer::Impl {
   std::unordered_set<const Decl *> rankBusy;
   std::vector<const Expr *> empty;
   int condDepth = 0;
+  bool distributed = false; // the user's code shows that it runs distributed
 
   Impl(ASTContext &c, const ApiMatcher &a, LocTable &l) : ctx(c), api(a), locs(l) { index(); }
 
   bool inUserCode(SourceLocation l) const {
-    const SourceManager &sm = ctx.getSourceManager();
-    return l.isValid() && !sm.isInSystemHeader(sm.getExpansionLoc(l));
+    return isUserCode(ctx.getSourceManager(), l);
   }
 
   void addDef(const ValueDecl *d, const Expr *e) {
@@ -180,6 +183,13 @@ struct DependenceAnalyzer::Impl {
     bool VisitVarDecl(VarDecl *v) {
       if (v->hasInit())
         I.addDef(v, v->getInit());
+      if (!I.distributed && I.api.isCommunicatorType(v->getType()))
+        I.distributed = true;
+      return true;
+    }
+    bool VisitFieldDecl(FieldDecl *f) {
+      if (!I.distributed && I.api.isCommunicatorType(f->getType()))
+        I.distributed = true;
       return true;
     }
     bool VisitCXXForRangeStmt(CXXForRangeStmt *s) {
@@ -228,6 +238,18 @@ struct DependenceAnalyzer::Impl {
     }
     bool VisitCallExpr(CallExpr *c) {
       CallInfo info = I.api.classify(c);
+      switch (info.role) {
+      case CallRole::Collective:
+      case CallRole::Barrier:
+      case CallRole::PointToPoint:
+      case CallRole::RankSource:
+      case CallRole::MainProcess:
+      case CallRole::WorldSize:
+        I.distributed = true;
+        break;
+      default:
+        break;
+      }
       if ((info.role == CallRole::RankSource || info.role == CallRole::WorldSize) && info.arg >= 0 &&
           unsigned(info.arg) < c->getNumArgs()) {
         const Expr *a = strip(c->getArg(unsigned(info.arg)));
@@ -281,9 +303,7 @@ struct DependenceAnalyzer::Impl {
     if (!s || isa<CXXDefaultInitExpr>(s) || isa<ImplicitValueInitExpr>(s) ||
         isa<CXXBoolLiteralExpr>(s) || isa<CXXNullPtrLiteralExpr>(s))
       return true;
-    if (s->isValueDependent() || s->isTypeDependent())
-      return false;
-    return s->getType()->isScalarType() && s->isIntegerConstantExpr(ctx);
+    return constInt(s, ctx).has_value();
   }
 
   // The definitions that carry a value, placeholders left out.
@@ -307,7 +327,7 @@ struct DependenceAnalyzer::Impl {
   }
 
   bool heuristicRankParam(const ParmVarDecl *p) {
-    if (!p->getIdentifier() || !rankLikeName(p->getName()) ||
+    if (!p->getIdentifier() || !rankLikeName(p->getName()) || p->getType().isNull() ||
         !p->getType()->isIntegralOrEnumerationType())
       return false;
     const auto *fd = dyn_cast_or_null<FunctionDecl>(p->getDeclContext());
@@ -330,7 +350,7 @@ struct DependenceAnalyzer::Impl {
   // initialisation, another file), is the process rank.  A LoRA config's
   // `rank` has no communicator beside it.
   bool heuristicRankField(const FieldDecl *f) {
-    if (!f->getIdentifier() || !rankLikeName(f->getName()) ||
+    if (!f->getIdentifier() || !rankLikeName(f->getName()) || f->getType().isNull() ||
         !f->getType()->isIntegralOrEnumerationType())
       return false;
     for (const FieldDecl *other : f->getParent()->fields())
@@ -356,8 +376,16 @@ struct DependenceAnalyzer::Impl {
     Dep dep = Dep::Uniform;
     if (auto o = outRole.find(d); o != outRole.end())
       dep = join(dep, o->second);
-    if (const auto *p = dyn_cast<ParmVarDecl>(d); p && heuristicRankParam(p))
-      dep = Dep::Rank;
+    if (const auto *p = dyn_cast<ParmVarDecl>(d)) {
+      // argc/argv: the same on every rank under every launcher.
+      if (const auto *fd = dyn_cast_or_null<FunctionDecl>(p->getDeclContext()); fd && fd->isMain()) {
+        declBusy.erase(d);
+        declMemo[d] = Dep::Uniform;
+        return Dep::Uniform;
+      }
+      if (heuristicRankParam(p))
+        dep = Dep::Rank;
+    }
     if (const auto *f = dyn_cast<FieldDecl>(d); f && realDefs(f).empty() && heuristicRankField(f))
       dep = Dep::Rank;
     for (const Expr *e : defsOf(d)) {
@@ -379,7 +407,7 @@ struct DependenceAnalyzer::Impl {
     e = strip(e);
     if (!e)
       return false;
-    std::string t = e->getType().getAsString();
+    std::string t = typeText(e);
     if (t.find("DataLoader") != std::string::npos)
       return true;
     if (const auto *u = dyn_cast<UnaryOperator>(e))
@@ -387,7 +415,7 @@ struct DependenceAnalyzer::Impl {
     if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e); op && op->getNumArgs() >= 1)
       return isLoader(op->getArg(0));
     if (const ValueDecl *d = declOf(e))
-      return d->getType().getAsString().find("DataLoader") != std::string::npos;
+      return !d->getType().isNull() && d->getType().getAsString().find("DataLoader") != std::string::npos;
     return false;
   }
 
@@ -413,6 +441,8 @@ struct DependenceAnalyzer::Impl {
 
   bool usesDistributedSampler(const CallExpr *c) {
     auto names = [&](QualType t) {
+      if (t.isNull())
+        return false;
       std::string s = t.getAsString();
       for (const auto &n : api.api().distributedSamplers) {
         std::string last = n.substr(n.rfind("::") == std::string::npos ? 0 : n.rfind("::") + 2);
@@ -456,6 +486,10 @@ struct DependenceAnalyzer::Impl {
     case CallRole::Barrier:
     case CallRole::EnvRead:
       return Dep::Uniform;
+    case CallRole::None:
+      if (const FunctionDecl *fd = c->getDirectCallee(); fd && uniformInputFunction(fd))
+        return Dep::Uniform;
+      break;
     case CallRole::LocalSource: {
       const auto *m = dyn_cast<CXXMemberCallExpr>(c);
       if (m && objectAgreed(m->getImplicitObjectArgument()))
@@ -580,9 +614,9 @@ struct DependenceAnalyzer::Impl {
     e = strip(e);
     mod = 0;
     if (const auto *b = dyn_cast_or_null<BinaryOperator>(e); b && b->getOpcode() == BO_Rem) {
-      std::optional<llvm::APSInt> v = b->getRHS()->getIntegerConstantExpr(ctx);
-      if (v && v->getExtValue() > 0 && isRank(b->getLHS())) {
-        mod = v->getExtValue();
+      std::optional<std::int64_t> v = constInt(b->getRHS(), ctx);
+      if (v && *v > 0 && isRank(b->getLHS())) {
+        mod = *v;
         return true;
       }
       return false;
@@ -670,12 +704,12 @@ struct DependenceAnalyzer::Impl {
           default: return o;
           }
         };
-        std::optional<llvm::APSInt> rv = b->getRHS()->getIntegerConstantExpr(ctx);
-        std::optional<llvm::APSInt> lv = b->getLHS()->getIntegerConstantExpr(ctx);
+        std::optional<std::int64_t> rv = constInt(b->getRHS(), ctx);
+        std::optional<std::int64_t> lv = constInt(b->getLHS(), ctx);
         if (rv && rankOperand(b->getLHS(), mod))
-          return withText(Cond::rankCmp(op, rv->getExtValue(), mod), orig);
+          return withText(Cond::rankCmp(op, *rv, mod), orig);
         if (lv && rankOperand(b->getRHS(), mod))
-          return withText(Cond::rankCmp(flip(op), lv->getExtValue(), mod), orig);
+          return withText(Cond::rankCmp(flip(op), *lv, mod), orig);
       }
     }
     if (const auto *c = dyn_cast<CallExpr>(e)) {
@@ -697,10 +731,10 @@ struct DependenceAnalyzer::Impl {
       }
     }
     // `if (rank)`: non-zero.
-    if (e->getType()->isIntegerType() && !e->getType()->isBooleanType() && isRank(e))
+    if (isIntegerTyped(e) && !e->getType()->isBooleanType() && isRank(e))
       return withText(Cond::rankCmp(core::CmpOp::NE, 0), orig);
     // A local bool defined once: `const bool is_main = rank == 0;`.
-    if (const ValueDecl *d = declOf(e); d && e->getType()->isBooleanType()) {
+    if (const ValueDecl *d = declOf(e); d && isTruthTyped(e, ctx)) {
       const std::vector<const Expr *> ds = realDefs(d);
       if (ds.size() == 1 && !agreed.count(d->getCanonicalDecl()) && !seeds.count(d->getCanonicalDecl()) &&
           !outRole.count(d->getCanonicalDecl())) {
@@ -715,13 +749,145 @@ struct DependenceAnalyzer::Impl {
     Dep dep = depOf(e);
     std::string key;
     bool probe = probesFile(e);
+    const bool status = statusCheck(e);
+    if (status)
+      dep = Dep::Local; // a failure can strike one rank alone
     if (const ValueDecl *d = declOf(e))
       key = "decl:" + std::to_string(reinterpret_cast<std::uintptr_t>(d->getCanonicalDecl()));
     else
       key = "text:" + text(e);
     Cond atom = Cond::atom(key, dep);
     atom.probesFile = probe;
+    atom.errorCheck = status;
     return withText(atom, orig);
+  }
+
+  // --- status checks ----------------------------------------------------------
+  // The call whose result an expression holds: the call itself, or a local
+  // assigned only from calls (`ncclResult_t r = cmd;` in a check macro).
+  const CallExpr *statusCallOf(const Expr *e, int depth = 0) {
+    e = strip(e);
+    if (!e || depth > 3)
+      return nullptr;
+    if (const auto *c = dyn_cast<CallExpr>(e))
+      return isa<CXXOperatorCallExpr>(c) ? nullptr : c;
+    const ValueDecl *d = declOf(e);
+    if (!d || !isa<VarDecl>(d) || isa<ParmVarDecl>(d))
+      return nullptr;
+    const CallExpr *first = nullptr;
+    for (const Expr *def : defsOf(d)) {
+      if (placeholder(def))
+        continue;
+      const CallExpr *c = statusCallOf(def, depth + 1);
+      if (!c)
+        return nullptr;
+      if (!first)
+        first = c;
+    }
+    return first;
+  }
+
+  static bool statusName(llvm::StringRef n) {
+    return n.contains("Result") || n.contains("result") || n.contains("Error") ||
+           n.contains("error") || n.contains("Status") || n.contains("status") ||
+           n.contains("err_t") || n.contains("ret_t");
+  }
+
+  // A result type that reports success or failure: ncclResult_t, cudaError_t,
+  // an enum with a *Success enumerator, a typedef named like a status.
+  bool statusTyped(const CallExpr *c) {
+    if (!typed(c) || c->getType()->isDependentType())
+      return false;
+    QualType t = c->getType();
+    if (t->isBooleanType() || !t->isIntegralOrEnumerationType())
+      return false;
+    if (statusName(t.getAsString()))
+      return true;
+    if (const auto *et = t->getAs<EnumType>())
+      if (const EnumDecl *ed = et->getDecl())
+        for (const EnumConstantDecl *ec : ed->enumerators())
+          if (ec->getName().contains("Success") || ec->getName().contains("SUCCESS"))
+            return true;
+    return false;
+  }
+
+  // ncclSuccess, cudaSuccess, MPI_SUCCESS, EXIT_SUCCESS, testSuccess.
+  bool successConstant(const Expr *e) {
+    e = strip(e);
+    if (!e)
+      return false;
+    const SourceManager &sm = ctx.getSourceManager();
+    if (e->getBeginLoc().isMacroID()) {
+      llvm::StringRef m = Lexer::getImmediateMacroName(e->getBeginLoc(), sm, ctx.getLangOpts());
+      if (m.contains("SUCCESS") || m.ends_with("_OK"))
+        return true;
+    }
+    if (const auto *dr = dyn_cast<DeclRefExpr>(e))
+      if (const auto *ec = dyn_cast<EnumConstantDecl>(dr->getDecl()))
+        return ec->getName().contains("Success") || ec->getName().contains("SUCCESS");
+    return false;
+  }
+
+  // Values every rank parses alike: main's argc/argv and what comes from them.
+  bool fromArguments(const CallExpr *c) {
+    if (c->getNumArgs() == 0)
+      return false;
+    for (const Expr *a : c->arguments()) {
+      const Expr *s = strip(a);
+      if (const auto *u = dyn_cast_or_null<UnaryOperator>(s))
+        s = strip(u->getSubExpr());
+      if (!s || isa<IntegerLiteral, StringLiteral, CharacterLiteral>(s))
+        continue;
+      const auto *p = dyn_cast_or_null<ParmVarDecl>(declOf(s));
+      const auto *fd = p ? dyn_cast<FunctionDecl>(p->getDeclContext()) : nullptr;
+      if (!fd || !fd->isMain())
+        return false;
+    }
+    return true;
+  }
+
+  // Does the condition test whether a call failed?
+  bool statusCheck(const Expr *e, int depth = 0) {
+    e = strip(e);
+    if (!e || depth > 4)
+      return false;
+    if (const auto *u = dyn_cast<UnaryOperator>(e); u && u->getOpcode() == UO_LNot)
+      return statusCheck(u->getSubExpr(), depth + 1);
+    const CallExpr *c = nullptr;
+    bool success = false;
+    if (const auto *b = dyn_cast<BinaryOperator>(e)) {
+      if (!b->isComparisonOp())
+        return false;
+      for (int side = 0; side < 2 && !c; ++side) {
+        const Expr *k = side ? b->getLHS() : b->getRHS();
+        const Expr *v = side ? b->getRHS() : b->getLHS();
+        bool isSuccess = successConstant(k);
+        if (isSuccess || constInt(k, ctx)) {
+          c = statusCallOf(v);
+          success = isSuccess;
+        }
+      }
+    } else {
+      c = statusCallOf(e);
+    }
+    if (!c || (!success && !statusTyped(c)))
+      return false;
+    CallInfo info = api.classify(c);
+    if (info.role == CallRole::RankSource || info.role == CallRole::MainProcess ||
+        info.role == CallRole::WorldSize || info.role == CallRole::LocalSource ||
+        info.role == CallRole::EnvRead)
+      return false;
+    if (const FunctionDecl *fd = c->getDirectCallee())
+      if (uniformInputFunction(fd))
+        return false;
+    return !fromArguments(c);
+  }
+
+  // Argument parsers: argv is the same on every rank under every launcher.
+  static bool uniformInputFunction(const FunctionDecl *fd) {
+    static const std::vector<std::string> names = {"getopt", "getopt_long", "getopt_long_only",
+                                                   "argp_parse"};
+    return nameIn(qualifiedName(fd), names);
   }
 
   // Does the expression test for a file (std::filesystem::exists, access, stat)?
@@ -737,7 +903,7 @@ struct DependenceAnalyzer::Impl {
         if (nameIn(qualifiedName(fd), probes))
           return true;
       }
-    if (const ValueDecl *d = declOf(e); d && e->getType()->isBooleanType()) {
+    if (const ValueDecl *d = declOf(e); d && isTruthTyped(e, ctx)) {
       const std::vector<const Expr *> ds = realDefs(d);
       if (ds.size() == 1)
         return probesFile(ds[0], depth + 1);
@@ -768,5 +934,6 @@ bool DependenceAnalyzer::isAgreed(const ValueDecl *d) {
   return impl_->agreed.count(d->getCanonicalDecl()) > 0;
 }
 std::string DependenceAnalyzer::text(const Expr *e) const { return impl_->text(e); }
+bool DependenceAnalyzer::distributed() const { return impl_->distributed; }
 
 } // namespace ddplint::clangfe

@@ -42,6 +42,10 @@ public:
   const std::vector<const clang::Expr *> &definitions(const clang::ValueDecl *d);
   // True when the value was passed to a collective, so every rank now holds the same.
   bool isAgreed(const clang::ValueDecl *d);
+  // The user's code shows that it runs distributed: a communicator or process
+  // group, a rank or world-size source, a collective, point-to-point, or one of
+  // the user's wrappers.
+  bool distributed() const;
   // The source text of an expression, for messages and atom keys.
   std::string text(const clang::Expr *e) const;
 

@@ -33,6 +33,17 @@ std::string joinList(const std::vector<std::string> &items) {
   return out;
 }
 
+bool ruleAppliesTo(std::string_view ruleId, const clang::LangOptions &lo) {
+  const core::RuleInfo *rule = core::findRule(ruleId);
+  if (!rule || lo.ObjC)
+    return false;
+  const char *lang = lo.CPlusPlus ? "c++" : "c";
+  for (const auto &l : rule->languages)
+    if (l == lang)
+      return true;
+  return false;
+}
+
 // Only the options that rules/catalog.yaml lists for the rule exist for it.
 static bool ruleHasOption(std::string_view ruleId, std::string_view option) {
   const core::RuleInfo *rule = core::findRule(ruleId);

@@ -22,6 +22,9 @@ bool parseBool(llvm::StringRef value, bool fallback);
 // Joins a list back into the option format.
 std::string joinList(const std::vector<std::string> &items);
 
+// Whether the catalog's `languages:` for the rule include the unit's language.
+bool ruleAppliesTo(std::string_view ruleId, const clang::LangOptions &lo);
+
 } // namespace ddplint::tidy
 
 #include "clang-frontend/ModelBuilder.h"
@@ -39,7 +42,7 @@ public:
   void check(const clang::ast_matchers::MatchFinder::MatchResult &result) override;
   void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &opts) override;
   bool isLanguageVersionSupported(const clang::LangOptions &lo) const override {
-    return lo.CPlusPlus;
+    return ruleAppliesTo(ruleId_, lo);
   }
 
 protected:

@@ -192,14 +192,14 @@ void DataloaderRecreatedCheck::checkFunction(const FunctionDecl *fd, const Sourc
   std::optional<LocalParents> lp;
   forEachStmt(fd->getBody(), [&](const Stmt *s) {
     const auto *call = dyn_cast<CallExpr>(s);
-    if (!call || sm.isInSystemHeader(call->getBeginLoc()))
+    if (!call || !clangfe::isUserCode(sm, call->getBeginLoc()))
       return;
     const FunctionDecl *callee = call->getDirectCallee();
     if (!callee)
       return;
     const bool factory = isFactory(callee);
     // Other callees matter only when this unit defines them: they may be helpers.
-    if (!factory && (sm.isInSystemHeader(callee->getLocation()) || !callee->isDefined()))
+    if (!factory && (!clangfe::isUserCode(sm, callee->getLocation()) || !callee->isDefined()))
       return;
     if (!lp)
       lp.emplace(fd);

@@ -69,7 +69,7 @@ bool derivesFrom(const CXXRecordDecl *rd, llvm::ArrayRef<llvm::StringRef> names,
     if (q == n)
       return true;
   for (const CXXBaseSpecifier &b : rd->bases())
-    if (derivesFrom(b.getType()->getAsCXXRecordDecl(), names, depth + 1))
+    if (!b.getType().isNull() && derivesFrom(b.getType()->getAsCXXRecordDecl(), names, depth + 1))
       return true;
   return false;
 }
@@ -308,7 +308,7 @@ private:
         // The module's own helper methods run what they call.
         if (isThis(mc->getImplicitObjectArgument()) && md != forward_ && depth < 3 &&
             md->hasBody() &&
-            !ctx_.getSourceManager().isInSystemHeader(md->getLocation()))
+            clangfe::isUserCode(ctx_.getSourceManager(), md->getLocation()))
           walk(md->getBody(), f, depth + 1);
       }
     } else if (const auto *call = dyn_cast<CallExpr>(s); call && !isa<CXXOperatorCallExpr>(s)) {

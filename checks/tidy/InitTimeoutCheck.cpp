@@ -185,7 +185,7 @@ void InitTimeoutCheck::check(const MatchFinder::MatchResult &result) {
   forEachUserFunction(tu, sm, [&](const FunctionDecl *fd) {
     std::optional<LocalParents> lp;
     auto visit = [&](const Stmt *s) {
-      if (!isa<CallExpr, CXXConstructExpr>(s) || sm.isInSystemHeader(s->getBeginLoc()))
+      if (!isa<CallExpr, CXXConstructExpr>(s) || !clangfe::isUserCode(sm, s->getBeginLoc()))
         return;
       if (!lp)
         lp.emplace(fd);
@@ -311,7 +311,7 @@ void InitTimeoutCheck::examine(const Expr *e, const LocalParents &lp, const Func
     return;
   }
   const std::string var = stored ? stored->getNameAsString() : std::string("opts");
-  const bool pointer = !stored || !stored->getType()->getAsCXXRecordDecl() ||
+  const bool pointer = !stored || stored->getType().isNull() || !stored->getType()->getAsCXXRecordDecl() ||
                        clangfe::qualifiedName(stored->getType()->getAsCXXRecordDecl()) != cls;
   diag(created->getBeginLoc(),
        "process group options '%0' are created without an explicit timeout; a hung collective "

@@ -7,6 +7,8 @@
 // per function body.
 #pragma once
 
+#include "clang-frontend/CodeScope.h"
+
 #include "clang/AST/ASTLambda.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
@@ -88,7 +90,7 @@ template <class Fn>
 void forEachUserFunction(const clang::DeclContext *dc, const clang::SourceManager &sm, Fn &&fn,
                          bool instantiations = false) {
   for (const clang::Decl *d : dc->decls()) {
-    if (d->isImplicit() || d->getLocation().isInvalid() || sm.isInSystemHeader(d->getLocation()))
+    if (d->isImplicit() || !clangfe::isUserCode(sm, d->getLocation()))
       continue;
     if (const auto *ftd = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) {
       if (instantiations)

@@ -835,16 +835,22 @@ TEST_CASE("a rank-0 collective after 10 uniform ifs is still found", "[fixed-bug
 // The catalog (generated from rules/ at build time)
 // ===========================================================================
 
-TEST_CASE("the builtin catalog has the eight rules and the core API entries", "[catalog]") {
+TEST_CASE("the builtin catalog has the nine rules and the core API entries", "[catalog]") {
   const auto &rules = builtinRules();
-  CHECK(rules.size() == 8);
-  for (const char *id : {"ddp-divergent-collective", "ddp-unguarded-save", "ddp-rank0-io-barrier",
-                         "ddp-forward-shape-branch", "ddp-init-timeout", "ddp-async-error-handling",
-                         "ddp-dataloader-recreated"}) {
+  CHECK(rules.size() == 9);
+  for (const char *id : {"ddp-divergent-collective", "ddp-error-path-exit", "ddp-unguarded-save",
+                         "ddp-rank0-io-barrier", "ddp-forward-shape-branch", "ddp-init-timeout",
+                         "ddp-async-error-handling", "ddp-dataloader-recreated"}) {
     INFO(id);
     REQUIRE(findRule(id) != nullptr);
     CHECK(findRule(id)->frontend == "clang-tidy");
+    CHECK(!findRule(id)->languages.empty());
   }
+  // The rules that read the program model run on C as well; the LibTorch-only ones on C++.
+  auto langs = [](const char *id) { return findRule(id)->languages; };
+  CHECK(langs("ddp-divergent-collective") == std::vector<std::string>{"c", "c++"});
+  CHECK(langs("ddp-error-path-exit") == std::vector<std::string>{"c", "c++"});
+  CHECK(langs("ddp-init-timeout") == std::vector<std::string>{"c++"});
   // The launch-file rule lives in the catalog like the others, but its front
   // end is `ddplint check-launch`, not clang-tidy.
   REQUIRE(findRule("ddp-launch-env") != nullptr);

@@ -64,6 +64,10 @@ struct RunResult {
   std::vector<ToolError> errors;
   unsigned filesAnalyzed = 0;
   unsigned suppressedByBaseline = 0;
+  // Files not analysed, with why: excluded by a config although named on the
+  // command line, or a language no enabled check applies to.  Never counted
+  // as "analyzed, no findings".
+  std::vector<std::pair<std::string, std::string>> skipped;
 };
 
 } // namespace ddplint::cli

@@ -20,6 +20,7 @@
 
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
+#include "clang-frontend/CodeScope.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 
 #include <unistd.h>
@@ -56,7 +57,7 @@ const char *kUsage = R"(usage: ddplint [OPTIONS] [PATHS...] [-- COMPILER_FLAGS..
        ddplint rules [--format text|markdown|json]
        ddplint check-launch [OPTIONS] FILES...
 
-Lints C++ translation units with the ddp checks.  PATHS are source files or
+Lints C and C++ translation units with the ddp checks.  PATHS are source files or
 directories; without PATHS every file in the compilation database is linted.
 
 Input:
@@ -81,6 +82,9 @@ Gate:
 Speed:
   -j, --jobs N            analyse N translation units in parallel (default: the
                           number of cores; each LibTorch unit takes about 400 MiB)
+Testing:
+  --analyze-library-code  analyse every function body, library and system headers
+                          included, as if it were user code (the stress corpus)
 Other:
   --version, -h/--help
 
@@ -127,7 +131,7 @@ struct Args {
   std::string color = "auto";
   std::string failOn = "warning";
   std::string torchVersion;
-  bool fix = false, quiet = false, parseSystemBodies = false;
+  bool fix = false, quiet = false, parseSystemBodies = false, analyzeLibraryCode = false;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
 };
 
@@ -210,6 +214,8 @@ Args parseArgs(int argc, char **argv) {
       a.quiet = true;
     } else if (arg == "--parse-system-bodies") {
       a.parseSystemBodies = true;
+    } else if (arg == "--analyze-library-code") {
+      a.analyzeLibraryCode = true;
     } else if (arg.size() > 1 && arg[0] == '-') {
       usageError("unknown option '" + arg + "'");
     } else {
@@ -264,7 +270,7 @@ bool looksBinary(const std::string &path) {
 // What a folder argument expands to without a database: translation units,
 // not headers (those are linted through the units that include them).
 bool isTranslationUnit(const fs::path &p) {
-  static const std::set<std::string> exts = {".cpp", ".cc", ".cxx", ".c++", ".C", ".cu"};
+  static const std::set<std::string> exts = {".cpp", ".cc", ".cxx", ".c++", ".C", ".cu", ".c"};
   return exts.count(p.extension().string()) > 0;
 }
 
@@ -493,8 +499,12 @@ int finish(const Args &a, RunResult &result, const std::string &root,
   } else {
     std::cout << report << std::flush;
   }
-  if (!a.quiet)
+  if (!a.quiet) {
+    for (const auto &[file, why] : result.skipped)
+      std::cerr << "ddplint: skipped " << fs::path(file).lexically_proximate(ro.baseDir).string()
+                << ": " << why << "\n";
     std::cerr << "ddplint: " << summaryLine(result) << "\n";
+  }
 
   if (!result.errors.empty())
     return kExitError;
@@ -558,7 +568,7 @@ int runLint(const Args &a) {
           }
       }
       if (!any)
-        result.errors.push_back(fileError(abs, "no C++ translation units under this folder"));
+        result.errors.push_back(fileError(abs, "no C or C++ translation units under this folder"));
       continue;
     }
     add(abs);
@@ -567,12 +577,20 @@ int runLint(const Args &a) {
   // 2. Configs first: a broken config is exit code 2 before any parsing.
   std::vector<std::string> todo;
   size_t configErrorsBefore = result.errors.size();
+  std::set<std::string> named;
+  for (const auto &p : a.paths)
+    named.insert(absolute(p));
   for (const auto &f : files) {
     auto cfg = configs.forFile(f, result.errors);
     if (!cfg)
       continue;
-    if (cfg->excluded(f))
+    if (cfg->excluded(f)) {
+      // Named on the command line (a pre-commit hook passes staged files):
+      // say it was skipped rather than count it silently.
+      if (named.count(f))
+        result.skipped.emplace_back(f, "excluded by " + (cfg->path.empty() ? std::string("the config") : cfg->path));
       continue;
+    }
     todo.push_back(f);
   }
   if (result.errors.size() > configErrorsBefore) {
@@ -607,6 +625,8 @@ int runLint(const Args &a) {
   //    result; the merge below keeps the report independent of scheduling.
   TidyRunOptions topts;
   topts.parseSystemBodies = a.parseSystemBodies;
+  topts.analyzeLibraryCode = a.analyzeLibraryCode;
+  ddplint::clangfe::setAnalyzeLibraryCode(a.analyzeLibraryCode);
   topts.resourceDir = DDPLINT_RESOURCE_DIR;
   Progress progress(!a.quiet && isatty(STDERR_FILENO), jobs.size());
   std::vector<RunResult> perFile(jobs.size());
@@ -631,7 +651,12 @@ int runLint(const Args &a) {
     for (auto &e : r.errors)
       result.errors.push_back(std::move(e));
     result.filesAnalyzed += r.filesAnalyzed;
+    for (auto &s : r.skipped)
+      result.skipped.push_back(std::move(s));
   }
+  if (a.analyzeLibraryCode)
+    std::cerr << "ddplint: analysed " << ddplint::clangfe::functionsAnalysed()
+              << " function bodies (library code included)\n";
   return finish(a, result, root, baseline);
 }
 
@@ -700,7 +725,9 @@ int runCheckLaunch(const Args &a) {
     for (const auto &lf : r.findings) {
       Finding out;
       out.ruleId = lf.ruleId;
-      out.severity = setting != cfg->rules.end() ? setting->second.severity : Severity::Warning;
+      out.severity = lf.level == ddplint::launch::Level::Policy ? Severity::Note
+                     : setting != cfg->rules.end()              ? setting->second.severity
+                                                                : Severity::Warning;
       out.message = lf.message;
       out.location = {absolute(lf.file), lf.line, lf.column};
       out.sourceLine = lineOf(out.location.file, lf.line);

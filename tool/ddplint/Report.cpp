@@ -147,15 +147,26 @@ unsigned displayColumn(const DisplayLine &d, unsigned byteColumn) {
   return d.columnOfByte.back() + static_cast<unsigned>(i - (d.columnOfByte.size() - 1));
 }
 
-std::string escapeForNote(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\n')
-      out += "\\n";
-    else if (c == '\t')
-      out += "\\t";
-    else
-      out += c;
+// A fix-it's text as clang shows code: on lines of its own, never with
+// escaped newlines.  Insertions that add a whole line say so.
+std::string shownReplacement(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos)
+    return "'" + s + "'";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  std::string core = s.substr(b, e - b + 1);
+  const bool ownLine = s.find('\n') != std::string::npos;
+  if (core.find('\n') == std::string::npos)
+    return "'" + core + "'" + (ownLine ? " on a line of its own" : "");
+  std::string out = "these lines:";
+  size_t start = 0;
+  while (start <= core.size()) {
+    size_t nl = core.find('\n', start);
+    std::string line = core.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    out += "\n    " + line;
+    if (nl == std::string::npos)
+      break;
+    start = nl + 1;
   }
   return out;
 }
@@ -170,13 +181,13 @@ bool editOnLine(const Edit &e, const Finding &f) {
 std::string fixitNote(const Edit &e) {
   std::string text = "fix-it: ";
   if (e.length == 0)
-    return text + "insert '" + escapeForNote(e.replacement) + "'";
+    return text + "insert " + shownReplacement(e.replacement);
   std::string until = e.endLine ? " up to " + std::to_string(e.endLine) + ":" +
                                       std::to_string(e.endColumn)
                                 : " " + std::to_string(e.length) + " bytes";
   if (e.replacement.empty())
     return text + "remove" + until;
-  return text + "replace" + until + " with '" + escapeForNote(e.replacement) + "'";
+  return text + "replace" + until + " with " + shownReplacement(e.replacement);
 }
 
 void writeSnippet(llvm::raw_ostream &out, const Finding &f, bool color,
@@ -511,6 +522,8 @@ std::string summaryLine(const RunResult &result, const ReportOptions &) {
   if (!result.errors.empty())
     s += ", " + plural(result.errors.size(), "tool error");
   s += ", " + plural(result.filesAnalyzed, "file") + " analyzed";
+  if (!result.skipped.empty())
+    s += ", " + plural(result.skipped.size(), "file") + " skipped";
   return s;
 }
 
@@ -551,12 +564,16 @@ json::Value toJson(const RunResult &result, const ReportOptions &options) {
                                   {"line", jsonPosition(e.location.line)},
                                   {"column", jsonPosition(e.location.column)},
                                   {"message", e.message}});
+  json::Array skipped;
+  for (const auto &[file, why] : result.skipped)
+    skipped.push_back(json::Object{{"file", jsonFile(file, base)}, {"reason", why}});
   Counts c = countSeverities(result.findings);
   return json::Object{
       {"version", 1},
       {"tool", json::Object{{"name", "ddplint"}, {"version", options.version}}},
       {"findings", std::move(findings)},
       {"errors", std::move(errors)},
+      {"skipped", std::move(skipped)},
       {"summary",
        json::Object{{"findings", jsonPosition(result.findings.size())},
                     {"errors", jsonPosition(c.errors)},
@@ -564,7 +581,8 @@ json::Value toJson(const RunResult &result, const ReportOptions &options) {
                     {"notes", jsonPosition(c.notes)},
                     {"toolErrors", jsonPosition(result.errors.size())},
                     {"suppressedByBaseline", jsonPosition(result.suppressedByBaseline)},
-                    {"filesAnalyzed", jsonPosition(result.filesAnalyzed)}}}};
+                    {"filesAnalyzed", jsonPosition(result.filesAnalyzed)},
+                    {"filesSkipped", jsonPosition(result.skipped.size())}}}};
 }
 
 void writeJson(llvm::raw_ostream &out, const RunResult &result,

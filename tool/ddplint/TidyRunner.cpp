@@ -1,5 +1,8 @@
 #include "TidyRunner.h"
 
+#include "clang-frontend/CodeScope.h"
+#include "ddplint/core/Catalog.h"
+
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "clang-tidy/ClangTidyModule.h" // ClangTidyASTConsumerFactory owns the factories
@@ -53,15 +56,17 @@ private:
   clang::tidy::ClangTidyGlobalOptions global_;
 };
 
-// clang-tidy's consumer, but function bodies in system headers are skipped:
-// the checks never look into LibTorch's or the standard library's inline
-// functions, and parsing them is most of a LibTorch translation unit's cost.
+// clang-tidy's consumer, but function bodies outside the user's code are
+// skipped: system headers, and library headers however they were included
+// (-I or -isystem).  The checks never look into LibTorch's or the standard
+// library's inline functions, and parsing them is most of a LibTorch
+// translation unit's cost.
 class SkipSystemBodiesConsumer : public clang::MultiplexConsumer {
 public:
   SkipSystemBodiesConsumer(std::unique_ptr<clang::ASTConsumer> inner, clang::SourceManager &sm)
       : MultiplexConsumer(makeVector(std::move(inner))), sm_(sm) {}
   bool shouldSkipFunctionBody(clang::Decl *d) override {
-    return sm_.isInSystemHeader(sm_.getExpansionLoc(d->getLocation()));
+    return !ddplint::clangfe::isUserCode(sm_, d->getLocation());
   }
 
 private:
@@ -80,8 +85,10 @@ public:
                     llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> fs, bool skipBodies)
       : factory_(ctx, std::move(fs)), skipBodies_(skipBodies) {}
   std::unique_ptr<clang::FrontendAction> create() override {
-    return std::make_unique<Action>(&factory_, skipBodies_);
+    return std::make_unique<Action>(&factory_, skipBodies_, &language_);
   }
+  // "c" or "c++" once the unit was set up ("" before, or for other languages).
+  const std::string &language() const { return language_; }
   bool runInvocation(std::shared_ptr<clang::CompilerInvocation> invocation,
                      clang::FileManager *files,
                      std::shared_ptr<clang::PCHContainerOperations> pch,
@@ -98,9 +105,12 @@ public:
 private:
   class Action : public clang::ASTFrontendAction {
   public:
-    Action(clang::tidy::ClangTidyASTConsumerFactory *f, bool skip) : f_(f), skip_(skip) {}
+    Action(clang::tidy::ClangTidyASTConsumerFactory *f, bool skip, std::string *language)
+        : f_(f), skip_(skip), language_(language) {}
     std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci,
                                                           llvm::StringRef file) override {
+      const clang::LangOptions &lo = ci.getLangOpts();
+      *language_ = lo.ObjC ? "objective-c" : lo.CPlusPlus ? "c++" : "c";
       auto consumer = f_->createASTConsumer(ci, file);
       if (!skip_)
         return consumer;
@@ -111,9 +121,11 @@ private:
   private:
     clang::tidy::ClangTidyASTConsumerFactory *f_;
     bool skip_;
+    std::string *language_;
   };
   clang::tidy::ClangTidyASTConsumerFactory factory_;
   bool skipBodies_;
+  std::string language_;
 };
 
 // File text, line starts and line/column lookups for the files diagnostics name.
@@ -218,7 +230,7 @@ void runChecksOnFile(const std::string &absFile, const clang::tooling::Compilati
                                   &consumer, /*ShouldOwnClient=*/false);
   ctx.setDiagnosticsEngine(&engine);
   tool.setDiagnosticConsumer(&consumer);
-  TidyActionFactory factory(ctx, fs, !opts.parseSystemBodies);
+  TidyActionFactory factory(ctx, fs, !opts.parseSystemBodies && !opts.analyzeLibraryCode);
 
   int rc = 0;
   llvm::CrashRecoveryContext crc;
@@ -286,6 +298,21 @@ void runChecksOnFile(const std::string &absFile, const clang::tooling::Compilati
     e.location.file = absFile;
     e.message = "clang could not build a compile command for this file, or could not read it";
     out.errors.push_back(e);
+  }
+  // A unit that no enabled check applies to (C with only C++ checks on, say)
+  // was parsed but not analysed: say so instead of counting it as clean.
+  const std::string &lang = factory.language();
+  if (!lang.empty()) {
+    bool applies = false;
+    for (const auto &rule : ddplint::core::builtinRules())
+      if (rule.frontend == "clang-tidy" && ctx.isCheckEnabled(rule.id) &&
+          std::find(rule.languages.begin(), rule.languages.end(), lang) != rule.languages.end())
+        applies = true;
+    if (!applies) {
+      out.skipped.emplace_back(absFile, "no enabled check applies to " +
+                                            std::string(lang == "c" ? "C" : lang));
+      return;
+    }
   }
   ++out.filesAnalyzed;
 }

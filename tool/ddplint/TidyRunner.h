@@ -20,6 +20,9 @@ struct TidyRunOptions {
   // of each LibTorch translation unit's parse; kept for A/B comparisons.
   bool parseSystemBodies = false;
   std::string resourceDir; // Clang's builtin headers for this LLVM major
+  // Stress testing: analyse every function body, library headers included
+  // (implies parsing them).
+  bool analyzeLibraryCode = false;
 };
 
 // Thread-safe: every call builds its own clang-tidy context and file system.

@@ -25,6 +25,7 @@ struct Atom {
   std::string text;
   Loc loc = 0;
   bool probesFile = false;
+  bool errorCheck = false;
 };
 
 struct Lit {
@@ -181,6 +182,9 @@ struct Analyzer::Impl {
   std::map<std::string, int> atomIndex;
   std::vector<std::int64_t> reps; // representative ranks
   std::vector<Finding> divergence;
+  std::vector<Finding> errorExits;
+  std::set<std::string> errorExitFns; // one error-path finding per function
+  std::vector<std::string> fnStack;   // the functions being analysed
   std::set<Loc> reportedAt;
   std::set<const Node *> loopsReported;
   struct LoopResult {
@@ -227,6 +231,7 @@ struct Analyzer::Impl {
     a.text = c.text;
     a.loc = c.loc;
     a.probesFile = c.probesFile;
+    a.errorCheck = c.errorCheck;
     atoms.push_back(a);
     atomIndex[key] = int(atoms.size()) - 1;
     return int(atoms.size()) - 1;
@@ -585,12 +590,38 @@ struct Analyzer::Impl {
     return d;
   }
 
+  bool isErrorCheck(const Lit *l) const { return l && atoms[l->atom].errorCheck; }
+
+  // A rank that leaves on a failed call's status: its own finding, once per
+  // function, at the exit (a check macro's hidden return points at the macro).
+  void reportErrorExit(const Lit *l, const Ev &e, const Path &skips) {
+    const std::string fn = fnStack.empty() ? std::string() : fnStack.back();
+    if (!errorExitFns.insert(fn).second)
+      return;
+    const Atom &a = atoms[l->atom];
+    std::string spelled = l->text >= 0 && !texts[size_t(l->text)].empty() ? texts[size_t(l->text)] : a.text;
+    Finding f;
+    f.rule = "ddp-error-path-exit";
+    f.loc = skips.exitLoc ? skips.exitLoc : e.loc;
+    std::string how = skips.exit == ExitKind::Throw ? "throws" : skips.exit == ExitKind::Break ? "leaves the loop" : "returns";
+    f.message = "error-path exit: when '" + spelled + "' reports a failure on one rank, that rank " +
+                how + " here while the other ranks wait in " + eventName(e) +
+                " and hang; abort the communicator instead (ncclCommAbort, MPI_Abort, or abort() "
+                "under a watchdog) so every rank fails fast";
+    if (f.message.find(",,") != std::string::npos)
+      f.message.replace(f.message.find(",,"), 2, ",");
+    f.notes.push_back({l->loc ? l->loc : a.loc, "failure checked here"});
+    errorExits.push_back(std::move(f));
+  }
+
   // One finding per collective, and one per rank-dependent decision: the
   // paths that one branch separates differ in many places, all caused by it.
   std::set<Loc> reportedSplits;
   void report(Finding f, const Lit *split = nullptr) {
     if (f.loc == 0 || reportedAt.count(f.loc))
       return;
+    if (isErrorCheck(split))
+      return; // an error path, reported by ddp-error-path-exit
     Loc s = split ? (split->loc ? split->loc : atoms[split->atom].loc) : 0;
     if (s && reportedSplits.count(s))
       return;
@@ -653,6 +684,16 @@ struct Analyzer::Impl {
     // two paths part; otherwise the collective sits in a branch of its own.
     const Lit *split = splitLit(skips, runs);
     const Lit *exitLit = lastLit(skips);
+    if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate && isErrorCheck(exitLit) &&
+        (skips.exitLoc == 0 || skips.exitLoc < e.loc)) {
+      reportErrorExit(exitLit, e, skips);
+      return;
+    }
+    if (isErrorCheck(split)) {
+      if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate)
+        reportErrorExit(split, e, skips);
+      return;
+    }
     // ...and only when the exit comes before the collective (Loc ids follow
     // source order): a `return` at the end of the function skips nothing.
     if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate && split && exitLit &&
@@ -811,6 +852,10 @@ struct Analyzer::Impl {
         const Lit *sep = lastLit(p);
         if (!sep)
           continue;
+        if (isErrorCheck(sep)) {
+          reportErrorExit(sep, iter.empty() ? all[0] : iter[0], p);
+          continue;
+        }
         // Compare with the completing path closest to p: the same decisions
         // but the exit's, so other branches do not blur the difference.
         std::vector<const Path *> order;
@@ -902,8 +947,8 @@ struct Analyzer::Impl {
     const bool outerRefused = depthRefused;
     depthRefused = false;
     ++depth;
+    fnStack.push_back(key);
     std::vector<Path> paths = walk(fn->body, {Path{}});
-    --depth;
     FnResult &res = fns[key];
     res.running = false;
     // A summary cut short by the depth limit is recomputed from a shallower caller.
@@ -921,6 +966,8 @@ struct Analyzer::Impl {
         break;
       }
     comparePaths(res.paths);
+    fnStack.pop_back();
+    --depth;
     return &res;
   }
 };
@@ -939,6 +986,12 @@ std::vector<Finding> Analyzer::divergentCollectives() {
   return out;
 }
 
+std::vector<Finding> Analyzer::errorPathExits() {
+  auto out = impl_->errorExits;
+  std::sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) { return a.loc < b.loc; });
+  return out;
+}
+
 std::vector<std::string> Analyzer::summary(const std::string &key) {
   std::vector<std::string> out;
   if (auto *r = impl_->analyze(key))
@@ -951,6 +1004,8 @@ std::vector<std::string> Analyzer::summary(const std::string &key) {
 
 std::vector<Finding> Analyzer::unguardedSaves() {
   Impl &I = *impl_;
+  if (!I.program.distributed)
+    return {};
   // A guard lets one rank (or an unknown subset) through: the write is guarded.
   // A guard lets one rank through (or an unknown subset), or the write only
   // creates a missing file: then not every rank writes.
@@ -1055,6 +1110,8 @@ bool returnsOnly(const Node &n) {
 
 std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
   Impl &I = *impl_;
+  if (!I.program.distributed)
+    return {};
   // What a node contributes in sync terms: its first and last sync event.
   std::function<bool(const Node &, bool, std::string &)> edge = [&](const Node &n, bool first,
                                                                      std::string &op) -> bool {
@@ -1118,11 +1175,28 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
   };
   // Where every function is called from: the caller and the frames down to the call.
   std::map<std::string, std::vector<std::pair<std::string, std::vector<Frame>>>> callSites;
+  // A loop whose iterations synchronise: whatever its body does, the next
+  // iteration's collective comes after it.
+  auto syncLoop = [&](const Node &n) {
+    std::string op;
+    return n.kind == Node::Kind::Loop && edge(n.kids[0], true, op);
+  };
+  std::set<std::string> calledInSyncLoop;
   for (const auto &f : I.program.functions) {
     std::vector<Frame> stack;
+    int inSyncLoop = 0;
     std::function<void(const Node &)> index = [&](const Node &n) {
-      if (n.kind == Node::Kind::Call)
+      if (n.kind == Node::Kind::Call) {
         callSites[n.callee].emplace_back(f.key, stack);
+        if (inSyncLoop)
+          calledInSyncLoop.insert(n.callee);
+      }
+      if (syncLoop(n)) {
+        ++inSyncLoop;
+        index(n.kids[0]);
+        --inSyncLoop;
+        return;
+      }
       if (n.kind == Node::Kind::Block) {
         for (size_t i = 0; i < n.kids.size(); ++i) {
           stack.push_back({&n, i});
@@ -1163,6 +1237,31 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
         return false;
     return true;
   };
+  // Does anything that synchronises the ranks come after a position: a
+  // collective or barrier later in the function, or after any of its call
+  // sites?  A rank-0 write after the last one races with nothing and makes
+  // nobody wait, so it is not a hazard.
+  std::function<bool(std::vector<Frame>, const std::string &, int)> syncAfter =
+      [&](std::vector<Frame> stack, const std::string &fn, int depth) -> bool {
+    std::string op;
+    while (!stack.empty()) {
+      Frame fr = stack.back();
+      stack.pop_back();
+      const auto &kids = fr.block->kids;
+      for (size_t i = fr.index + 1; i < kids.size(); ++i)
+        if (edge(kids[i], true, op))
+          return true;
+    }
+    if (calledInSyncLoop.count(fn))
+      return true;
+    auto sites = callSites.find(fn);
+    if (sites == callSites.end() || depth >= 4)
+      return false;
+    for (const auto &[caller, frames] : sites->second)
+      if (syncAfter(frames, caller, depth + 1))
+        return true;
+    return false;
+  };
   auto makeFinding = [&](const Node &n, bool missBefore, bool missAfter, bool toEnd) {
     Finding fd;
     fd.rule = "ddp-rank0-io-barrier";
@@ -1189,6 +1288,7 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
   std::vector<Finding> out;
   for (const auto &f : I.program.functions) {
     std::vector<Frame> stack;
+    int inSyncLoop = 0;
     std::function<void(const Node &)> visit = [&](const Node &n) {
       if (n.kind == Node::Kind::Block) {
         for (size_t i = 0; i < n.kids.size(); ++i) {
@@ -1198,7 +1298,14 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
         }
         return;
       }
-      if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0])) {
+      if (syncLoop(n)) {
+        ++inSyncLoop;
+        visit(n.kids[0]);
+        --inSyncLoop;
+        return;
+      }
+      if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0]) &&
+          (inSyncLoop || syncAfter(stack, f.key, 0))) {
         bool missBefore = requireBefore && !barrierNear(stack, false, f.key, 0);
         bool missAfter = !barrierNear(stack, true, f.key, 0);
         if (missBefore || missAfter)
@@ -1210,7 +1317,7 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
         bool w = false;
         for (size_t i = fr.index + 1; i < fr.block->kids.size() && !w; ++i)
           w = writes(fr.block->kids[i]);
-        if (w && stack.size() == 1) {
+        if (w && stack.size() == 1 && (inSyncLoop || syncAfter({}, f.key, 0))) {
           bool missBefore = requireBefore && !barrierNear(stack, false, f.key, 0);
           bool missAfter = !barrierNear({}, true, f.key, 0);
           if (missBefore || missAfter)

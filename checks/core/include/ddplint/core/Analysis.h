@@ -46,6 +46,9 @@ public:
   std::vector<Finding> divergentCollectives();
   // ddp-unguarded-save: checkpoint writes that every rank runs to one path.
   std::vector<Finding> unguardedSaves();
+  // ddp-error-path-exit: early exits on a failed call's status before a
+  // collective (at most one per function).
+  std::vector<Finding> errorPathExits();
   // ddp-rank0-io-barrier: rank-0-only blocks that write files without barriers.
   std::vector<Finding> rank0IoWithoutBarrier(bool requireBefore);
 

@@ -28,6 +28,9 @@ struct RuleInfo {
   // Which front end runs the rule: "clang-tidy" or "launch" (ddplint check-launch).
   // Last so that aggregate initialisers written before it existed still compile.
   std::string frontend;
+  // The languages the rule applies to: "c", "c++" (the rule runs on units of
+  // that language; others are reported as skipped, never as clean).
+  std::vector<std::string> languages;
 };
 
 // A function with one interesting argument (a path, an out-parameter, a timeout).

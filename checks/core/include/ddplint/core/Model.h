@@ -44,6 +44,10 @@ struct Cond {
   // Atom: it tests whether a file exists (`!exists(path)`): a write under it is
   // a create-once cache whose writer the surrounding ordering decides.
   bool probesFile = false;
+  // Atom: it tests a call's status (`rc != ncclSuccess`, a check macro's
+  // hidden test): a failure that can strike one rank alone.  An exit under it
+  // is an error path, not a rank decision.
+  bool errorCheck = false;
   std::vector<Cond> kids;
   std::string text; // source spelling, for messages
   Loc loc = 0;      // where the condition is written
@@ -115,6 +119,11 @@ struct Function {
 
 struct Program {
   std::vector<Function> functions;
+  // The unit shows that it runs distributed: a process group or communicator,
+  // a rank source, a collective, point-to-point, or a configured wrapper.
+  // Rules about what "every rank" does (unguarded-save, rank0-io-barrier)
+  // say nothing about a single-process program.
+  bool distributed = true;
   const Function *find(const std::string &key) const;
 };
 
