@@ -42,7 +42,32 @@ bool nameIn(const std::string &qualified, const std::vector<std::string> &names,
 }
 
 ApiMatcher::ApiMatcher(const core::ApiCatalog &api, UserApi user)
-    : api_(api), user_(std::move(user)) {}
+    : api_(api), user_(std::move(user)) {
+  auto key = [](const std::string &n) { return n.rfind("::", 0) == 0 ? n.substr(2) : n; };
+  auto add = [&](const std::vector<std::string> &names, CallRole role, int arg, bool opIsName) {
+    for (const auto &n : names)
+      functions_.emplace(key(n), CallInfo{role, opIsName ? key(n) : std::string(), arg});
+  };
+  auto addArgs = [&](const std::vector<core::FunctionArg> &list, CallRole role) {
+    for (const auto &f : list)
+      functions_.emplace(key(f.name), CallInfo{role, key(f.name), f.arg});
+  };
+  add(api_.collectiveFunctions, CallRole::Collective, -1, true);
+  add(api_.barrierFunctions, CallRole::Barrier, -1, true);
+  add(api_.pointToPointFunctions, CallRole::PointToPoint, -1, true);
+  add(api_.exitFunctions, CallRole::Exit, -1, true);
+  add(api_.notCollectiveFunctions, CallRole::NotCollective, -1, true);
+  addArgs(api_.rankOutParams, CallRole::RankSource);
+  addArgs(api_.worldSizeOutParams, CallRole::WorldSize);
+  addArgs(api_.checkpointWriters, CallRole::CheckpointWrite);
+  add(api_.fileWriterFunctions, CallRole::FileWrite, 0, true);
+  add(api_.dataLoaderFactories, CallRole::DataLoaderFactory, -1, true);
+  add(api_.localFunctions, CallRole::LocalSource, -1, true);
+  // Classified by the catalog as neither collective nor point-to-point.
+  for (const auto *list : {&api_.oneSidedFunctions, &api_.requestFunctions, &api_.fileIoFunctions,
+                           &api_.localApiFunctions, &api_.queryFunctions})
+    add(*list, CallRole::NotCollective, -1, true);
+}
 
 bool ApiMatcher::isProcessGroupClass(const CXXRecordDecl *rd) const {
   if (!rd)
@@ -116,13 +141,6 @@ std::string stringLiteralOf(const Expr *e) {
   return {};
 }
 
-static int findArg(const std::vector<core::FunctionArg> &list, const std::string &name) {
-  for (const auto &f : list)
-    if (nameIn(name, {f.name}))
-      return f.arg;
-  return -2;
-}
-
 CallInfo ApiMatcher::classifyCallee(const FunctionDecl *fd, const CallExpr *call) const {
   CallInfo info;
   if (!fd)
@@ -158,26 +176,11 @@ CallInfo ApiMatcher::classifyCallee(const FunctionDecl *fd, const CallExpr *call
       return {CallRole::WorldSize, plain, -1};
     return info;
   }
-  if (nameIn(q, api_.collectiveFunctions))
-    return {CallRole::Collective, q, -1};
-  if (nameIn(q, api_.barrierFunctions))
-    return {CallRole::Barrier, q, -1};
-  if (nameIn(q, api_.pointToPointFunctions))
-    return {CallRole::PointToPoint, q, -1};
-  if (nameIn(q, api_.exitFunctions))
-    return {CallRole::Exit, q, -1};
-  if (nameIn(q, api_.notCollectiveFunctions))
-    return {CallRole::NotCollective, q, -1};
-  if (int a = findArg(api_.rankOutParams, q); a >= -1)
-    return {CallRole::RankSource, q, a};
-  if (int a = findArg(api_.worldSizeOutParams, q); a >= -1)
-    return {CallRole::WorldSize, q, a};
-  if (int a = findArg(api_.checkpointWriters, q); a >= -1)
-    return {CallRole::CheckpointWrite, q, a};
-  if (nameIn(q, api_.fileWriterFunctions))
-    return {CallRole::FileWrite, q, 0};
-  if (nameIn(q, api_.dataLoaderFactories))
-    return {CallRole::DataLoaderFactory, q, -1};
+  if (auto it = functions_.find(q); it != functions_.end()) {
+    CallInfo hit = it->second;
+    if (hit.role != CallRole::LocalSource || !nameIn(q, api_.envFunctions))
+      return hit;
+  }
   if (nameIn(q, api_.envFunctions) && call && call->getNumArgs() >= 1) {
     std::string var = stringLiteralOf(call->getArg(0));
     if (nameIn(var, api_.rankEnvVars))
@@ -186,8 +189,6 @@ CallInfo ApiMatcher::classifyCallee(const FunctionDecl *fd, const CallExpr *call
       return {CallRole::WorldSize, q, -1};
     return {CallRole::EnvRead, q, -1};
   }
-  if (nameIn(q, api_.localFunctions))
-    return {CallRole::LocalSource, q, -1};
   if (const auto *md = dyn_cast<CXXMethodDecl>(fd)) {
     if (nameIn(plain, api_.localMethods))
       return {CallRole::LocalSource, plain, -1};

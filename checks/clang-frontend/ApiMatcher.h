@@ -9,6 +9,7 @@
 #include "clang/AST/Expr.h"
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ddplint::clangfe {
@@ -75,6 +76,12 @@ private:
   CallInfo classifyCallee(const clang::FunctionDecl *fd, const clang::CallExpr *call) const;
   const core::ApiCatalog &api_;
   UserApi user_;
+  // The catalog's functions by qualified name, in the catalog's precedence
+  // (collective, barrier, point-to-point, exit, not-a-collective, rank and
+  // world-size out-parameters, checkpoint and file writers, loaders, local
+  // sources): every call of a unit is classified, and the catalog lists
+  // hundreds of MPI and NCCL functions.
+  std::unordered_map<std::string, CallInfo> functions_;
 };
 
 // The string literal an expression spells, through casts and std::string

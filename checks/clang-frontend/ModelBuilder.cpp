@@ -222,6 +222,13 @@ struct ModelBuilder::Impl {
       return;
     }
     if (const auto *ds = dyn_cast<DoStmt>(s)) {
+      // `do { ... } while (0)`, the wrapper of a statement-like macro, runs
+      // its body once: it is a block, not a loop (its exits are the function's).
+      if (constInt(ds->getCond(), ctx()) == std::optional<std::int64_t>(0) &&
+          !breaksOut(ds->getBody())) {
+        stmtInto(ds->getBody(), out);
+        return;
+      }
       std::vector<Node> body;
       stmtInto(ds->getBody(), body);
       expr(ds->getCond(), body);
@@ -278,6 +285,21 @@ struct ModelBuilder::Impl {
       expr(e, out);
       return;
     }
+  }
+
+  // A break or continue that would leave the statement itself (not one of a
+  // nested loop or switch).
+  static bool breaksOut(const Stmt *s) {
+    if (!s)
+      return false;
+    if (isa<BreakStmt, ContinueStmt>(s))
+      return true;
+    if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt, SwitchStmt, LambdaExpr>(s))
+      return false;
+    for (const Stmt *k : s->children())
+      if (breaksOut(k))
+        return true;
+    return false;
   }
 
   void loop(const Expr *cond, core::Dep trip, std::vector<Node> body, SourceLocation kw,

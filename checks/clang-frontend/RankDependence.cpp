@@ -4,6 +4,7 @@
 #include "clang-frontend/SafeAst.h"
 
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMap.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
@@ -94,7 +95,17 @@ struct DependenceAnalyzer::Impl {
   LocTable &locs;
   std::unordered_map<const Decl *, std::vector<const Expr *>> defs;
   std::unordered_map<const Decl *, Dep> outRole; // written through &x by a rank/world source
-  std::unordered_set<const Decl *> agreed;
+  // Where a collective makes a value the same on every rank: from the end of
+  // the statement that issues it to the end of the block that holds it (the
+  // paths that pass through the call), and only for the collective's agreed
+  // outputs (rules/api.yaml collective_buffers).  A send buffer is never
+  // agreed, nor a value before the call.
+  struct Agreement {
+    SourceLocation after;       // the issuing statement's end (expansion location)
+    SourceRange region;         // the block the agreement holds in
+  };
+  std::unordered_map<const Decl *, std::vector<Agreement>> agreements;
+  std::unordered_map<const Stmt *, std::unique_ptr<ParentMap>> parentMaps;
   std::unordered_map<const Decl *, std::vector<const Expr *>> returns;
   std::unordered_map<const Decl *, int> callSites;
   std::unordered_set<const Decl *> distributedFns;
@@ -105,6 +116,13 @@ struct DependenceAnalyzer::Impl {
   std::unordered_set<const Decl *> rankBusy;
   std::vector<const Expr *> empty;
   int condDepth = 0;
+  // Helper calls whose parameters stand for the caller's arguments while a
+  // condition is read through them (`is_main_process(rank)`).
+  std::unordered_map<const Decl *, const Expr *> bindings;
+  int bindDepth = 0;
+  // The branch and loop conditions a definition sits under: a value assigned
+  // only where `rank == 0` holds is as rank-dependent as the condition.
+  std::unordered_map<const Decl *, std::vector<const Expr *>> controlDeps;
   bool distributed = false; // the user's code shows that it runs distributed
 
   Impl(ASTContext &c, const ApiMatcher &a, LocTable &l) : ctx(c), api(a), locs(l) { index(); }
@@ -127,42 +145,143 @@ struct DependenceAnalyzer::Impl {
     return nullptr;
   }
 
-  void markAgreed(const Expr *e, int depth = 0) {
+  ParentMap &parentsOf(const Stmt *body) {
+    auto &pm = parentMaps[body];
+    if (!pm)
+      pm = std::make_unique<ParentMap>(const_cast<Stmt *>(body));
+    return *pm;
+  }
+
+  // The region where a statement `s` inside `body` has run on every path
+  // that gets there: after its enclosing statement, to the end of the nearest
+  // block, unless a branch, a loop body or a short-circuit lies between them
+  // (then it ran on some paths only, and nothing is agreed).  The
+  // `do { ... } while (0)` of a check macro is transparent.
+  bool regionOf(const Stmt *s, const Stmt *body, Agreement &out) {
+    if (!s || !body)
+      return false;
+    ParentMap &pm = parentsOf(body);
+    const SourceManager &sm = ctx.getSourceManager();
+    const Stmt *child = s;
+    for (const Stmt *p = pm.getParent(child); p; child = p, p = pm.getParent(p)) {
+      if (const auto *cs = dyn_cast<CompoundStmt>(p)) {
+        const auto *d = dyn_cast_or_null<DoStmt>(pm.getParent(cs));
+        if (d && constInt(d->getCond(), ctx) == std::optional<std::int64_t>(0))
+          continue;
+        out.after = sm.getExpansionRange(child->getEndLoc()).getEnd();
+        out.region = SourceRange(sm.getExpansionLoc(cs->getBeginLoc()),
+                                 sm.getExpansionRange(cs->getEndLoc()).getEnd());
+        return out.after.isValid() && out.region.isValid();
+      }
+      if (const auto *i = dyn_cast<IfStmt>(p)) {
+        if (child == i->getThen() || child == i->getElse())
+          return false;
+      } else if (const auto *f = dyn_cast<ForStmt>(p)) {
+        if (child != f->getInit())
+          return false;
+      } else if (const auto *w = dyn_cast<WhileStmt>(p)) {
+        if (child == w->getBody())
+          return false;
+      } else if (const auto *r = dyn_cast<CXXForRangeStmt>(p)) {
+        if (child == r->getBody())
+          return false;
+      } else if (isa<SwitchCase, CXXCatchStmt, LambdaExpr, CoroutineBodyStmt>(p)) {
+        return false;
+      } else if (const auto *sw = dyn_cast<SwitchStmt>(p)) {
+        if (child == sw->getBody())
+          return false;
+      } else if (const auto *co = dyn_cast<AbstractConditionalOperator>(p)) {
+        if (child != co->getCond())
+          return false;
+      } else if (const auto *b = dyn_cast<BinaryOperator>(p)) {
+        if (b->isLogicalOp() && child == b->getRHS())
+          return false;
+      }
+    }
+    return false;
+  }
+
+  bool agreedAt(const ValueDecl *d, SourceLocation use) {
+    if (!d || use.isInvalid())
+      return false;
+    auto it = agreements.find(d->getCanonicalDecl());
+    if (it == agreements.end())
+      return false;
+    const SourceManager &sm = ctx.getSourceManager();
+    SourceLocation u = sm.getExpansionLoc(use);
+    for (const Agreement &a : it->second)
+      if (sm.isBeforeInTranslationUnit(a.after, u) &&
+          !sm.isBeforeInTranslationUnit(u, a.region.getBegin()) &&
+          !sm.isBeforeInTranslationUnit(a.region.getEnd(), u))
+        return true;
+    return false;
+  }
+
+  void markAgreed(const Expr *e, const Agreement &at, int depth = 0) {
     e = strip(e);
     if (!e || depth > 3)
       return;
     if (const auto *u = dyn_cast<UnaryOperator>(e))
-      return markAgreed(u->getSubExpr(), depth);
+      return markAgreed(u->getSubExpr(), at, depth);
     if (const ValueDecl *d = declOf(e)) {
-      agreed.insert(d->getCanonicalDecl());
+      agreements[d->getCanonicalDecl()].push_back(at);
       // The tensors a vector was built from are agreed too.
       for (const Expr *def : defs[d->getCanonicalDecl()]) {
         const Expr *s = strip(def);
+        if (!s)
+          continue;
         if (const auto *il = dyn_cast<InitListExpr>(s))
           for (const Expr *i : il->inits())
-            markAgreed(i, depth + 1);
+            markAgreed(i, at, depth + 1);
         if (const auto *ce = dyn_cast<CXXConstructExpr>(s))
           for (const Expr *a : ce->arguments())
-            markAgreed(a, depth + 1);
+            markAgreed(a, at, depth + 1);
         if (const auto *sl = dyn_cast<CXXStdInitializerListExpr>(s))
-          markAgreed(sl->getSubExpr(), depth + 1);
+          markAgreed(sl->getSubExpr(), at, depth + 1);
       }
       return;
     }
     if (const auto *il = dyn_cast<InitListExpr>(e))
       for (const Expr *i : il->inits())
-        markAgreed(i, depth + 1);
+        markAgreed(i, at, depth + 1);
     if (const auto *ce = dyn_cast<CXXConstructExpr>(e))
       for (const Expr *a : ce->arguments())
-        markAgreed(a, depth + 1);
+        markAgreed(a, at, depth + 1);
     if (const auto *sl = dyn_cast<CXXStdInitializerListExpr>(e))
-      markAgreed(sl->getSubExpr(), depth + 1);
+      markAgreed(sl->getSubExpr(), at, depth + 1);
+  }
+
+  // The arguments whose value is the same on every rank after the call: the
+  // catalog's agreed outputs; all arguments of the user's own collective
+  // wrappers (they say the call agrees them).  Null: unknown collective.
+  std::vector<unsigned> agreedArgs(const CallExpr *c, const CallInfo &info) {
+    std::vector<unsigned> out;
+    const FunctionDecl *fd = c->getDirectCallee();
+    if (!fd)
+      return out;
+    const bool method = isa<CXXMethodDecl>(fd) && !isa<CXXOperatorCallExpr>(c);
+    const std::string q = qualifiedName(fd);
+    const std::string plain = fd->getDeclName().isIdentifier() ? fd->getName().str() : "";
+    for (const auto &cb : api.api().collectiveBuffers) {
+      if (cb.method != method || (method ? cb.name != plain : !nameIn(q, {cb.name})))
+        continue;
+      for (int i : cb.agreed)
+        if (i >= 0 && unsigned(i) < c->getNumArgs())
+          out.push_back(unsigned(i));
+      return out;
+    }
+    if (nameIn(q, api.user().collectiveFunctions, true) || nameIn(q, api.user().barrierFunctions, true))
+      for (unsigned i = 0; i < c->getNumArgs(); ++i)
+        out.push_back(i);
+    (void)info;
+    return out;
   }
 
   struct Indexer : RecursiveASTVisitor<Indexer> {
     Impl &I;
     std::vector<const FunctionDecl *> fnStack;
-    std::vector<const CallExpr *> collectives;
+    std::vector<std::pair<const CallExpr *, const FunctionDecl *>> collectives;
+    std::vector<std::pair<const CallExpr *, const FunctionDecl *>> userCalls;
     explicit Indexer(Impl &i) : I(i) {}
     bool shouldVisitTemplateInstantiations() const { return true; }
     bool shouldVisitLambdaBody() const { return true; }
@@ -204,16 +323,46 @@ struct DependenceAnalyzer::Impl {
           I.addDef(init->getMember(), init->getInit());
       return true;
     }
+    std::vector<const Expr *> conds; // enclosing branch/loop conditions in this function
+    template <class F> bool underCond(const Expr *cond, F base) {
+      if (cond)
+        conds.push_back(cond);
+      bool r = base();
+      if (cond)
+        conds.pop_back();
+      return r;
+    }
+    bool TraverseIfStmt(IfStmt *s) { return underCond(s->getCond(), [&] { return RecursiveASTVisitor::TraverseIfStmt(s); }); }
+    bool TraverseWhileStmt(WhileStmt *s) { return underCond(s->getCond(), [&] { return RecursiveASTVisitor::TraverseWhileStmt(s); }); }
+    bool TraverseForStmt(ForStmt *s) { return underCond(s->getCond(), [&] { return RecursiveASTVisitor::TraverseForStmt(s); }); }
+    void controlled(const ValueDecl *d) {
+      if (!d || conds.empty())
+        return;
+      auto &v = I.controlDeps[d->getCanonicalDecl()];
+      for (size_t i = conds.size() > 4 ? conds.size() - 4 : 0; i < conds.size(); ++i)
+        if (std::find(v.begin(), v.end(), conds[i]) == v.end() && v.size() < 16)
+          v.push_back(conds[i]);
+    }
     bool VisitBinaryOperator(BinaryOperator *b) {
       if (b->isAssignmentOp())
-        if (const ValueDecl *d = declOf(b->getLHS()))
+        if (const ValueDecl *d = declOf(b->getLHS())) {
           I.addDef(d, b->getRHS());
+          controlled(d);
+        }
+      return true;
+    }
+    bool VisitUnaryOperator(UnaryOperator *u) {
+      if (u->isIncrementDecrementOp())
+        if (const ValueDecl *d = declOf(u->getSubExpr()))
+          controlled(d);
       return true;
     }
     bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *op) {
       if (op->isAssignmentOp() && op->getNumArgs() == 2)
-        if (const ValueDecl *d = declOf(op->getArg(0)))
+        if (const ValueDecl *d = declOf(op->getArg(0))) {
           I.addDef(d, op->getArg(1));
+          controlled(d);
+        }
       return true;
     }
     bool VisitReturnStmt(ReturnStmt *r) {
@@ -259,13 +408,15 @@ struct DependenceAnalyzer::Impl {
                 info.role == CallRole::RankSource ? Dep::Rank : Dep::Uniform;
       }
       if (info.role == CallRole::Collective || info.role == CallRole::Barrier) {
-        collectives.push_back(c);
+        collectives.emplace_back(c, fnStack.empty() ? nullptr : fnStack.back());
         if (!fnStack.empty())
           I.distributedFns.insert(fnStack.back()->getCanonicalDecl());
       }
       if (info.role == CallRole::PointToPoint && !fnStack.empty())
         I.distributedFns.insert(fnStack.back()->getCanonicalDecl());
       if (const FunctionDecl *fd = c->getDirectCallee(); fd && info.role == CallRole::None) {
+        if (!fnStack.empty())
+          userCalls.emplace_back(c, fnStack.back());
         std::vector<const Expr *> args(c->arg_begin(), c->arg_end());
         unsigned skip = isa<CXXOperatorCallExpr>(c) && isa<CXXMethodDecl>(fd) ? 1 : 0;
         argsToParams(fd, args, skip);
@@ -284,11 +435,81 @@ struct DependenceAnalyzer::Impl {
   void index() {
     Indexer ix(*this);
     ix.TraverseDecl(ctx.getTranslationUnitDecl());
-    // Values passed to a collective come out identical on every rank.
-    for (const CallExpr *c : ix.collectives) {
-      for (const Expr *a : c->arguments())
-        markAgreed(a);
+    // A collective's agreed outputs are identical on every rank after it.
+    auto bodyOfFn = [](const FunctionDecl *fn) -> const Stmt * {
+      return fn && fn->doesThisDeclarationHaveABody() ? fn->getBody() : nullptr;
+    };
+    // Members and globals a function agrees on every path through it: a call
+    // of that function agrees them too (`sync()` then `if (stop_)`).
+    std::unordered_map<const Decl *, std::vector<const Decl *>> fnAgrees;
+    for (const auto &[c, fn] : ix.collectives) {
+      const Stmt *body = bodyOfFn(fn);
+      Agreement at;
+      if (!body || !regionOf(c, body, at))
+        continue;
+      const bool wholeBody = at.region.getBegin() == ctx.getSourceManager().getExpansionLoc(body->getBeginLoc());
+      for (unsigned i : agreedArgs(c, api.classify(c))) {
+        markAgreed(c->getArg(i), at);
+        if (const ValueDecl *d = declOf(stripAddr(c->getArg(i))); d && wholeBody &&
+                                                                 (isa<FieldDecl>(d) || (isa<VarDecl>(d) && cast<VarDecl>(d)->hasGlobalStorage())))
+          fnAgrees[fn->getCanonicalDecl()].push_back(d->getCanonicalDecl());
+      }
     }
+    // The outputs of a collective whose result differs across ranks (reduce,
+    // gather, scan, alltoall, reduce_scatter, scatter) are rank-local data.
+    for (const auto &[c, fn] : ix.collectives) {
+      const FunctionDecl *fd = c->getDirectCallee();
+      if (!fd)
+        continue;
+      const bool method = isa<CXXMethodDecl>(fd) && !isa<CXXOperatorCallExpr>(c);
+      const std::string q = qualifiedName(fd);
+      const std::string plain = fd->getDeclName().isIdentifier() ? fd->getName().str() : "";
+      for (const auto &cb : api.api().collectiveBuffers) {
+        if (cb.method != method || (method ? cb.name != plain : !nameIn(q, {cb.name})))
+          continue;
+        std::vector<int> outs = cb.recv;
+        outs.insert(outs.end(), cb.inout.begin(), cb.inout.end());
+        for (int i : outs)
+          if (i >= 0 && unsigned(i) < c->getNumArgs() &&
+              std::find(cb.agreed.begin(), cb.agreed.end(), i) == cb.agreed.end())
+            if (const ValueDecl *d = declOf(stripAddr(c->getArg(unsigned(i)))))
+              outRole[d->getCanonicalDecl()] = Dep::Local;
+        break;
+      }
+    }
+    for (int round = 0; round < 3 && !fnAgrees.empty(); ++round) {
+      bool grew = false;
+      for (const auto &[c, fn] : ix.userCalls) {
+        const FunctionDecl *callee = c->getDirectCallee();
+        const FunctionDecl *def = callee ? bodyOf(callee) : nullptr;
+        auto it = def ? fnAgrees.find(def->getCanonicalDecl()) : fnAgrees.end();
+        const Stmt *body = bodyOfFn(fn);
+        Agreement at;
+        if (it == fnAgrees.end() || !body || !regionOf(c, body, at))
+          continue;
+        const bool wholeBody = at.region.getBegin() == ctx.getSourceManager().getExpansionLoc(body->getBeginLoc());
+        std::vector<const Decl *> ds = it->second;
+        for (const Decl *d : ds) {
+          agreements[d].push_back(at);
+          if (wholeBody) {
+            auto &mine = fnAgrees[fn->getCanonicalDecl()];
+            if (std::find(mine.begin(), mine.end(), d) == mine.end()) {
+              mine.push_back(d);
+              grew = true;
+            }
+          }
+        }
+      }
+      if (!grew)
+        break;
+    }
+  }
+
+  static const Expr *stripAddr(const Expr *e) {
+    e = strip(e);
+    if (const auto *u = dyn_cast_or_null<UnaryOperator>(e); u && u->getOpcode() == UO_AddrOf)
+      return strip(u->getSubExpr());
+    return e;
   }
 
   const std::vector<const Expr *> &defsOf(const ValueDecl *d) {
@@ -370,8 +591,6 @@ struct DependenceAnalyzer::Impl {
       return m->second;
     if (declBusy.count(d))
       return Dep::Uniform; // cycles add nothing new
-    if (agreed.count(d))
-      return Dep::Uniform;
     declBusy.insert(d);
     Dep dep = Dep::Uniform;
     if (auto o = outRole.find(d); o != outRole.end())
@@ -393,6 +612,12 @@ struct DependenceAnalyzer::Impl {
       if (dep == Dep::Local)
         break;
     }
+    if (auto cd = controlDeps.find(d); cd != controlDeps.end() && dep != Dep::Local)
+      for (const Expr *c : cd->second) {
+        dep = join(dep, depOf(c));
+        if (dep == Dep::Local)
+          break;
+      }
     // Elements of a data loader are the rank's own batch.
     if (const auto *v = dyn_cast<VarDecl>(d); v && v->isCXXForRangeDecl())
       for (const Expr *e : defsOf(d))
@@ -465,7 +690,7 @@ struct DependenceAnalyzer::Impl {
   bool objectAgreed(const Expr *obj) {
     obj = strip(obj);
     if (const ValueDecl *d = declOf(obj))
-      return agreed.count(d->getCanonicalDecl()) > 0;
+      return agreedAt(d, obj->getBeginLoc());
     if (const auto *op = dyn_cast_or_null<CXXOperatorCallExpr>(obj); op && op->getNumArgs() >= 1)
       return objectAgreed(op->getArg(0)); // v[0].item()
     if (const auto *m = dyn_cast_or_null<CXXMemberCallExpr>(obj))
@@ -523,11 +748,13 @@ struct DependenceAnalyzer::Impl {
       return Dep::Uniform;
     if (const auto *dr = dyn_cast<DeclRefExpr>(e)) {
       if (isa<VarDecl>(dr->getDecl()) || isa<FieldDecl>(dr->getDecl()))
-        return declDep(dr->getDecl());
+        return agreedAt(dr->getDecl(), dr->getBeginLoc()) ? Dep::Uniform : declDep(dr->getDecl());
       return Dep::Uniform;
     }
     if (const auto *me = dyn_cast<MemberExpr>(e)) {
       if (isa<FieldDecl>(me->getMemberDecl()) || isa<VarDecl>(me->getMemberDecl())) {
+        if (agreedAt(me->getMemberDecl(), me->getBeginLoc()))
+          return Dep::Uniform;
         Dep base = depOf(me->getBase());
         return join(base, declDep(me->getMemberDecl()));
       }
@@ -580,9 +807,13 @@ struct DependenceAnalyzer::Impl {
     if (!d)
       return false;
     d = cast<ValueDecl>(d->getCanonicalDecl());
-    if (seeds.count(d))
+    if (auto b = bindings.find(d); b != bindings.end())
+      return isRank(b->second, depth + 1);
+    if (seeds.count(d) || agreedAt(d, e->getBeginLoc()))
       return false;
-    if (auto m = rankMemo.find(d); m != rankMemo.end())
+    if (bindDepth > 0 && isa<ParmVarDecl>(d))
+      return false; // an unbound parameter of a helper being read: not the caller's rank
+    if (auto m = rankMemo.find(d); m != rankMemo.end() && bindDepth == 0)
       return m->second;
     if (rankBusy.count(d))
       return false;
@@ -596,7 +827,7 @@ struct DependenceAnalyzer::Impl {
       res = heuristicRankParam(p);
     else if (const auto *f = dyn_cast<FieldDecl>(d); f && ds.empty())
       res = heuristicRankField(f);
-    else if (!ds.empty() && !agreed.count(d)) {
+    else if (!ds.empty()) {
       res = true;
       for (const Expr *def : ds)
         if (!isRank(def, depth + 1)) {
@@ -605,7 +836,8 @@ struct DependenceAnalyzer::Impl {
         }
     }
     rankBusy.erase(d);
-    rankMemo[d] = res;
+    if (bindDepth == 0)
+      rankMemo[d] = res;
     return res;
   }
 
@@ -630,6 +862,13 @@ struct DependenceAnalyzer::Impl {
     // Inside a macro, the expression's own spelling reads better than the
     // whole macro invocation.
     SourceLocation b = e->getBeginLoc(), en = e->getEndLoc();
+    // `e_ != MPI_SUCCESS` in a check macro: the end token is itself a macro
+    // whose spelling is in mpi.h; step out to where the macro spells it.
+    if (b.isMacroID())
+      for (int i = 0; i < 8 && en.isMacroID() &&
+                      sm.getFileID(sm.getSpellingLoc(en)) != sm.getFileID(sm.getSpellingLoc(b));
+           ++i)
+        en = sm.getImmediateMacroCallerLoc(en);
     if (b.isMacroID() && en.isMacroID()) {
       SourceLocation sb = sm.getSpellingLoc(b), se = sm.getSpellingLoc(en);
       if (sm.getFileID(sb) == sm.getFileID(se) && !sm.isBeforeInTranslationUnit(se, sb))
@@ -716,6 +955,43 @@ struct DependenceAnalyzer::Impl {
       CallInfo info = api.classify(c);
       if (info.role == CallRole::MainProcess)
         return withText(Cond::rankCmp(core::CmpOp::EQ, 0), orig);
+      // A helper with parameters, `bool is_main_process(int r) { return r == 0; }`
+      // called as `is_main_process(rank)`: read its condition with the
+      // parameters standing for the arguments.
+      if (const FunctionDecl *def = bodyOf(c->getDirectCallee());
+          def && def->getNumParams() > 0 && def->getNumParams() == c->getNumArgs() &&
+          !isa<CXXOperatorCallExpr>(c) && bindDepth < 3) {
+        auto it = returns.find(def->getCanonicalDecl());
+        if (it != returns.end() && it->second.size() == 1) {
+          std::vector<std::pair<const Decl *, const Expr *>> saved;
+          bool anyRank = false;
+          for (unsigned i = 0; i < def->getNumParams(); ++i) {
+            const Decl *p = def->getParamDecl(i)->getCanonicalDecl();
+            auto old = bindings.find(p);
+            saved.emplace_back(p, old == bindings.end() ? nullptr : old->second);
+            bindings[p] = c->getArg(i);
+            anyRank = anyRank || isRank(c->getArg(i));
+          }
+          Cond inner;
+          if (anyRank) {
+            ++bindDepth;
+            inner = condOf(it->second[0]);
+            --bindDepth;
+          }
+          for (auto &[p, old] : saved) {
+            if (old)
+              bindings[p] = old;
+            else
+              bindings.erase(p);
+          }
+          if (anyRank && (inner.kind == Cond::Kind::RankCmp || inner.kind == Cond::Kind::Not ||
+                          inner.kind == Cond::Kind::And || inner.kind == Cond::Kind::Or)) {
+            inner.text = text(orig);
+            inner.loc = locs.add(orig->getBeginLoc());
+            return inner;
+          }
+        }
+      }
       // A helper like `bool is_main() { return rank() == 0; }`.
       if (const FunctionDecl *def = bodyOf(c->getDirectCallee()); def && def->getNumParams() == 0) {
         auto it = returns.find(def->getCanonicalDecl());
@@ -736,7 +1012,7 @@ struct DependenceAnalyzer::Impl {
     // A local bool defined once: `const bool is_main = rank == 0;`.
     if (const ValueDecl *d = declOf(e); d && isTruthTyped(e, ctx)) {
       const std::vector<const Expr *> ds = realDefs(d);
-      if (ds.size() == 1 && !agreed.count(d->getCanonicalDecl()) && !seeds.count(d->getCanonicalDecl()) &&
+      if (ds.size() == 1 && !agreedAt(d, e->getBeginLoc()) && !seeds.count(d->getCanonicalDecl()) &&
           !outRole.count(d->getCanonicalDecl())) {
         Cond inner = condOf(ds[0]);
         if (inner.dependence() != Dep::Uniform) {
@@ -930,8 +1206,8 @@ void DependenceAnalyzer::seed(const ValueDecl *d, core::Dep dep) {
 const std::vector<const Expr *> &DependenceAnalyzer::definitions(const ValueDecl *d) {
   return impl_->defsOf(d);
 }
-bool DependenceAnalyzer::isAgreed(const ValueDecl *d) {
-  return impl_->agreed.count(d->getCanonicalDecl()) > 0;
+bool DependenceAnalyzer::isAgreedAt(const ValueDecl *d, SourceLocation use) {
+  return impl_->agreedAt(d, use);
 }
 std::string DependenceAnalyzer::text(const Expr *e) const { return impl_->text(e); }
 bool DependenceAnalyzer::distributed() const { return impl_->distributed; }

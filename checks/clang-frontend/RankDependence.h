@@ -40,8 +40,9 @@ public:
   void seed(const clang::ValueDecl *d, core::Dep dep);
   // The values a declaration receives (initialiser, assignments, out-params, call-site args).
   const std::vector<const clang::Expr *> &definitions(const clang::ValueDecl *d);
-  // True when the value was passed to a collective, so every rank now holds the same.
-  bool isAgreed(const clang::ValueDecl *d);
+  // True when, at `use`, the value is a collective's agreed output on every
+  // path that gets there (after the call, in its block).
+  bool isAgreedAt(const clang::ValueDecl *d, clang::SourceLocation use);
   // The user's code shows that it runs distributed: a communicator or process
   // group, a rank or world-size source, a collective, point-to-point, or one of
   // the user's wrappers.

@@ -319,8 +319,27 @@ struct Analyzer::Impl {
     return false;
   }
 
+  // A literal of `a` that depends on the rank (or rank-local data) and that
+  // `b` does not share: the only kind of decision that can part two ranks.
+  bool separatedBy(const Conj &a, const Conj &b) {
+    for (const auto &l : a) {
+      if (atoms[l.atom].dep == Dep::Uniform)
+        continue;
+      bool shared = false;
+      for (const auto &m : b)
+        shared = shared || m == l;
+      if (!shared)
+        return true;
+    }
+    return false;
+  }
+
   // Can two different ranks take p and q in the same run?
   bool pairFeasible(const Conj &p, const Conj &q) {
+    // Paths that differ only in uniform decisions (argument parsing, a
+    // configuration flag) are never taken by two ranks of one run.
+    if (!separatedBy(p, q) && !separatedBy(q, p))
+      return false;
     for (const auto &a : p)
       for (const auto &b : q)
         if (a.atom == b.atom && a.pol != b.pol && atoms[a.atom].dep == Dep::Uniform)
@@ -785,12 +804,16 @@ struct Analyzer::Impl {
       skipFinding(b[fb], pb, pa);
   }
 
-  // A throw decided by a uniform check (`if (ncclX(...) != ncclSuccess)
-  // throw`) is error handling, not a rank decision: the job is failing anyway.
+  // A throw decided only by uniform checks is the same on every rank: the
+  // job is failing everywhere.  One rank's throw (under `rank == 0`, or on a
+  // failed status) is not: it is reported like any other early exit.
   bool errorPath(const Path &p) {
     if (p.exit != ExitKind::Throw)
       return false;
-    return p.guard.empty() || atoms[p.guard.back().atom].dep == Dep::Uniform;
+    for (const auto &l : p.guard)
+      if (atoms[l.atom].dep != Dep::Uniform)
+        return false;
+    return true;
   }
 
   void comparePaths(const std::vector<Path> &paths) {

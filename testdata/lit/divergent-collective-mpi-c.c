@@ -1,0 +1,115 @@
+// RUN: %check_ddp_tidy %s ddp-divergent-collective,ddp-error-path-exit %t -- -- %mpi_c_flags
+// C, as MPI codes are written, against the installed OpenMPI <mpi.h> on -I
+// (not -isystem): the checks run on C and stay out of the library header.
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+// ---- true positives ---------------------------------------------------------
+
+void rank0_barrier(void) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0)
+    MPI_Barrier(MPI_COMM_WORLD);
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: barrier 'MPI_Barrier' runs only on ranks where 'rank == 0' holds{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-3]]:7: note: rank-dependent condition here
+}
+
+// A value agreed *after* the branch does not make the branch uniform.
+void agreed_too_late(void) {
+  int rank, flag;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  flag = rank % 2;
+  if (flag)
+    MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: collective 'MPI_Allreduce' runs only on ranks where 'flag' holds{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-3]]:7: note: rank-dependent condition here
+  MPI_Bcast(&flag, 1, MPI_INT, 0, MPI_COMM_WORLD);
+}
+
+// The send buffer of an allgatherv is not agreed: `rank` stays the rank.
+void send_buffer_is_not_agreed(int *counts, int *displs, int *all) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Allgatherv(&rank, 1, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
+  if (rank % 2)
+    MPI_Iscan(&rank, all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, (MPI_Request *)0);
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: collective 'MPI_Iscan' runs only on ranks where 'rank % 2' holds{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-3]]:7: note: rank-dependent condition here
+}
+
+// A reduce's output is only defined on the root: not agreed either.
+void reduce_output_is_not_agreed(void) {
+  int rank, sum = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Reduce(&rank, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (sum > 3)
+    MPI_Ialltoallv(0, 0, 0, MPI_INT, 0, 0, 0, MPI_INT, MPI_COMM_WORLD, (MPI_Request *)0);
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: collective 'MPI_Ialltoallv' runs only on ranks where 'sum > 3' holds (a rank-local value){{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-3]]:7: note: condition on a rank-local value here
+}
+
+// A check macro's hidden return on a failed call: one error-path report for
+// the whole function, not one divergence per macro use.
+#define MPICHECK(cmd) do { int e_ = (cmd); if (e_ != MPI_SUCCESS) { fprintf(stderr, "MPI error\n"); return e_; } } while (0)
+int step(double *buf, int n) {
+  MPICHECK(MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: error-path exit: when 'e_ != MPI_SUCCESS' reports a failure on one rank, that rank returns here while the other ranks wait in collective 'MPI_Bcast' and hang; abort the communicator instead {{.*}} [ddp-error-path-exit]
+// CHECK-MESSAGES: :[[@LINE-2]]:3: note: failure checked here
+  MPICHECK(MPI_Bcast(buf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+  MPICHECK(MPI_Barrier(MPI_COMM_WORLD));
+  return MPI_SUCCESS;
+}
+
+// ---- hard negatives ---------------------------------------------------------
+
+// Agreed before the branch, by the collective's output: uniform.
+void agreed_first(void) {
+  int rank, flag;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  flag = rank % 2;
+  MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (flag)
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Broadcast as received: every rank holds rank 0's value afterwards.
+void broadcast_then_branch(void) {
+  int rank, stop;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  stop = rank == 0;
+  MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (stop)
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Main process first: every rank runs exactly one barrier.
+void main_process_first(void) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0)
+    MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0)
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// argv is the same on every rank: the usage exit is no rank decision, and a
+// failed MPI call that aborts the job leaves nobody waiting.
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s N\n", argv[0]);
+    MPI_Finalize();
+    return 1;
+  }
+  int n = atoi(argv[1]);
+  if (n <= 0)
+    return 2;
+  double buf[4] = {0};
+  if (MPI_Allreduce(MPI_IN_PLACE, buf, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  step(buf, 4);
+  MPI_Finalize();
+  return 0;
+}
