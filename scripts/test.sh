@@ -2,6 +2,8 @@
 # The README's test command (and CI's): install, build everything, run every test.
 #   1. LLVM 19 build: plugin, harness, unit/lit/consistency/harness tests (ctest)
 #   2. LLVM 22 build of the same sources: the plugin, and the lit tests against clang-tidy-22
+#   3. Sanitizer build (ASan + UBSan): the check library, the CLI and their
+#      tests, the stress corpus and the lit programs through the CLI
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,4 +20,13 @@ if [ "${DDPLINT_SKIP_LLVM22:-0}" != 1 ]; then
         -DDDPLINT_BUILD_HARNESS=OFF >/dev/null
   cmake --build build-llvm22 -j "$jobs" --target ddplint-tidy ddplint-gen-catalog
   ctest --test-dir build-llvm22 --output-on-failure -j "$jobs" -L 'lit|consistency'
+fi
+
+if [ "${DDPLINT_SKIP_SANITIZE:-0}" != 1 ]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPLINT_SANITIZE=ON \
+        -DDDPLINT_BUILD_HARNESS=OFF -DDDPLINT_BUILD_TESTS=ON >/dev/null
+  cmake --build build-asan -j "$jobs" --target ddplint core_tests frontend_tests report_tests
+  # LLVM frees nothing at exit on purpose (-disable-free): leaks are not findings.
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -R '^(unit/|report/unit|stress/)'
 fi

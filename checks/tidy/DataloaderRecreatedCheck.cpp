@@ -58,15 +58,23 @@ bool indexesWith(const Stmt *s, const ValueDecl *counter) {
 }
 
 // A loop that walks a collection of datasets and builds one loader per
-// element runs once per element, not once per epoch.
+// element runs once per element, not once per epoch.  Only the dataset
+// argument counts: a loader rebuilt with the epoch as its sampler's seed
+// (`for (auto epoch : c10::irange(n))`, `seeds[epoch]`) is rebuilt every epoch.
 bool iteratesOverInputs(const Stmt *loop, const CallExpr *call) {
-  if (const auto *rf = dyn_cast<CXXForRangeStmt>(loop))
-    return refersTo(call, rf->getLoopVariable());
+  if (call->getNumArgs() == 0)
+    return false;
+  const Expr *dataset = call->getArg(0);
+  if (const auto *rf = dyn_cast<CXXForRangeStmt>(loop)) {
+    const VarDecl *v = rf->getLoopVariable();
+    return v && !v->getType().isNull() && !v->getType()->isIntegralOrEnumerationType() &&
+           refersTo(dataset, v);
+  }
   if (const auto *fs = dyn_cast<ForStmt>(loop))
     if (const auto *ds = dyn_cast_or_null<DeclStmt>(fs->getInit()))
       for (const Decl *d : ds->decls())
         if (const auto *vd = dyn_cast<VarDecl>(d))
-          if (indexesWith(call, vd))
+          if (indexesWith(dataset, vd))
             return true;
   return false;
 }

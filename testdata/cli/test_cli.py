@@ -375,6 +375,103 @@ class BadInputs(Project):
         self.assertEqual(sorted(findings(p.stdout)), self.expected_train())
 
 
+class UnseenCode(unittest.TestCase):
+    """What a program nobody here wrote does differently from the fixtures:
+    C instead of C++, LibTorch on -I, a program that is not distributed."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ddplint-unseen-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(textwrap.dedent(text))
+        return path
+
+    def test_c_unit_is_analysed(self):
+        src = self.write("ring.c", """\
+            #include <mpi.h>
+            void f(void) {
+              int rank;
+              MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+              if (rank == 0)
+                MPI_Barrier(MPI_COMM_WORLD);
+            }
+            """)
+        p = run([src, "--", "-xc", "-std=c11", "-isystem", MOCK_INCLUDE], cwd=self.tmp)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual([(f[1], f[2]) for f in findings(p.stdout)], [(6, "ddp-divergent-collective")])
+        self.assertIn("1 file analyzed", p.stderr)
+
+    def test_unit_no_check_applies_to_is_skipped_not_clean(self):
+        src = self.write("plain.c", "int main(void) { return 0; }\n")
+        cfg = self.write(".ddplint.yaml", """\
+            version: 1
+            checks:
+              ddp-divergent-collective: off
+              ddp-error-path-exit: off
+              ddp-unguarded-save: off
+              ddp-rank0-io-barrier: off
+            """)
+        p = run([src, "--", "-xc"], cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("skipped plain.c: no enabled check applies to C", p.stderr)
+        self.assertIn("0 files analyzed, 1 skipped", p.stderr)
+        os.remove(cfg)
+        p = run([src, "--format", "json", "--", "-xc"], cwd=self.tmp)
+        self.assertEqual(json.loads(p.stdout)["summary"]["filesAnalyzed"], 1)
+
+    def test_excluded_file_named_on_the_command_line_is_reported(self):
+        src = self.write("gen.cpp", "int g() { return 0; }\n")
+        self.write(".ddplint.yaml", "version: 1\nexclude: [gen.cpp]\n")
+        p = run([src, "--", "-std=c++17"], cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stderr, r"skipped gen\.cpp: excluded by .*\.ddplint\.yaml")
+
+    def test_single_process_program_saves_where_it_likes(self):
+        src = self.write("dcgan.cpp", """\
+            #include <torch/torch.h>
+            int main() {
+              torch::nn::Linear model(4, 2);
+              for (int epoch = 0; epoch < 3; ++epoch)
+                torch::save(model, "checkpoint.pt");
+            }
+            """)
+        p = run([src, "--", "-std=c++17", "-isystem", MOCK_INCLUDE], cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(findings(p.stdout), [])
+
+    @unittest.skipUnless(os.path.exists("/usr/include/torch/csrc/api/include/torch/torch.h"),
+                         "needs libtorch-dev (scripts/setup.sh installs it)")
+    def test_torch_on_dash_I_no_crash_no_library_finding(self):
+        src = self.write("train.cpp", """\
+            #include <torch/torch.h>
+            #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+            #include <torch/csrc/distributed/c10d/FileStore.hpp>
+            void train(int world) {
+              auto store = c10::make_intrusive<c10d::FileStore>("/tmp/s", world);
+              const int rank = std::stoi(std::getenv("RANK"));
+              auto opts = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(30));
+              auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, opts);
+              std::vector<at::Tensor> t{torch::zeros({4})};
+              if (rank == 0)
+                pg->allreduce(t)->wait();
+            }
+            """)
+        flags = ["-std=c++17", "-I/usr/include/torch/csrc/api/include", "-D_GLIBCXX_USE_CXX11_ABI=1",
+                 "-DUSE_C10D_GLOO"]
+        p = subprocess.run([DDPLINT, src, "--"] + flags, cwd=self.tmp, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        self.assertNotIn("crashed", p.stdout + p.stderr)
+        # One finding, in the user's file; nothing inside torch's headers.
+        self.assertEqual([(os.path.basename(f[0]), f[1], f[2]) for f in findings(p.stdout)],
+                         [("train.cpp", 11, "ddp-divergent-collective")])
+
+
 class Rules(unittest.TestCase):
     def test_decision_table(self):
         ids = subprocess.run([os.path.join(os.path.dirname(DDPLINT), "..", "internal",

@@ -17,6 +17,29 @@ Loader build_loader(long batch);
 
 // --- true positives: per-epoch construction -----------------------------------
 
+// A loader rebuilt to pick up the epoch (its sampler's seed): built every epoch,
+// although the loop variable appears among the factory's arguments.
+void rebuildForEpoch(int epochs, const std::vector<long> &seeds) {
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    auto loader = torch::data::make_data_loader(
+// CHECK-MESSAGES: :[[@LINE-1]]:19: warning: data loader built by 'make_data_loader' inside a loop{{.*}} [ddp-dataloader-recreated]
+// OPT-MESSAGES: :[[@LINE-2]]:19: warning: data loader built by 'make_data_loader' inside a loop
+        data::datasets::MNIST("data"), data::samplers::DistributedRandomSampler(60000, 2, seeds[epoch]),
+        data::DataLoaderOptions(64));
+    for (auto &batch : *loader)
+      step(batch[0].data);
+  }
+  for (int epoch : std::vector<int>{0, 1, 2}) {
+    auto loader = torch::data::make_data_loader(
+// CHECK-MESSAGES: :[[@LINE-1]]:19: warning: data loader built by 'make_data_loader' inside a loop{{.*}} [ddp-dataloader-recreated]
+// OPT-MESSAGES: :[[@LINE-2]]:19: warning: data loader built by 'make_data_loader' inside a loop
+        data::datasets::MNIST("data"), data::samplers::DistributedRandomSampler(60000, 2, epoch),
+        data::DataLoaderOptions(64));
+    for (auto &batch : *loader)
+      step(batch[0].data);
+  }
+}
+
 void trainFor(int epochs) {
   for (int epoch = 0; epoch < epochs; ++epoch) {
     auto loader = torch::data::make_data_loader(data::datasets::MNIST("data"), 64);

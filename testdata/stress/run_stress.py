@@ -49,12 +49,12 @@ def units():
     torch = ["-I/usr/include/torch/csrc/api/include", "-D_GLIBCXX_USE_CXX11_ABI=1",
              "-DUSE_C10D_GLOO"]
     return [
-        ("torch_c10d.cpp", ["-std=c++17"] + torch, 40000),
-        ("gloo.cpp", ["-std=c++17"], 2000),
-        ("nccl_mpi.c", ["-xc", "-std=c11", f"-I{cuda}", f"-I{mpi}"], 200),
-        ("mpi_nccl.cpp", ["-std=c++17", f"-I{cuda}", f"-I{mpi}"], 400),
-        ("eigen_boost.cpp", ["-std=c++17", "-I/usr/include/eigen3"], 20000),
-        ("yaml_llvm.cpp", ["-std=c++17", "-I/usr/lib/llvm-19/include"], 4000),
+        ("torch_c10d.cpp", ["-std=c++17"] + torch, 100000),
+        ("gloo.cpp", ["-std=c++17"], 5000),
+        ("nccl_mpi.c", ["-xc", "-std=c11", f"-I{cuda}", f"-I{mpi}"], 160),
+        ("mpi_nccl.cpp", ["-std=c++17", f"-I{cuda}", f"-I{mpi}"], 5500),
+        ("eigen_boost.cpp", ["-std=c++17", "-I/usr/include/eigen3"], 11000),
+        ("yaml_llvm.cpp", ["-std=c++17", "-I/usr/lib/llvm-19/include"], 9000),
     ]
 
 

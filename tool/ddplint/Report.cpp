@@ -523,7 +523,7 @@ std::string summaryLine(const RunResult &result, const ReportOptions &) {
     s += ", " + plural(result.errors.size(), "tool error");
   s += ", " + plural(result.filesAnalyzed, "file") + " analyzed";
   if (!result.skipped.empty())
-    s += ", " + plural(result.skipped.size(), "file") + " skipped";
+    s += ", " + std::to_string(result.skipped.size()) + " skipped"; // files, or launch containers
   return s;
 }
 

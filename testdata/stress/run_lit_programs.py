@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Runs ddplint (every check) over the lit test programs with the mock headers
+(C++) or the real MPI/NCCL headers (C).  Findings are expected; what fails is a
+crash, a tool error, a sanitizer report or an exit code other than 0 or 1.
+
+    run_lit_programs.py --ddplint BIN --lit-dir DIR --include DIR --mpi-include DIR
+"""
+import argparse
+import glob
+import os
+import subprocess
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ddplint", required=True)
+    ap.add_argument("--lit-dir", required=True)
+    ap.add_argument("--include", required=True)
+    ap.add_argument("--mpi-include", required=True)
+    a = ap.parse_args()
+    cxx = [p for p in sorted(glob.glob(os.path.join(a.lit_dir, "*.cpp")))
+           if "%torch_flags" not in open(p, encoding="utf-8").read()]
+    c = sorted(glob.glob(os.path.join(a.lit_dir, "*.c")))
+    runs = [(cxx, ["-std=c++17", "-isystem", a.include]),
+            (c, ["-xc", "-std=c11", f"-I{a.mpi_include}", "-I/usr/local/cuda/include"])]
+    failures, files, findings = [], 0, 0
+    for sources, flags in runs:
+        if not sources:
+            continue
+        cmd = [a.ddplint, "--jobs", "2", "--fail-on", "never", "--format", "json"] + sources + ["--"] + flags
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=1500)
+        files += len(sources)
+        findings += p.stdout.count('"ruleId"')
+        bad = [l for l in p.stderr.splitlines()
+               if "Sanitizer" in l or "runtime error:" in l or "crashed" in l]
+        if p.returncode not in (0, 1) or bad:
+            failures.append(f"exit {p.returncode}: {' '.join(cmd[:8])} ...\n" + "\n".join(bad[:40]) +
+                            "\n" + p.stderr[-4000:])
+    for f in failures:
+        print(f"lit-programs: FAIL: {f}")
+    print(f"lit-programs: {files} programs, {findings} findings: "
+          f"{'OK' if not failures else f'{len(failures)} failure(s)'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
