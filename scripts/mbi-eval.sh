@@ -145,12 +145,13 @@ for line in open(os.path.join(out, "selection.tsv")):
     call_marks = [n for n in marks if re.search(r'MPI_\w+\s*\(', text[n - 1])]
     rc, secs = open(os.path.join(out, "meta", base + ".rc")).read().split()
     rc = int(rc)
-    findings, errors = [], []
+    findings, errors, skipped = [], [], 0
     jp = os.path.join(out, "json", base + ".json")
     try:
         data = json.load(open(jp))
         findings = data.get("findings", [])
         errors = data.get("errors", [])
+        skipped = len(data.get("skipped", [])) or data.get("summary", {}).get("filesSkipped", 0)
     except Exception:
         pass
     log = open(os.path.join(out, "meta", base + ".out"), errors="replace").read()
@@ -168,6 +169,8 @@ for line in open(os.path.join(out, "selection.tsv")):
         status = "compile-error"
     elif rc == 2:
         status = "exit2"
+    elif skipped:
+        status = "skipped"
     else:
         status = "ok"
     rows.append(dict(kind=kind, subset=subset, file=f, rc=rc, status=status, secs=float(secs),
@@ -194,10 +197,15 @@ crashes = [r for r in rows if r["status"] == "crash"]
 timeouts = [r for r in rows if r["status"] == "timeout"]
 cerr = [r for r in rows if r["status"] == "compile-error"]
 exit2 = [r for r in rows if r["rc"] == 2]
+skipped = [r for r in rows if r["status"] == "skipped"]
 def pct(a, b): return "%.1f%%" % (100.0 * a / b) if b else "-"
 lines = []
 lines.append(f"MBI call-order evaluation, compiled as {'C (-xc -std=c11)' if mode == 'c' else 'C++ (-xc++ -std=c++17)'}")
-lines.append(f"ddplint: {ddplint}")
+import subprocess
+build = os.environ.get("DDPLINT_BUILD_COMMIT") or subprocess.run(
+    ["git", "-C", os.path.dirname(os.path.dirname(os.path.dirname(ddplint))), "rev-parse", "--short", "HEAD"],
+    capture_output=True, text=True).stdout.strip() or "?"
+lines.append(f"ddplint: {ddplint} (build at commit {build})")
 lines.append("")
 lines.append("| measure | value |")
 lines.append("|---|---|")
@@ -215,6 +223,7 @@ lines.append(f"| crashes | {len(crashes)} |")
 lines.append(f"| timeouts | {len(timeouts)} |")
 lines.append(f"| compile errors | {len(cerr)} |")
 lines.append(f"| exit code 2 (any cause) | {len(exit2)} |")
+lines.append(f"| skipped (ddplint: no check applies) | {len(skipped)} |")
 lines.append(f"| wall time | {wall} s |")
 lines.append("")
 # misses grouped by the first collective pair shape, to see the classes

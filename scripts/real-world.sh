@@ -24,6 +24,8 @@
 #   -o DIR             work folder (default /tmp/ddplint-real-world): results.tsv
 #                      (one row per file and torch mode), json/, logs
 #   --timeout S        per-file timeout (default 300)
+# DDPLINT_BUILD_COMMIT names the build's commit in the table when the binary
+# is a copy outside its checkout (else git of the binary's checkout).
 #
 # Each file is linted alone: ddplint --format json FILE -- <lang flags> <flags>.
 # Files marked torch=yes run twice: LibTorch headers on -I (a hand-written
@@ -97,6 +99,15 @@ for c in /usr/local/cuda /usr/lib/cuda; do [ -z "$cuda" ] && [ -f "$c/include/cu
 cuda_flags=""
 [ -n "$cuda" ] && cuda_flags="-I$cuda/include"
 torch_inc="/usr/include /usr/include/torch/csrc/api/include"
+# -isystem /usr/include would break libstdc++'s #include_next <stdlib.h>; torch's
+# own headers under /usr/include are system headers already.
+torch_isystem="/usr/include/torch/csrc/api/include"
+# OpenMP: clang finds omp.h in its resource dir once libomp-19-dev is installed
+# (GCC's omp.h does not parse with clang).  {OMP} stays empty either way.
+omp_flags=""
+if ! [ -f "$(clang-19 -print-resource-dir 2>/dev/null)/include/omp.h" ]; then
+  echo "real-world.sh: no omp.h for clang (apt-get install libomp-19-dev); OpenMP files will not compile" >&2
+fi
 
 rm -rf "$out"; mkdir -p "$out/json" "$out/log" "$out/stub"
 # Host-side CUDA parsing with clang: CUDA 13 dropped texture_fetch_functions.h,
@@ -118,6 +129,7 @@ while IFS=$'\t' read -r project repo lang torch file flags; do
   flags=${flags//\{ROOT\}/$root}
   flags=${flags//\{MPI\}/$mpi_flags}
   flags=${flags//\{CUDA\}/$cuda_flags}
+  flags=${flags//\{OMP\}/$omp_flags}
   case "$lang" in
     c) lf="-xc" ;;
     cuda) lf="$cuda_host" ;;
@@ -128,7 +140,7 @@ while IFS=$'\t' read -r project repo lang torch file flags; do
   for m in $modes; do
     tf=""
     if [ "$m" = I ]; then for d in $torch_inc; do tf+=" -I$d"; done; fi
-    if [ "$m" = isystem ]; then for d in $torch_inc; do tf+=" -isystem $d"; done; fi
+    if [ "$m" = isystem ]; then for d in $torch_isystem; do tf+=" -isystem $d"; done; fi
     n=$((n + 1))
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$project" "$m" "$root/$dir/$file" "$file" "$lf $flags$tf" >> "$out/jobs.tsv"
   done
@@ -177,8 +189,9 @@ for line in open(os.path.join(out, "jobs.tsv")):
     crash = rc not in (0, 1, 2, 124, 137, 127) or "Stack dump" in log or \
         any("crash" in (e.get("message") or "").lower() for e in errors)
     cerr = [e for e in errors if e.get("line", 0) and "crash" not in (e.get("message") or "").lower()]
+    skipped = len(data.get("skipped", [])) or data.get("summary", {}).get("filesSkipped", 0)
     status = ("timeout" if rc in (124, 137) else "missing" if rc == 127 else "crash" if crash
-              else "compile-error" if cerr else "exit2" if rc == 2 else "ok")
+              else "compile-error" if cerr else "exit2" if rc == 2 else "skipped" if skipped else "ok")
     # findings inside the project's own files vs. in other files (headers of torch, MPI, ...)
     own = [f for f in findings if not os.path.isabs(f.get("file", "")) or f.get("file", "").startswith(root)]
     rows.append(dict(id=jid, project=project, mode=mode, file=rel, rc=rc, status=status, secs=float(secs),
@@ -206,12 +219,14 @@ with open(os.path.join(out, "results.tsv"), "w") as o:
 groups = {}
 for r in rows:
     groups.setdefault((r["project"], r["mode"]), []).append(r)
-print(f"Measured with `{ddplint}` (build at commit "
-      f"{subprocess.run(['git', '-C', os.path.dirname(os.path.dirname(os.path.dirname(ddplint))), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip() or '?'}), "
+build = os.environ.get("DDPLINT_BUILD_COMMIT") or subprocess.run(
+    ['git', '-C', os.path.dirname(os.path.dirname(os.path.dirname(ddplint))), 'rev-parse', '--short', 'HEAD'],
+    capture_output=True, text=True).stdout.strip() or '?'
+print(f"Measured with `{ddplint}` (build at commit {build}), "
       f"wall time {wall} s for all runs.")
 print()
-print("| project | commit | torch headers | files | compile errors | crashes / timeouts | findings (by rule) | time (s, sum) |")
-print("|---|---|---|---|---|---|---|---|")
+print("| project | commit | torch headers | files | compile errors | skipped | crashes / timeouts | findings (by rule) | time (s, sum) |")
+print("|---|---|---|---|---|---|---|---|---|")
 for (project, mode), rs in groups.items():
     byrule = {}
     for r in rs:
@@ -223,7 +238,8 @@ for (project, mode), rs in groups.items():
     cr = [r for r in rs if r["status"] in ("crash", "timeout", "missing")]
     crs = ", ".join(f"{os.path.basename(r['file'])} ({r['status']})" for r in cr) or "0"
     tm = {"-": "-", "I": "-I", "isystem": "-isystem"}[mode]
-    print(f"| {project} | {commit(project)} | {tm} | {len(rs)} | {ce} | {crs} | {nf}{' (' + rules + ')' if nf else ''} | {sum(r['secs'] for r in rs):.0f} |")
+    sk = sum(1 for r in rs if r["status"] == "skipped")
+    print(f"| {project} | {commit(project)} | {tm} | {len(rs)} | {ce} | {sk} | {crs} | {nf}{' (' + rules + ')' if nf else ''} | {sum(r['secs'] for r in rs):.0f} |")
 print()
 print("Findings:")
 seen = False
