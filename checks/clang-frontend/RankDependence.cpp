@@ -95,6 +95,7 @@ struct DependenceAnalyzer::Impl {
   LocTable &locs;
   std::unordered_map<const Decl *, std::vector<const Expr *>> defs;
   std::unordered_map<const Decl *, Dep> outRole; // written through &x by a rank/world source
+  std::unordered_set<const Decl *> worldSizeOut;   // written through &x by MPI_Comm_size & co.
   // Where a collective makes a value the same on every rank: from the end of
   // the statement that issues it to the end of the block that holds it (the
   // paths that pass through the call), and only for the collective's agreed
@@ -332,11 +333,18 @@ struct DependenceAnalyzer::Impl {
         conds.pop_back();
       return r;
     }
+    // Only branch conditions: a loop's own counter is not made rank-local by
+    // the branch the loop sits in (every rank that enters runs the same trips).
     bool TraverseIfStmt(IfStmt *s) { return underCond(s->getCond(), [&] { return RecursiveASTVisitor::TraverseIfStmt(s); }); }
-    bool TraverseWhileStmt(WhileStmt *s) { return underCond(s->getCond(), [&] { return RecursiveASTVisitor::TraverseWhileStmt(s); }); }
-    bool TraverseForStmt(ForStmt *s) { return underCond(s->getCond(), [&] { return RecursiveASTVisitor::TraverseForStmt(s); }); }
+    int inLoopHeader = 0;
+    bool TraverseForStmt(ForStmt *s) {
+      ++inLoopHeader;
+      bool ok = TraverseStmt(s->getInit()) && TraverseStmt(s->getCond()) && TraverseStmt(s->getInc());
+      --inLoopHeader;
+      return ok && TraverseStmt(s->getBody());
+    }
     void controlled(const ValueDecl *d) {
-      if (!d || conds.empty())
+      if (!d || conds.empty() || inLoopHeader)
         return;
       auto &v = I.controlDeps[d->getCanonicalDecl()];
       for (size_t i = conds.size() > 4 ? conds.size() - 4 : 0; i < conds.size(); ++i)
@@ -404,8 +412,12 @@ struct DependenceAnalyzer::Impl {
         const Expr *a = strip(c->getArg(unsigned(info.arg)));
         if (const auto *u = dyn_cast<UnaryOperator>(a); u && u->getOpcode() == UO_AddrOf)
           if (const ValueDecl *d = declOf(u->getSubExpr()))
+          {
             I.outRole[d->getCanonicalDecl()] =
                 info.role == CallRole::RankSource ? Dep::Rank : Dep::Uniform;
+            if (info.role == CallRole::WorldSize)
+              I.worldSizeOut.insert(d->getCanonicalDecl());
+          }
       }
       if (info.role == CallRole::Collective || info.role == CallRole::Barrier) {
         collectives.emplace_back(c, fnStack.empty() ? nullptr : fnStack.back());
@@ -841,6 +853,34 @@ struct DependenceAnalyzer::Impl {
     return res;
   }
 
+  // The world size: a size source's result, or a variable only it wrote.
+  bool isWorldSize(const Expr *e, int depth = 0) {
+    e = strip(e);
+    if (!e || depth > 6)
+      return false;
+    if (const auto *c = dyn_cast<CallExpr>(e)) {
+      CallInfo info = api.classify(c);
+      if (info.role == CallRole::WorldSize && info.arg < 0)
+        return true;
+      if (const FunctionDecl *fd = c->getDirectCallee())
+        if (isStoiLike(qualifiedName(fd)) && c->getNumArgs() >= 1)
+          return isWorldSize(c->getArg(0), depth + 1);
+      return false;
+    }
+    const ValueDecl *d = declOf(e);
+    if (!d)
+      return false;
+    if (worldSizeOut.count(d->getCanonicalDecl()))
+      return realDefs(d).empty();
+    const std::vector<const Expr *> ds = realDefs(d);
+    if (ds.empty())
+      return false;
+    for (const Expr *def : ds)
+      if (!isWorldSize(def, depth + 1))
+        return false;
+    return true;
+  }
+
   // (rank [% m]) or a constant
   bool rankOperand(const Expr *e, std::int64_t &mod) {
     e = strip(e);
@@ -943,6 +983,19 @@ struct DependenceAnalyzer::Impl {
           default: return o;
           }
         };
+        // rank < size always holds; rank >= size never does (MBI's
+        // `if (rank < nprocs)` guard around every code).
+        for (int side = 0; side < 2; ++side) {
+          const Expr *r = side ? b->getRHS() : b->getLHS();
+          const Expr *w = side ? b->getLHS() : b->getRHS();
+          core::CmpOp o = side ? flip(op) : op; // rank `o` size
+          if (isWorldSize(w) && isRank(r)) {
+            if (o == core::CmpOp::LT || o == core::CmpOp::LE || o == core::CmpOp::NE)
+              return withText(Cond::constant(true), orig);
+            if (o == core::CmpOp::GE || o == core::CmpOp::GT || o == core::CmpOp::EQ)
+              return withText(Cond::constant(false), orig);
+          }
+        }
         std::optional<std::int64_t> rv = constInt(b->getRHS(), ctx);
         std::optional<std::int64_t> lv = constInt(b->getLHS(), ctx);
         if (rv && rankOperand(b->getLHS(), mod))

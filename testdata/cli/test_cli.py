@@ -507,9 +507,13 @@ class CheckLaunch(Project):
                   containers:
                     - name: trainer
                       image: trainer:1
+                      command: ["torchrun", "--nproc-per-node", "8", "train.py"]
                       env:
                         - name: NCCL_ASYNC_ERROR_HANDLING
-                          value: "1"
+                          value: "0"
+                      resources:
+                        limits:
+                          nvidia.com/gpu: 8
             """)
         good = self.write("launch/run.sh", """\
             #!/bin/bash
@@ -517,14 +521,29 @@ class CheckLaunch(Project):
             export PYTHONFAULTHANDLER=1
             torchrun --nproc-per-node 8 train.py
             """)
-        p = run(["check-launch", bad, good], cwd=self.src)
+        # Not a torch job: an etcd container is nobody's NCCL launch.
+        other = self.write("launch/etcd.yaml", """\
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: etcd
+            spec:
+              containers:
+                - name: etcd
+                  image: quay.io/coreos/etcd:v3.5
+            """)
+        p = run(["check-launch", bad, good, other], cwd=self.src)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         got = findings(p.stdout)
         self.assertTrue(got and all(f == "launch/job.yaml" and r == "ddp-launch-env"
                                     for f, _, r, _ in got), p.stdout)
-        self.assertIn("deprecated", p.stdout)
+        # The hazard (async error handling off) is the warning; the missing
+        # faulthandler is a policy note.
+        self.assertIn(("launch/job.yaml", 13, "ddp-launch-env", "warning"), got)
+        self.assertIn("turns NCCL async error handling off", p.stdout)
+        self.assertIn(("launch/job.yaml", 9, "ddp-launch-env", "note"), got)
         self.assertIn("PYTHONFAULTHANDLER", p.stdout)
-        self.assertEqual(run(["check-launch", good], cwd=self.src).returncode, 0)
+        self.assertEqual(run(["check-launch", good, other], cwd=self.src).returncode, 0)
 
     def test_version_from_config(self):
         script = self.write("launch/old.sh", """\
@@ -533,11 +552,15 @@ class CheckLaunch(Project):
             export PYTHONFAULTHANDLER=1
             torchrun train.py
             """)
-        self.assertEqual(run(["check-launch", script], cwd=self.src).returncode, 1)
+        # No version: 2.2 or newer is assumed, where the old name is deprecated (a note).
+        p = run(["check-launch", "--fail-on", "note", script], cwd=self.src)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("deprecated", p.stdout)
+        self.assertIn("assumed", p.stdout)
         self.write(".ddplint.yaml", "launch:\n  torch_version: '1.13'\n")
-        p = run(["check-launch", script], cwd=self.src)
+        p = run(["check-launch", "--fail-on", "note", script], cwd=self.src)
         self.assertEqual(p.returncode, 0, p.stdout)
-        p = run(["check-launch", "--torch-version", "2.4", script], cwd=self.src)
+        p = run(["check-launch", "--fail-on", "note", "--torch-version", "2.4", script], cwd=self.src)
         self.assertEqual(p.returncode, 1, p.stdout)
 
     def test_malformed_yaml(self):

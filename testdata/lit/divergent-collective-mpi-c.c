@@ -84,6 +84,21 @@ void broadcast_then_branch(void) {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// rank < size holds on every rank (MPI_Comm_size's out-parameter): the MPI
+// Bugs Initiative wraps every code in it.
+void rank_below_size(void) {
+  int rank, nprocs;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+  if (rank < nprocs)
+    MPI_Barrier(MPI_COMM_WORLD);
+  if (nprocs > rank)
+    MPI_Barrier(MPI_COMM_WORLD);
+  if (rank >= nprocs)
+    return;
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // Main process first: every rank runs exactly one barrier.
 void main_process_first(void) {
   int rank;

@@ -229,13 +229,25 @@ void throw_on_local_nan(PG pg, std::vector<at::Tensor> &grads, at::Tensor loss) 
 // CHECK-MESSAGES: :[[@LINE-4]]:8: note: condition on a rank-local value here
 }
 
-// Error handling is not a rank decision: a uniform check's throw, and a throw
-// its own try block catches, are not reported.
+// A throw that only rank 0 can take (its validation path) leaves the others
+// in the next collective, whatever the inner check is.
 bool init_ok();
-void error_paths(PG pg, std::vector<at::Tensor> &grads) {
+void rank0_validation_throw(PG pg, std::vector<at::Tensor> &grads) {
   if (pg->getRank() == 0) {
     if (!init_ok())
       throw std::runtime_error("init failed");
+  }
+  pg->allreduce(grads)->wait();
+// CHECK-MESSAGES: :[[@LINE-1]]:7: warning: collective 'allreduce' is never reached by ranks where 'pg->getRank() == 0' holds: they throw early{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-6]]:7: note: rank-dependent condition here
+}
+
+// Error handling every rank does alike is not a rank decision: a uniform
+// check's throw, and a throw its own try block catches, are not reported.
+void error_paths(PG pg, std::vector<at::Tensor> &grads) {
+  if (!init_ok())
+    throw std::runtime_error("init failed");
+  if (pg->getRank() == 0) {
     try {
       throw std::runtime_error("retry");
     } catch (const std::exception &) {

@@ -11,12 +11,14 @@ void barrier_after_only(PG pg, torch::nn::Linear model) {
   pg->barrier()->wait();
 }
 
-void no_barrier_after(PG pg, torch::nn::Linear model) {
+void no_barrier_after(PG pg, torch::nn::Linear model, std::vector<at::Tensor> &g) {
   pg->barrier()->wait();
   if (pg->getRank() == 0)
 // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
-    torch::save(model, "checkpoint.pt");
+    torch::save(model, "latest.pt");
+  pg->allreduce(g)->wait();
 }
 
-// CHECK-FIXES: {{^}}    torch::save(model, "checkpoint.pt");{{$}}
+// CHECK-FIXES: {{^}}    torch::save(model, "latest.pt");{{$}}
 // CHECK-FIXES-NEXT: {{^}}  pg->barrier()->wait();{{$}}
+// CHECK-FIXES-NEXT: {{^}}  pg->allreduce(g)->wait();{{$}}

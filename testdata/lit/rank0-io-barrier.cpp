@@ -25,28 +25,32 @@ void no_barriers(PG pg, torch::nn::Linear model, std::vector<at::Tensor> &grads)
 // CHECK-FIXES-NEXT: {{^}}  pg->barrier()->wait();{{$}}
 // CHECK-FIXES-NEXT: {{^}}  pg->allreduce(grads)->wait();{{$}}
 
-void barrier_before_only(PG pg, torch::nn::Linear model) {
+void barrier_before_only(PG pg, torch::nn::Linear model, std::vector<at::Tensor> &g) {
   const int rank = pg->getRank();
   pg->barrier()->wait();
   if (rank == 0)
 // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
     torch::save(model, "checkpoint.pt");
+  pg->allreduce(g)->wait();
 }
 // CHECK-FIXES: {{^}}    torch::save(model, "checkpoint.pt");{{$}}
 // CHECK-FIXES-NEXT: {{^}}  pg->barrier()->wait();{{$}}
-// CHECK-FIXES-NEXT: {{^}}}{{$}}
+// CHECK-FIXES-NEXT: {{^}}  pg->allreduce(g)->wait();{{$}}
 
-void metrics_log(c10d::ProcessGroup &group, float loss, int epoch) {
+void metrics_log(c10d::ProcessGroup &group, float loss, int epochs, std::vector<at::Tensor> &g) {
   const bool is_main = group.getRank() == 0;
-  group.barrier()->wait();
-  if (is_main && epoch % 10 == 0) {
-// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
-    std::ofstream log("metrics.csv", std::ios::app);
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    group.barrier()->wait();
+    if (is_main && epoch % 10 == 0) {
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
+      std::ofstream log("metrics.csv", std::ios::app);
+    }
+    group.allreduce(g)->wait();
   }
 }
-// CHECK-FIXES: {{^}}    std::ofstream log("metrics.csv", std::ios::app);{{$}}
-// CHECK-FIXES-NEXT: {{^}}  }{{$}}
-// CHECK-FIXES-NEXT: {{^}}  group.barrier()->wait();{{$}}
+// CHECK-FIXES: {{^}}      std::ofstream log("metrics.csv", std::ios::app);{{$}}
+// CHECK-FIXES-NEXT: {{^}}    }{{$}}
+// CHECK-FIXES-NEXT: {{^}}    group.barrier()->wait();{{$}}
 
 void write_report(const char *path) {
   FILE *f = std::fopen(path, "w");
@@ -73,18 +77,34 @@ void barrier_after_only(PG pg, torch::nn::Linear model) {
 // CHECK-FIXES: {{^}}  pg->barrier()->wait();{{$}}
 // CHECK-FIXES-NEXT: {{^}}  if (pg->getRank() == 0){{$}}
 
-void two_groups(PG world, PG local, torch::nn::Linear model) {
+void two_groups(PG world, PG local, torch::nn::Linear model, std::vector<at::Tensor> &g) {
   world->barrier()->wait();
   local->barrier()->wait();
   if (world->getRank() == 0)
 // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
     torch::save(model, "checkpoint.pt");
+  world->allreduce(g)->wait();
 }
 // Two process groups in scope: no fix-it, the barrier could go to the wrong one.
 // CHECK-FIXES: {{^}}  local->barrier()->wait();{{$}}
 // CHECK-FIXES-NEXT: {{^}}  if (world->getRank() == 0){{$}}
 
 // ---- hard negatives -----------------------------------------------------------
+
+// The final save, after the last collective: no rank reads the file or waits
+// for rank 0 afterwards, so there is nothing to race with.
+void final_checkpoint(PG pg, torch::nn::Linear model, std::vector<at::Tensor> &g) {
+  pg->allreduce(g)->wait();
+  if (pg->getRank() == 0)
+    torch::save(model, "final.pt");
+}
+
+// Not a distributed program's only signal: the save is guarded by a rank
+// read from the environment and nothing follows it.
+void env_rank_final_save(torch::nn::Linear model) {
+  if (std::getenv("RANK") && std::string(std::getenv("RANK")) == "0")
+    torch::save(model, "final.pt");
+}
 
 void barriers_around(PG pg, torch::nn::Linear model) {
   pg->barrier()->wait();

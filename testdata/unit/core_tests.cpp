@@ -682,7 +682,8 @@ TEST_CASE("unguardedSaves: a helper called under rank 0 inside a loop is guarded
 
 TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
   SECTION("missing both barriers") {
-    Program p = program({fn("main", {coll("allreduce", 1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4)})});
+    Program p = program({fn("main", {coll("allreduce", 1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4),
+                                     coll("allreduce", 20)})});
     Analyzer an(p);
     auto fs = an.rank0IoWithoutBarrier(true);
     REQUIRE(fs.size() == 1);
@@ -695,7 +696,8 @@ TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
     CHECK(contains(fs[0].message, "before and after"));
   }
   SECTION("barrier before only: missing after") {
-    Program p = program({fn("main", {barrier(1), ifThen(rank(CmpOp::EQ, 0, 5), {fileWrite(10)}, 4)})});
+    Program p = program({fn("main", {barrier(1), ifThen(rank(CmpOp::EQ, 0, 5), {fileWrite(10)}, 4),
+                                     coll("allreduce", 20)})});
     Analyzer an(p);
     auto fs = an.rank0IoWithoutBarrier(true);
     REQUIRE(fs.size() == 1);
@@ -748,11 +750,38 @@ TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
   }
   SECTION("rank 0 writes through a helper") {
     Program p = program({
-        fn("main", {ifThen(rank(CmpOp::EQ, 0, 5), {call("write_metrics", 10)}, 4)}),
+        fn("main", {ifThen(rank(CmpOp::EQ, 0, 5), {call("write_metrics", 10)}, 4), coll("allreduce", 20)}),
         fn("write_metrics", {fileWrite(100)}),
     });
     Analyzer an(p);
     CHECK(locsOf(an.rank0IoWithoutBarrier(false)) == std::vector<Loc>{4});
+  }
+  SECTION("after the last collective nothing races with the write") {
+    Program p = program({fn("main", {coll("allreduce", 1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4)})});
+    Analyzer an(p);
+    CHECK(an.rank0IoWithoutBarrier(true).empty());
+  }
+  SECTION("...but inside a loop that synchronises, the next iteration's collective does") {
+    Program p = program({fn("main", {loop(Dep::Uniform, {coll("allreduce", 1),
+                                                         ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4)}, 2)})});
+    Analyzer an(p);
+    CHECK(locsOf(an.rank0IoWithoutBarrier(true)) == std::vector<Loc>{4});
+  }
+  SECTION("...and so does a collective after a call site of the writing function") {
+    Program p = program({
+        fn("main", {call("checkpoint", 10), coll("allreduce", 20)}),
+        fn("checkpoint", {ifThen(rank(CmpOp::EQ, 0, 105), {save(110)}, 104)}),
+    });
+    Analyzer an(p);
+    CHECK(locsOf(an.rank0IoWithoutBarrier(false)) == std::vector<Loc>{104});
+  }
+  SECTION("a program that is not distributed is never reported") {
+    Program p = program({fn("main", {coll("allreduce", 1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4),
+                                     coll("allreduce", 20)})});
+    p.distributed = false;
+    Analyzer an(p);
+    CHECK(an.rank0IoWithoutBarrier(true).empty());
+    CHECK(an.unguardedSaves().empty());
   }
   SECTION("blocks that are not main-only are not this check's business") {
     Program p = program({fn("main", {

@@ -129,7 +129,7 @@ std::vector<std::string> watchedNames(const Options &) {
     names.insert(r.deprecated.begin(), r.deprecated.end());
   }
   std::vector<std::string> out(names.begin(), names.end());
-  out.push_back(kFaultHandler);
+  out.emplace_back(kFaultHandler);
   return out;
 }
 
@@ -165,11 +165,13 @@ void evaluate(const Env &env, const Subject &s, const Options &opts, Sink &sink,
     const Setting *cur = find(readName);
     const Setting *dep = nullptr;
     std::string depName;
-    for (const auto &d : range.deprecated)
-      if ((dep = find(d))) {
+    for (const auto &d : range.deprecated) {
+      dep = find(d);
+      if (dep) {
         depName = d;
         break;
       }
+    }
     // A name this version does not read at all (the new name on 2.1).
     std::string unreadName;
     for (const auto &name : watchedNames(opts))

@@ -104,6 +104,7 @@ public:
                      "Helm template: checked with its {{ ... }} directives masked; values "
                      "that come from them are not judged");
         } catch (const YAML::Exception &) {
+          masked = false; // not YAML even masked: handled below as unparsed
         }
       }
       if (!masked) {
