@@ -96,6 +96,8 @@ struct DependenceAnalyzer::Impl {
   std::unordered_map<const Decl *, std::vector<const Expr *>> defs;
   std::unordered_map<const Decl *, Dep> outRole; // written through &x by a rank/world source
   std::unordered_set<const Decl *> worldSizeOut;   // written through &x by MPI_Comm_size & co.
+  // Loop counters `for (p = 0; p < BOUND; ++p)`: the counter and its bound.
+  std::unordered_map<const Decl *, const Expr *> loopCounters;
   // Where a collective makes a value the same on every rank: from the end of
   // the statement that issues it to the end of the block that holds it (the
   // paths that pass through the call), and only for the collective's agreed
@@ -338,6 +340,11 @@ struct DependenceAnalyzer::Impl {
     bool TraverseIfStmt(IfStmt *s) { return underCond(s->getCond(), [&] { return RecursiveASTVisitor::TraverseIfStmt(s); }); }
     int inLoopHeader = 0;
     bool TraverseForStmt(ForStmt *s) {
+      if (const auto *ds = dyn_cast_or_null<DeclStmt>(s->getInit()); ds && ds->isSingleDecl())
+        if (const auto *v = dyn_cast<VarDecl>(ds->getSingleDecl()))
+          if (const auto *b = dyn_cast_or_null<BinaryOperator>(s->getCond()); b && b->getOpcode() == BO_LT)
+            if (declOf(b->getLHS()) == v)
+              I.loopCounters[v->getCanonicalDecl()] = b->getRHS();
       ++inLoopHeader;
       bool ok = TraverseStmt(s->getInit()) && TraverseStmt(s->getCond()) && TraverseStmt(s->getInc());
       --inLoopHeader;
@@ -996,6 +1003,19 @@ struct DependenceAnalyzer::Impl {
               return withText(Cond::constant(false), orig);
           }
         }
+        // `p == rank` with `p` sweeping 0..size: each rank's turn comes once.
+        if (op == core::CmpOp::EQ)
+          for (int side = 0; side < 2; ++side) {
+            const Expr *r = side ? b->getRHS() : b->getLHS();
+            const Expr *k = side ? b->getLHS() : b->getRHS();
+            const ValueDecl *kd = declOf(k);
+            auto lc = kd ? loopCounters.find(kd->getCanonicalDecl()) : loopCounters.end();
+            if (lc != loopCounters.end() && isWorldSize(lc->second) && isRank(r)) {
+              Cond atom = Cond::atom("sweep:" + text(orig), Dep::Rank);
+              atom.sweep = true;
+              return withText(atom, orig);
+            }
+          }
         std::optional<std::int64_t> rv = constInt(b->getRHS(), ctx);
         std::optional<std::int64_t> lv = constInt(b->getLHS(), ctx);
         if (rv && rankOperand(b->getLHS(), mod))

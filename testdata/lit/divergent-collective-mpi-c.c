@@ -128,3 +128,32 @@ int main(int argc, char **argv) {
   MPI_Finalize();
   return 0;
 }
+
+// Serialised printing: each rank's turn comes once as p sweeps 0..size, so
+// every rank issues size + 1 barriers.
+void print_in_turn(void) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int p = 0; p < size; p++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (p == rank) {
+      printf("rank %d\n", rank);
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+  }
+}
+
+// ...but a real collective in one rank's turn is still a divergence.
+void allreduce_in_turn(double *x) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int p = 0; p < size; p++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (p == rank)
+      MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+// CHECK-MESSAGES: :[[@LINE-1]]:7: warning: collective 'MPI_Allreduce' runs only on ranks where 'p == rank' holds{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-3]]:9: note: rank-dependent condition here
+  }
+}

@@ -731,8 +731,13 @@ void good(PG pg, torch::nn::Linear model) {
   if (pg->getRank() == 0) torch::save(model, "ckpt.pt");
   pg->barrier();
 }
-void bad(PG pg, torch::nn::Linear model) {
+void bad(PG pg, torch::nn::Linear model, std::vector<at::Tensor> &g) {
   if (pg->getRank() == 0) torch::save(model, "ckpt.pt");   // IF
+  pg->allreduce(g);
+}
+void final_save(PG pg, torch::nn::Linear model, std::vector<at::Tensor> &g) {
+  pg->allreduce(g);
+  if (pg->getRank() == 0) torch::save(model, "final.pt");   // nothing after it: no finding
 }
 void every(PG pg, torch::nn::Linear model) {
   torch::save(model, "all.pt");   // SAVE

@@ -26,6 +26,7 @@ struct Atom {
   Loc loc = 0;
   bool probesFile = false;
   bool errorCheck = false;
+  bool sweep = false;
 };
 
 struct Lit {
@@ -232,6 +233,7 @@ struct Analyzer::Impl {
     a.loc = c.loc;
     a.probesFile = c.probesFile;
     a.errorCheck = c.errorCheck;
+    a.sweep = c.sweep;
     atoms.push_back(a);
     atomIndex[key] = int(atoms.size()) - 1;
     return int(atoms.size()) - 1;
@@ -573,6 +575,13 @@ struct Analyzer::Impl {
     return out;
   }
 
+  static bool barriersOnly(const std::vector<Ev> &seq) {
+    for (const auto &e : seq)
+      if (e.kind != EventKind::Barrier)
+        return false;
+    return true;
+  }
+
   // Index of the first difference between the sync sequences, or -1.
   static long firstDiff(const std::vector<Ev> &a, const std::vector<Ev> &b) {
     size_t n = std::min(a.size(), b.size());
@@ -830,6 +839,12 @@ struct Analyzer::Impl {
         if (firstDiff(syncs[i], syncs[j]) < 0)
           continue;
         if (!pairFeasible(paths[i].guard, paths[j].guard))
+          continue;
+        // `for (p = 0; p < size; ++p) { if (p == rank) barrier(); barrier(); }`:
+        // each rank takes the branch once over the loop, so every rank issues
+        // the same number of barriers, and barriers are interchangeable.
+        if (const Lit *sl = splitLit(paths[i], paths[j]);
+            sl && atoms[sl->atom].sweep && barriersOnly(syncs[i]) && barriersOnly(syncs[j]))
           continue;
         align(paths[i], paths[j], syncs[i], syncs[j]);
       }

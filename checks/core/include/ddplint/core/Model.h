@@ -48,6 +48,9 @@ struct Cond {
   // hidden test): a failure that can strike one rank alone.  An exit under it
   // is an error path, not a rank decision.
   bool errorCheck = false;
+  // Atom: `p == rank` where `p` is a loop counter that sweeps 0..world size:
+  // every rank takes it exactly once over the loop (serialised printing).
+  bool sweep = false;
   std::vector<Cond> kids;
   std::string text; // source spelling, for messages
   Loc loc = 0;      // where the condition is written
