@@ -207,6 +207,33 @@ CallInfo ApiMatcher::classify(const CallExpr *call) const {
   if (const auto *tmpl = fd->getPrimaryTemplate())
     fd = tmpl->getTemplatedDecl();
   CallInfo info = classifyCallee(fd, call);
+  // fopen(path, "r") and open(path, O_RDONLY) read: only a writing mode is a file write.
+  if (info.role == CallRole::FileWrite && call->getNumArgs() >= 2 &&
+      (info.op == "fopen" || info.op == "std::fopen" || info.op == "freopen" ||
+       info.op == "std::freopen" || info.op == "fopen64")) {
+    std::string mode = stringLiteralOf(call->getArg(1));
+    if (!mode.empty() && mode.find_first_of("wa+") == std::string::npos)
+      return {};
+  }
+  // fprintf(stderr, ...), fputs(s, stdout): console output, not a file.
+  if (info.role == CallRole::FileWrite) {
+    int stream = info.op == "fprintf" || info.op == "std::fprintf"   ? 0
+                 : info.op == "fputs" || info.op == "std::fputs"     ? 1
+                 : info.op == "fwrite" || info.op == "std::fwrite"   ? 3
+                                                                     : -1;
+    if (stream >= 0 && unsigned(stream) < call->getNumArgs())
+      if (const auto *dr = dyn_cast<DeclRefExpr>(call->getArg(unsigned(stream))->IgnoreParenImpCasts()))
+        if (dr->getDecl()->getDeclName().isIdentifier() &&
+            (dr->getDecl()->getName() == "stdout" || dr->getDecl()->getName() == "stderr"))
+          return {};
+  }
+  if (info.role == CallRole::FileWrite && call->getNumArgs() >= 2 && (info.op == "open" || info.op == "open64")) {
+    const Expr *flags = call->getArg(1)->IgnoreParenImpCasts();
+    if (!flags->isValueDependent() && !flags->isTypeDependent() && !flags->containsErrors() &&
+        !flags->getType().isNull() && flags->getType()->isIntegerType())
+      if (auto v = flags->getIntegerConstantExpr(fd->getASTContext()); v && (v->getExtValue() & 3) == 0)
+        return {}; // O_RDONLY
+  }
   // A writer is a checkpoint write only in the overloads that take a path;
   // the stream overloads write wherever the caller's stream goes.
   if (info.role == CallRole::CheckpointWrite && info.arg >= 0 &&

@@ -134,7 +134,7 @@ std::vector<std::string> watchedNames(const Options &) {
 }
 
 void evaluate(const Env &env, const Subject &s, const Options &opts, Sink &sink,
-              const std::function<bool(Var)> &reportMissing) {
+              const std::function<bool(Var, Level)> &reportMissing) {
   const Target target = targetOf(s, opts);
   const core::AsyncErrorVersionRange &range = core::asyncErrorRange(facts(), target.version);
   const core::LauncherExport *launcher =
@@ -147,12 +147,15 @@ void evaluate(const Env &env, const Subject &s, const Options &opts, Sink &sink,
     if (st.report && (level == Level::Hazard || opts.requireExplicit))
       sink.add(st.line, st.column, "setting", message, level);
   };
-  auto wantMissing = [&](Var v) { return !s.mayInherit && (!reportMissing || reportMissing(v)); };
+  // A note never uses up the hazard's turn: each level is asked for on its own.
+  auto wantMissing = [&](Var v, Level level) {
+    return !s.mayInherit && (!reportMissing || reportMissing(v, level));
+  };
   const std::string launcherName = s.launcherName.empty() && launcher ? launcher->name : s.launcherName;
 
   if (range.reads.empty()) {
     // Before 1.7 there is nothing to set: report the version itself, once.
-    if (wantMissing(Var::AsyncErrorHandling))
+    if (wantMissing(Var::AsyncErrorHandling, Level::Hazard))
       sink.add(s.line, s.column, "no async error handling",
                s.name + " runs " + target.text + ", which has no NCCL async error handling (" +
                    range.source + "): " + kHangs + "; use PyTorch " +
@@ -223,7 +226,7 @@ void evaluate(const Env &env, const Subject &s, const Options &opts, Sink &sink,
       const std::string notRead =
           unread ? " (" + unreadName + " is set, but " + target.text + " does not read it)" : "";
       if (launcherSets || range.defaultMode != 0) {
-        if (opts.requireExplicit && wantMissing(Var::AsyncErrorHandling)) {
+        if (opts.requireExplicit && wantMissing(Var::AsyncErrorHandling, Level::Policy)) {
           std::string why = launcherSets
                                 ? launcherName + " sets " + readName + "=" + launcher->value +
                                       " for the ranks it starts"
@@ -238,7 +241,7 @@ void evaluate(const Env &env, const Subject &s, const Options &opts, Sink &sink,
                        " (policy; RequireExplicitSetting)",
                    Level::Policy);
         }
-      } else if (wantMissing(Var::AsyncErrorHandling)) {
+      } else if (wantMissing(Var::AsyncErrorHandling, Level::Hazard)) {
         sink.add(s.line, s.column, "missing " + readName,
                  s.name + s.missingVerb + " " + readName + notRead + ": " + target.text +
                      " reads " + readName + " with default " + modeText(range.defaultMode) +
@@ -257,7 +260,7 @@ void evaluate(const Env &env, const Subject &s, const Options &opts, Sink &sink,
       at(*fh, std::string(kFaultHandler) + " is empty " + s.context +
                   ": Python turns faulthandler on only for a non-empty value; set it to 1 (policy)",
          Level::Policy);
-  } else if (opts.requireExplicit && wantMissing(Var::FaultHandler)) {
+  } else if (opts.requireExplicit && wantMissing(Var::FaultHandler, Level::Policy)) {
     sink.add(s.line, s.column, "missing " + std::string(kFaultHandler),
              s.name + s.missingVerb + " " + kFaultHandler +
                  ": a rank that crashes or is aborted by the NCCL watchdog dies without a Python "

@@ -71,10 +71,10 @@ private:
 enum class Var { AsyncErrorHandling, FaultHandler };
 
 // `reportMissing` filters the missing findings (the shell reader reports each
-// variable missing once per file); wrong and deprecated settings are always
-// reported.
+// variable missing once per file and level, so a policy note never hides a
+// later launch's hazard); wrong and deprecated settings are always reported.
 void evaluate(const Env &env, const Subject &subject, const Options &opts, Sink &sink,
-              const std::function<bool(Var)> &reportMissing = nullptr);
+              const std::function<bool(Var, Level)> &reportMissing = nullptr);
 
 // The version a subject is judged for, and how to say so in a message:
 // "PyTorch 1.13 (--torch-version)", "PyTorch 2.2 or newer (assumed: no

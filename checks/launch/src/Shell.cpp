@@ -552,7 +552,7 @@ private:
   Env *shared_ = nullptr; // a sourced file writes into its parent's variables
   Env &vars_ = shared_ ? *shared_ : ownVars_;
   bool sourced_ = false;
-  std::set<Var> missingReported_;
+  std::set<std::pair<Var, Level>> missingReported_; // once per file and level
   std::string file_;     // the script, for resolving sourced files
   int sourceDepth_ = 0;  // > 0 in a sourced file
   int depth_ = 0;        // nesting of here-documents and launcher variables
@@ -813,7 +813,8 @@ private:
         return "add " + name + "=" + value + " to its --export list (--export=ALL," + name + "=" +
                value + ")";
       };
-    evaluate(eff, s, opts_, sink_, [&](Var v) { return missingReported_.insert(v).second; });
+    evaluate(eff, s, opts_, sink_,
+             [&](Var v, Level l) { return missingReported_.insert({v, l}).second; });
   }
 
   // exec/nohup/time/nice/timeout/stdbuf/command and env(1) in front of a command.

@@ -1,0 +1,35 @@
+// RUN: %check_ddp_tidy %s ddp-rank0-io-barrier,ddp-unguarded-save %t -- -- %mpi_c_flags
+// MPI in C: rank 0 reads the input and prints; only writing a file is IO that
+// other ranks can race with.
+#include <mpi.h>
+#include <stdio.h>
+
+void step(double *x) { MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
+
+void read_input_then_bcast(int rank, int *n) {
+  if (rank == 0) {
+    FILE *f = fopen("input.txt", "r");
+    if (f) {
+      if (fscanf(f, "%d", n) != 1)
+        *n = 1;
+      fclose(f);
+    }
+    fprintf(stderr, "read %d\n", *n);
+    fputs("ok\n", stdout);
+  }
+  MPI_Bcast(n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+}
+
+void write_results(double *x, int iters) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int i = 0; i < iters; i++) {
+    step(x);
+    if (rank == 0) {
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches before or after it{{.*}} [ddp-rank0-io-barrier]
+      FILE *f = fopen("results.txt", "a");
+      fprintf(f, "%f\n", x[0]);
+      fclose(f);
+    }
+  }
+}
