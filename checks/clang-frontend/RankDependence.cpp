@@ -1153,10 +1153,13 @@ struct DependenceAnalyzer::Impl {
     if (statusName(t.getAsString()))
       return true;
     if (const auto *et = t->getAs<EnumType>())
-      if (const EnumDecl *ed = et->getDecl())
+      if (const EnumDecl *ed = et->getDecl()) {
+        if (const EnumDecl *def = ed->getDefinition())
+          ed = def; // LLVM 22's EnumType names the declaration it was written with
         for (const EnumConstantDecl *ec : ed->enumerators())
           if (ec->getName().contains("Success") || ec->getName().contains("SUCCESS"))
             return true;
+      }
     return false;
   }
 
