@@ -14,8 +14,10 @@ PACKAGES=(
   libtorch-dev libgloo-dev
   # catalog generator and tests
   libyaml-cpp-dev catch2
-  # the API catalog's header test (rules/api.yaml against the installed mpi.h)
-  libopenmpi-dev
+  # the API catalog's header test (rules/api.yaml against the installed mpi.h),
+  # the C lit tests on the real mpi.h, and the stress corpus (testdata/stress:
+  # Eigen, Boost and the rest of the installed library headers)
+  libopenmpi-dev libeigen3-dev libboost-dev
   # ddplint-clangd: Debian's clangd libraries were built with the remote index (gRPC)
   libgrpc++-dev libprotobuf-dev
   # tests of the front ends: SARIF schema validation, the pre-commit hook, the LSP client
