@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -468,4 +469,318 @@ TEST_CASE("A script without a launch command says so when asked", "[shell][issue
   Result r = check("no-launch.sh");
   CHECK(r.findings.empty());
   CHECK(skippedWith(r, "no launch command"));
+}
+// ===========================================================================
+// Behaviours tested before issue 11, adapted: hazard warning vs policy note,
+// only torch distributed containers (a launcher, or python with a GPU).
+// ===========================================================================
+
+TEST_CASE("PyTorchJob without the variables: per replica type, at the container", "[k8s]") {
+  Result r = check("pytorchjob-missing.yaml");
+  CHECK(r.kind == FileKind::KubernetesManifest);
+  CHECK(r.errors.empty());
+  // The Service document beside the job contributes nothing.  2.2+ assumed:
+  // torchrun (Master) and the default 3 (Worker) turn it on, so notes only.
+  CHECK(locs(r) == Locs{"22:15", "22:15", "31:15", "31:15"});
+  CHECK(count(r, Level::Hazard) == 0);
+  CHECK(hasLevel(r, 22, 15, Level::Policy,
+                 {"container 'trainer' in PyTorchJob 'bert' (Master) does not set " + kCurrent + " explicitly",
+                  "torchrun sets " + kCurrent + "=1", "add env " + kCurrent + "=1"}));
+  CHECK(hasLevel(r, 22, 15, Level::Policy, {"(Master) does not set " + kFault, "add env " + kFault + "=1"}));
+  // Reported at the `name:` key even when it is not the container's first key.
+  CHECK(hasLevel(r, 31, 15, Level::Policy,
+                 {"'trainer' in PyTorchJob 'bert' (Worker) does not set " + kCurrent + " explicitly",
+                  "defaults " + kCurrent + " to 3 (SkipCleanUp)"}));
+  CHECK(hasLevel(r, 31, 15, Level::Policy, {"(Worker) does not set " + kFault}));
+  for (const auto &f : r.findings) {
+    CHECK(f.ruleId == "ddp-launch-env");
+    CHECK(f.file == fixture("pytorchjob-missing.yaml"));
+  }
+  // On 1.13 the Worker's plain python (no launcher, default 0) is the hazard;
+  // the Master's torchrun exports the variable, a note.
+  Result old = check("pytorchjob-missing.yaml", "1.13");
+  CHECK(locs(old) == Locs{"22:15", "22:15", "31:15", "31:15"});
+  CHECK(hasLevel(old, 31, 15, Level::Hazard,
+                 {"(Worker) does not set " + kLegacy + ":", "default 0 (NoHandling), off", "no launcher sets it",
+                  "hangs the other ranks", "add env " + kLegacy + "=1"}));
+  CHECK(hasLevel(old, 22, 15, Level::Policy, {"(Master) does not set " + kLegacy + " explicitly"}));
+  CHECK(count(old, Level::Hazard) == 1);
+}
+
+TEST_CASE("Job: value 0, empty faulthandler, deprecated name, invalid value; envFrom", "[k8s]") {
+  Result r = check("job-values.yaml");
+  CHECK(r.errors.empty());
+  CHECK(locs(r) == Locs{"13:15", "15:15", "21:15", "38:15"});
+  // Value 0 beats torchrun's export (an existing value is kept since 1.12): a hazard.
+  CHECK(hasLevel(r, 13, 15, Level::Hazard,
+                 {kCurrent + "=0 in container 'off' in Job 'finetune' turns NCCL async error handling off",
+                  "hangs the other ranks", "set " + kCurrent + "=1"}));
+  CHECK(hasLevel(r, 15, 15, Level::Policy, {kFault + " is empty in container 'off'", "set it to 1"}));
+  // PYTHONFAULTHANDLER=0 enables faulthandler (any non-empty value does): no finding at 23.
+  CHECK(hasLevel(r, 21, 15, Level::Policy,
+                 {kLegacy + " in container 'legacy'", "deprecated since PyTorch 2.2", "rename it to " + kCurrent}));
+  // envFrom hides "missing" but not a wrong value written in env.
+  CHECK(hasLevel(r, 38, 15, Level::Hazard,
+                 {kCurrent + "=yes in container 'from-configmap-but-off'", "not a valid value"}));
+  CHECK(count(r, Level::Hazard) == 2);
+  // 'from-configmap' (envFrom), 'computed' (valueFrom, $(VAR)) and 'in-script'
+  // (the command sets both) have no finding; the ConfigMap's "0" is not a container.
+  for (const auto &f : r.findings) {
+    CHECK(f.message.find("'from-configmap'") == std::string::npos);
+    CHECK(f.message.find("'computed'") == std::string::npos);
+    CHECK(f.message.find("'in-script'") == std::string::npos);
+    CHECK(f.line < 54);
+  }
+  // All six containers run torchrun: none is skipped.
+  CHECK(r.skipped.empty());
+}
+
+TEST_CASE("A Pod inside a List; value 2 enables; init containers are not ranks", "[k8s]") {
+  Result r = check("pod-and-list.yaml");
+  CHECK(r.errors.empty());
+  // TORCH_NCCL_ASYNC_ERROR_HANDLING=2 (CleanUpOnly) is on: only the faulthandler note.
+  CHECK(locs(r) == Locs{"16:11"});
+  CHECK(hasLevel(r, 16, 11, Level::Policy, {"container 'main' in Pod 'probe-' does not set " + kFault}));
+  // fetch-data (python + GPU, nothing set) is an init container: not judged, not even skipped.
+  for (const auto &f : r.findings)
+    CHECK(f.message.find("fetch-data") == std::string::npos);
+  CHECK_FALSE(skippedWith(r, "fetch-data"));
+}
+
+TEST_CASE("RayCluster: the head sets both, the worker group sets neither", "[k8s][ray]") {
+  Result r = check("raycluster.yaml");
+  CHECK(r.errors.empty());
+  CHECK(locs(r) == Locs{"24:15", "24:15"});
+  CHECK(hasLevel(r, 24, 15, Level::Policy,
+                 {"container 'ray-worker' in RayCluster 'train-cluster' (worker group 'gpu') does not set " +
+                      kCurrent + " explicitly",
+                  "torchrun sets " + kCurrent + "=1"}));
+  CHECK(hasLevel(r, 24, 15, Level::Policy, {"(worker group 'gpu') does not set " + kFault}));
+  // The CPU group runs no torch: skipped with the reason, no finding.
+  CHECK(skippedWith(r, "container 'ray-cpu-worker' in RayCluster 'train-cluster' (worker group 'cpu'): "
+                       "no torch distributed workload"));
+  // The head, which sets both, is checked (not skipped) and has nothing.
+  CHECK_FALSE(skippedWith(r, "ray-head"));
+  // A value of 0 in the head would be a hazard at its env entry.
+  std::string text0;
+  {
+    std::ifstream in(fixture("raycluster.yaml"));
+    text0.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string one = "{name: TORCH_NCCL_ASYNC_ERROR_HANDLING, value: \"1\"}";
+  REQUIRE(text0.find(one) != std::string::npos);
+  text0.replace(text0.find(one), one.size(), "{name: TORCH_NCCL_ASYNC_ERROR_HANDLING, value: \"0\"}");
+  Result off = text("raycluster.yaml", text0);
+  CHECK(locs(off) == Locs{"15:18", "24:15", "24:15"});
+  CHECK(hasLevel(off, 15, 18, Level::Hazard, {kCurrent + "=0 in container 'ray-head'"}));
+}
+
+TEST_CASE("Malformed YAML: an error at its line:col, the other documents still checked", "[k8s][errors]") {
+  Result r = check("malformed.yaml");
+  CHECK(r.kind == FileKind::KubernetesManifest);
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].file == fixture("malformed.yaml"));
+  // The flow map opened on line 17 is never closed; yaml-cpp notices on line 18.
+  CHECK(r.errors[0].line == 18);
+  CHECK(r.errors[0].column == 5);
+  CHECK(r.errors[0].message.find("malformed YAML") != std::string::npos);
+  // The documents before and after the broken one are checked.
+  CHECK(locs(r) == Locs{"9:11", "9:11", "26:7"});
+  CHECK(hasLevel(r, 9, 11, Level::Policy, {"container 'a' in Job 'first' does not set " + kCurrent}));
+  CHECK(hasLevel(r, 26, 7, Level::Policy, {"container 'c' in Pod 'third' does not set " + kCurrent}));
+}
+
+TEST_CASE("A stray non-Kubernetes document beside real objects is skipped, the others checked",
+          "[k8s][errors]") {
+  Result mixed = text("m.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                                "  containers:\n  - name: c\n    command: [torchrun, t.py]\n---\nfoo: bar\n");
+  CHECK(mixed.kind == FileKind::KubernetesManifest);
+  CHECK(mixed.errors.empty());
+  CHECK(locs(mixed) == Locs{"6:5", "6:5"});
+  CHECK(hasLevel(mixed, 6, 5, Level::Policy, {"container 'c' in Pod 'p' does not set " + kCurrent}));
+}
+
+TEST_CASE("JSON manifests, CRLF line ends and a byte order mark", "[k8s]") {
+  Result json = text("pod.json", "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"p\"},\n"
+                                 " \"spec\": {\"containers\": [{\"name\": \"c\", \"command\": [\"torchrun\", \"t.py\"],\n"
+                                 "   \"env\": [{\"name\": \"PYTHONFAULTHANDLER\", \"value\": \"1\"}]}]}}\n",
+                     "1.13");
+  CHECK(json.kind == FileKind::KubernetesManifest);
+  CHECK(json.errors.empty());
+  CHECK(locs(json) == Locs{"2:27"}); // the key's opening quote
+  CHECK(hasLevel(json, 2, 27, Level::Policy, {"does not set " + kLegacy + " explicitly", "torchrun sets"}));
+  Result crlf = text("p.yaml", "\xEF\xBB\xBF" "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  name: p\r\n"
+                               "spec:\r\n  containers:\r\n    - name: c\r\n      command: [torchrun, t.py]\r\n"
+                               "      env:\r\n"
+                               "        - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\r\n          value: \"0\"\r\n");
+  CHECK(crlf.kind == FileKind::KubernetesManifest);
+  CHECK(crlf.errors.empty());
+  CHECK(locs(crlf) == Locs{"7:7", "10:11"});
+  CHECK(hasLevel(crlf, 10, 11, Level::Hazard, {kCurrent + "=0 in container 'c' in Pod 'p'"}));
+  CHECK(hasLevel(crlf, 7, 7, Level::Policy, {"does not set " + kFault}));
+  // No carriage return leaks into a message.
+  for (const auto &f : crlf.findings)
+    CHECK(f.message.find('\r') == std::string::npos);
+}
+
+TEST_CASE("Slurm: missing at the first launch command only; srun hostname and one-task srun are not launches",
+          "[slurm]") {
+  Result r = check("train-missing.slurm");
+  CHECK(r.kind == FileKind::SlurmScript);
+  CHECK(r.errors.empty());
+  // The commented-out export on line 7 does not count; PYTHONFAULTHANDLER is
+  // exported.  Lines 9 (hostname) and 10 (--ntasks=1) are not launches; 12 and
+  // 13 repeat the note of 11.
+  CHECK(locs(r) == Locs{"11:1"});
+  CHECK(hasLevel(r, 11, 1, Level::Policy,
+                 {"the srun at line 11 does not set " + kCurrent + " explicitly", "torchrun sets",
+                  "export " + kCurrent + "=1 before it"}));
+  // Before torchrun exported it (1.8): a hazard, again only at the first launch.
+  Result old = check("train-missing.slurm", "1.8");
+  CHECK(locs(old) == Locs{"11:1"});
+  CHECK(hasLevel(old, 11, 1, Level::Hazard,
+                 {"the srun at line 11 runs without " + kLegacy, "torchrun does not set it",
+                  "export " + kLegacy + "=1 before it"}));
+}
+
+TEST_CASE("Slurm: a note at one launch does not hide a later launch's hazard", "[slurm]") {
+  // 1.13: torchrun (line 11) exports the variable, a note; the plain python of
+  // line 13 gets nothing from a launcher, the hazard.  (This once reported the
+  // note and swallowed the hazard: exit 0 for a job that hangs.)
+  Result r = check("train-missing.slurm", "1.13");
+  CHECK(locs(r) == Locs{"11:1", "13:1"});
+  CHECK(hasLevel(r, 11, 1, Level::Policy, {"does not set " + kLegacy + " explicitly", "torchrun sets"}));
+  CHECK(hasLevel(r, 13, 1, Level::Hazard,
+                 {"the srun at line 13 runs without " + kLegacy, "srun does not set it"}));
+  // Without the policy level the hazard is the same.
+  Options o;
+  REQUIRE(parseTorchVersion("1.13", o));
+  o.requireExplicit = false;
+  Result hazards = checkLaunchFile(fixture("train-missing.slurm"), o);
+  CHECK(locs(hazards) == Locs{"13:1"});
+}
+
+TEST_CASE("Slurm: srun --export=NONE drops what the script exported", "[slurm]") {
+  Result r = check("export-none.slurm", "1.13");
+  // Line 6 (--export=ALL) gets both exports: nothing there.
+  CHECK(locs(r) == Locs{"5:1", "5:1"});
+  CHECK(hasLevel(r, 5, 1, Level::Hazard,
+                 {"runs without " + kLegacy, "--export=ALL," + kLegacy + "=1", "srun does not set it"}));
+  CHECK(hasLevel(r, 5, 1, Level::Policy, {"runs without " + kFault, "--export=ALL," + kFault + "=1"}));
+  // 2.2+ (default 3): the variable dropped is only a note.
+  Result now = check("export-none.slurm");
+  CHECK(locs(now) == Locs{"5:1", "5:1"});
+  CHECK(count(now, Level::Hazard) == 0);
+  CHECK(hasLevel(now, 5, 1, Level::Policy, {"does not set " + kCurrent + " explicitly", "--export=ALL," + kCurrent}));
+}
+
+TEST_CASE("Slurm: a sourced file may set them, but a wrong value written here is still wrong", "[slurm]") {
+  Result r = check("sourced.slurm");
+  CHECK(locs(r) == Locs{"3:8", "4:8"});
+  // /shared/cluster-env.sh is not in the repository: nothing missing, a note says so.
+  CHECK(hasLevel(r, 3, 8, Level::Policy, {"not checked: sources /shared/cluster-env.sh"}));
+  CHECK(hasLevel(r, 4, 8, Level::Hazard,
+                 {kCurrent + "=0 for the srun at line 5 turns NCCL async error handling off"}));
+  CHECK(count(r, Level::Hazard) == 1);
+  for (const auto &f : r.findings)
+    CHECK(f.message.find(kFault) == std::string::npos);
+}
+
+TEST_CASE("Shell: a VAR=val prefix applies to its own command only", "[shell]") {
+  Result r = check("launch-prefix.sh");
+  CHECK(r.kind == FileKind::ShellScript);
+  CHECK(locs(r) == Locs{"4:35", "5:1"});
+  CHECK(hasLevel(r, 4, 35, Level::Policy, {"the torchrun at line 4 runs without " + kFault}));
+  // Line 4's prefix does not reach line 5.
+  CHECK(hasLevel(r, 5, 1, Level::Policy,
+                 {"the python -m torch.distributed.run at line 5 does not set " + kCurrent + " explicitly"}));
+  // A prefix 0 is a hazard at the prefix, for that command.
+  Result off = text("p.sh", "#!/bin/bash\nexport PYTHONFAULTHANDLER=1\n"
+                            "TORCH_NCCL_ASYNC_ERROR_HANDLING=0 torchrun t.py\ntorchrun t.py\n");
+  CHECK(locs(off) == Locs{"3:1", "4:1"});
+  CHECK(hasLevel(off, 3, 1, Level::Hazard, {kCurrent + "=0 for the torchrun at line 3"}));
+  CHECK(hasLevel(off, 4, 1, Level::Policy, {"the torchrun at line 4 does not set " + kCurrent}));
+}
+
+TEST_CASE("Shell: .sh without a shebang, ${VAR:=1} defaults, accelerate launch", "[shell]") {
+  Result r = check("accelerate.sh");
+  CHECK(r.kind == FileKind::ShellScript);
+  // `: "${PYTHONFAULTHANDLER:=1}"` sets it: no faulthandler finding.
+  CHECK(locs(r) == Locs{"2:1"});
+  CHECK(hasLevel(r, 2, 1, Level::Policy,
+                 {"the accelerate launch at line 2 does not set " + kCurrent + " explicitly",
+                  "accelerate launch sets " + kCurrent + "=1"}));
+  // Before accelerate's torchrun exported it (1.8): a hazard.
+  Result old = check("accelerate.sh", "1.8");
+  CHECK(locs(old) == Locs{"2:1"});
+  CHECK(hasLevel(old, 2, 1, Level::Hazard,
+                 {"the accelerate launch at line 2 runs without " + kLegacy, "accelerate launch does not set it"}));
+}
+
+TEST_CASE("Before 2.2 the legacy name is right and the new name alone is not read", "[version]") {
+  Result old = check("versions.yaml", "1.13.1");
+  CHECK(locs(old) == Locs{"16:7", "41:11", "45:7"});
+  CHECK(hasLevel(old, 16, 7, Level::Hazard,
+                 {"container 'current-only' in Pod 'versions' does not set " + kLegacy,
+                  kCurrent + " is set, but PyTorch 1.13 (--torch-version) does not read it", "add env " + kLegacy + "=1"}));
+  CHECK(hasLevel(old, 41, 11, Level::Hazard,
+                 {kLegacy + "=0 in container 'legacy-off' in Pod 'versions' turns NCCL async error handling off"}));
+  CHECK(hasLevel(old, 45, 7, Level::Hazard,
+                 {"container 'neither' in Pod 'versions' does not set " + kLegacy,
+                  "PyTorch 1.13 (--torch-version) reads " + kLegacy + " with default 0 (NoHandling), off",
+                  "add env " + kLegacy + "=1"}));
+  // 'legacy-only' and 'both' are right for 1.13: no deprecation there.
+  for (const auto &f : old.findings)
+    CHECK(f.message.find("deprecated") == std::string::npos);
+
+  // 2.1 still reads only the legacy name, but its default is 1 (TearDown):
+  // the unread new name and the missing one are notes; 0 stays a hazard.
+  Result v21 = check("versions.yaml", "2.1");
+  CHECK(locs(v21) == Locs{"16:7", "41:11", "45:7"});
+  CHECK(hasLevel(v21, 16, 7, Level::Policy, {kCurrent + " is set, but PyTorch 2.1 (--torch-version) does not read it"}));
+  CHECK(hasLevel(v21, 41, 11, Level::Hazard, {kLegacy + "=0", "set " + kLegacy + "=1"}));
+  CHECK(hasLevel(v21, 45, 7, Level::Policy, {"defaults " + kLegacy + " to 1 (TearDown)"}));
+  CHECK(count(v21, Level::Hazard) == 1);
+}
+
+TEST_CASE("From 2.2, and when the version is unknown, the legacy name is deprecated", "[version]") {
+  for (const std::string v : {"", "2.2", "2.3.0+cu121"}) {
+    INFO("torch version '" << v << "'");
+    Result r = check("versions.yaml", v);
+    CHECK(locs(r) == Locs{"12:11", "32:11", "41:11", "45:7"});
+    CHECK(hasLevel(r, 12, 11, Level::Policy,
+                   {kLegacy + " in container 'legacy-only'", "deprecated since PyTorch 2.2", "rename it to " + kCurrent}));
+    CHECK(hasLevel(r, 32, 11, Level::Policy, {kLegacy + " in container 'both'", "already set; remove it"}));
+    CHECK(hasLevel(r, 41, 11, Level::Hazard, {kLegacy + "=0", "set " + kCurrent + "=1 instead"}));
+    CHECK(hasLevel(r, 45, 7, Level::Policy,
+                   {"does not set " + kCurrent + " explicitly", "to 3 (SkipCleanUp)", "add env " + kCurrent + "=1"}));
+    CHECK(count(r, Level::Hazard) == 1);
+    // A message that states a version fact says when 2.2+ is only assumed, and
+    // only then.
+    const std::string assumed = "PyTorch 2.2 or newer (assumed: no --torch-version given)";
+    if (v.empty()) {
+      CHECK(hasLevel(r, 12, 11, Level::Policy, {assumed}));
+      CHECK(hasLevel(r, 41, 11, Level::Hazard, {assumed}));
+      CHECK(hasLevel(r, 45, 7, Level::Policy, {assumed}));
+    }
+    for (const auto &f : r.findings)
+      if (!v.empty())
+        CHECK(f.message.find("assum") == std::string::npos);
+  }
+}
+
+TEST_CASE("The version of a shell target", "[version]") {
+  Result r = check("train-missing.slurm", "1.13");
+  CHECK(hasLevel(r, 11, 1, Level::Policy, {"export " + kLegacy + "=1 before it"}));
+  CHECK(hasLevel(r, 13, 1, Level::Hazard, {"PyTorch 1.13 (--torch-version)", "export " + kLegacy + "=1 before it"}));
+  // launch-good.sh sets only the new name: right from 2.2, unread before.
+  CHECK(check("launch-good.sh").findings.empty());
+  Result v113 = check("launch-good.sh", "1.13");
+  CHECK(locs(v113) == Locs{"3:39"});
+  CHECK(hasLevel(v113, 3, 39, Level::Policy,
+                 {"the python -m torch.distributed.launch at line 3 does not set " + kLegacy,
+                  kCurrent + " is set, but PyTorch 1.13 (--torch-version) does not read it", "torchrun sets"}));
+  Result v18 = check("launch-good.sh", "1.8");
+  CHECK(locs(v18) == Locs{"3:39"});
+  CHECK(hasLevel(v18, 3, 39, Level::Hazard, {"runs without " + kLegacy, "does not read it"}));
 }
