@@ -132,10 +132,16 @@ struct ModelBuilder::Impl {
     core::Loc l = loc(c->getExprLoc());
     switch (info.role) {
     case CallRole::Collective:
-      out.push_back(Node::makeEvent(core::EventKind::Collective, info.op, l));
-      return;
     case CallRole::Barrier:
-      out.push_back(Node::makeEvent(core::EventKind::Barrier, info.op, l));
+      // Which ranks are members of a split communicator is not known here: a
+      // collective on one is left out of the comparison (precision first).
+      if (deps().onSubCommunicator(c)) {
+        out.push_back(Node::makeEvent(core::EventKind::PointToPoint, info.op, l));
+        return;
+      }
+      out.push_back(Node::makeEvent(info.role == CallRole::Barrier ? core::EventKind::Barrier
+                                                                   : core::EventKind::Collective,
+                                    info.op, l));
       return;
     case CallRole::PointToPoint:
       out.push_back(Node::makeEvent(core::EventKind::PointToPoint, info.op, l));

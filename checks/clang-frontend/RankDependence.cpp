@@ -96,6 +96,9 @@ struct DependenceAnalyzer::Impl {
   std::unordered_map<const Decl *, std::vector<const Expr *>> defs;
   std::unordered_map<const Decl *, Dep> outRole; // written through &x by a rank/world source
   std::unordered_set<const Decl *> worldSizeOut;   // written through &x by MPI_Comm_size & co.
+  // Communicators that hold a subset of the ranks (MPI_Comm_split & co.):
+  // a collective on one is run only by its members, by design.
+  std::unordered_set<const Decl *> subComms;
   // Loop counters `for (p = 0; p < BOUND; ++p)`: the counter and its bound.
   std::unordered_map<const Decl *, const Expr *> loopCounters;
   // Where a collective makes a value the same on every rank: from the end of
@@ -402,6 +405,14 @@ struct DependenceAnalyzer::Impl {
     }
     bool VisitCallExpr(CallExpr *c) {
       CallInfo info = I.api.classify(c);
+      if (const FunctionDecl *fd = c->getDirectCallee(); fd && c->getNumArgs() > 0) {
+        static const std::vector<std::string> splitters = {
+            "MPI_Comm_split", "MPI_Comm_split_type", "MPI_Comm_create", "MPI_Comm_create_group",
+            "MPI_Cart_sub", "MPI_Intercomm_create", "ncclCommSplit"};
+        if (nameIn(qualifiedName(fd), splitters))
+          if (const ValueDecl *d = declOf(stripAddr(c->getArg(c->getNumArgs() - 1))))
+            I.subComms.insert(d->getCanonicalDecl());
+      }
       switch (info.role) {
       case CallRole::Collective:
       case CallRole::Barrier:
@@ -1287,5 +1298,13 @@ bool DependenceAnalyzer::isAgreedAt(const ValueDecl *d, SourceLocation use) {
 }
 std::string DependenceAnalyzer::text(const Expr *e) const { return impl_->text(e); }
 bool DependenceAnalyzer::distributed() const { return impl_->distributed; }
+bool DependenceAnalyzer::onSubCommunicator(const CallExpr *c) {
+  for (const Expr *a : c->arguments()) {
+    const ValueDecl *d = Impl::declOf(a);
+    if (d && impl_->subComms.count(d->getCanonicalDecl()))
+      return true;
+  }
+  return false;
+}
 
 } // namespace ddplint::clangfe

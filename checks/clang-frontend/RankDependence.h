@@ -47,6 +47,10 @@ public:
   // group, a rank or world-size source, a collective, point-to-point, or one of
   // the user's wrappers.
   bool distributed() const;
+  // A collective on a communicator that holds a subset of the ranks (from
+  // MPI_Comm_split, MPI_Comm_create, MPI_Cart_sub, ncclCommSplit): only its
+  // members call it, so a rank condition around it is membership, not divergence.
+  bool onSubCommunicator(const clang::CallExpr *c);
   // The source text of an expression, for messages and atom keys.
   std::string text(const clang::Expr *e) const;
 

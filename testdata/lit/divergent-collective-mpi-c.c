@@ -157,3 +157,15 @@ void allreduce_in_turn(double *x) {
 // CHECK-MESSAGES: :[[@LINE-3]]:9: note: rank-dependent condition here
   }
 }
+
+// A collective on a split communicator is run by that communicator's members:
+// the even ranks barrier on theirs, the odd ranks' half has no collective.
+void sub_communicator(void) {
+  int rank;
+  MPI_Comm half;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+  if (rank % 2 == 0)
+    MPI_Barrier(half);
+  MPI_Comm_free(&half);
+}
