@@ -135,8 +135,12 @@ struct Args {
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
 };
 
+// The subcommand whose usage the hint names ("" for the lint command).
+std::string gUsageCommand;
+
 [[noreturn]] void usageError(const std::string &msg) {
-  std::cerr << "ddplint: error: " << msg << "\nrun 'ddplint --help' for usage\n";
+  const std::string help = gUsageCommand.empty() ? "ddplint --help" : "ddplint " + gUsageCommand + " --help";
+  std::cerr << "ddplint: error: " << msg << "\nrun '" << help << "' for usage\n";
   std::exit(kExitError);
 }
 
@@ -145,6 +149,7 @@ Args parseArgs(int argc, char **argv) {
   int i = 1;
   if (argc > 1 && (std::string(argv[1]) == "rules" || std::string(argv[1]) == "check-launch")) {
     a.command = argv[1];
+    gUsageCommand = a.command;
     i = 2;
   }
   auto value = [&](const std::string &flag, const std::string &arg) -> std::string {
