@@ -127,16 +127,20 @@ struct Rule {
   std::vector<Opt> options;
 };
 
-std::vector<Rule> loadRules(const std::string &file) {
-  YAML::Node root;
+// A YAML file, or a SchemaError naming file:line:col (or that it cannot be read).
+YAML::Node loadYaml(const std::string &file) {
   try {
-    root = YAML::LoadFile(file);
+    return YAML::LoadFile(file);
   } catch (const YAML::ParserException &e) {
     throw SchemaError(file + ":" + std::to_string(e.mark.line + 1) + ":" +
                       std::to_string(e.mark.column + 1) + ": error: " + e.msg);
   } catch (const YAML::BadFile &) {
     throw SchemaError(file + ": error: cannot open file");
   }
+}
+
+std::vector<Rule> loadRules(const std::string &file) {
+  YAML::Node root = loadYaml(file);
   if (!root.IsMap())
     fail(file, root, "the catalog must be a mapping with 'version' and 'rules'");
   if (intOf(file, root, "version") != 1)
@@ -403,7 +407,7 @@ std::string apiClassesCpp(const std::string &file, const YAML::Node &root) {
 
 // --api-names: "CLASS function|method NAME" per line, for the header test.
 std::string apiNames(const std::string &file) {
-  ApiClasses c = loadApiClasses(file, YAML::LoadFile(file));
+  ApiClasses c = loadApiClasses(file, loadYaml(file));
   std::ostringstream o;
   for (const ApiClass &k : kApiClasses) {
     for (const auto &n : c.functions[k.label])
@@ -415,15 +419,7 @@ std::string apiNames(const std::string &file) {
 }
 
 std::string apiCpp(const std::string &file) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(file);
-  } catch (const YAML::ParserException &e) {
-    throw SchemaError(file + ":" + std::to_string(e.mark.line + 1) + ":" +
-                      std::to_string(e.mark.column + 1) + ": error: " + e.msg);
-  } catch (const YAML::BadFile &) {
-    throw SchemaError(file + ": error: cannot open file");
-  }
+  YAML::Node root = loadYaml(file);
   if (!root.IsMap() || intOf(file, root, "version") != 1)
     fail(file, root, "the API catalog must be a mapping with 'version: 1'");
   auto sub = [&](const char *k) { return need(file, root, k, YAML::NodeType::Map); };
@@ -490,15 +486,7 @@ std::string apiCpp(const std::string &file) {
 // nccl_async_error_env, which must agree with the newest range.
 std::string asyncFactsCpp(const std::string &file, const YAML::Node &apiEnv,
                           const std::string &apiFile) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(file);
-  } catch (const YAML::ParserException &e) {
-    throw SchemaError(file + ":" + std::to_string(e.mark.line + 1) + ":" +
-                      std::to_string(e.mark.column + 1) + ": error: " + e.msg);
-  } catch (const YAML::BadFile &) {
-    throw SchemaError(file + ": error: cannot open file");
-  }
+  YAML::Node root = loadYaml(file);
   if (!root.IsMap() || intOf(file, root, "version") != 1)
     fail(file, root, "the NCCL async error facts must be a mapping with 'version: 1'");
   std::ostringstream o;
@@ -581,7 +569,7 @@ int main(int argc, char **argv) {
                                                 : apiFile.substr(0, apiFile.rfind('/'))) +
         "/nccl-async-error.yaml";
     const std::string facts =
-        asyncFactsCpp(factsFile, YAML::LoadFile(apiFile)["nccl_async_error_env"], apiFile);
+        asyncFactsCpp(factsFile, loadYaml(apiFile)["nccl_async_error_env"], apiFile);
     std::string mode = argv[3];
     if (mode == "--api-names") {
       std::cout << apiNames(apiFile);

@@ -257,29 +257,37 @@ struct DependenceAnalyzer::Impl {
       markAgreed(sl->getSubExpr(), at, depth + 1);
   }
 
-  // The arguments whose value is the same on every rank after the call: the
-  // catalog's agreed outputs; all arguments of the user's own collective
-  // wrappers (they say the call agrees them).  Null: unknown collective.
-  std::vector<unsigned> agreedArgs(const CallExpr *c, const CallInfo &info) {
-    std::vector<unsigned> out;
+  // The catalog's buffers entry of a collective call (rules/api.yaml
+  // collective_buffers), or null.
+  const core::CollectiveBuffers *buffersOf(const CallExpr *c) const {
     const FunctionDecl *fd = c->getDirectCallee();
     if (!fd)
-      return out;
+      return nullptr;
     const bool method = isa<CXXMethodDecl>(fd) && !isa<CXXOperatorCallExpr>(c);
     const std::string q = qualifiedName(fd);
     const std::string plain = fd->getDeclName().isIdentifier() ? fd->getName().str() : "";
-    for (const auto &cb : api.api().collectiveBuffers) {
-      if (cb.method != method || (method ? cb.name != plain : !nameIn(q, {cb.name})))
-        continue;
-      for (int i : cb.agreed)
+    for (const auto &cb : api.api().collectiveBuffers)
+      if (cb.method == method && (method ? cb.name == plain : nameIn(q, {cb.name})))
+        return &cb;
+    return nullptr;
+  }
+
+  // The arguments whose value is the same on every rank after the call: the
+  // catalog's agreed outputs, or every argument of the user's own collective
+  // wrappers (naming them says the call agrees them).
+  std::vector<unsigned> agreedArgs(const CallExpr *c) const {
+    std::vector<unsigned> out;
+    if (const core::CollectiveBuffers *cb = buffersOf(c)) {
+      for (int i : cb->agreed)
         if (i >= 0 && unsigned(i) < c->getNumArgs())
           out.push_back(unsigned(i));
       return out;
     }
-    if (nameIn(q, api.user().collectiveFunctions, true) || nameIn(q, api.user().barrierFunctions, true))
+    const FunctionDecl *fd = c->getDirectCallee();
+    const std::string q = fd ? qualifiedName(fd) : std::string();
+    if (fd && (nameIn(q, api.user().collectiveFunctions, true) || nameIn(q, api.user().barrierFunctions, true)))
       for (unsigned i = 0; i < c->getNumArgs(); ++i)
         out.push_back(i);
-    (void)info;
     return out;
   }
 
@@ -478,7 +486,7 @@ struct DependenceAnalyzer::Impl {
       if (!body || !regionOf(c, body, at))
         continue;
       const bool wholeBody = at.region.getBegin() == ctx.getSourceManager().getExpansionLoc(body->getBeginLoc());
-      for (unsigned i : agreedArgs(c, api.classify(c))) {
+      for (unsigned i : agreedArgs(c)) {
         markAgreed(c->getArg(i), at);
         if (const ValueDecl *d = declOf(stripAddr(c->getArg(i))); d && wholeBody &&
                                                                  (isa<FieldDecl>(d) || (isa<VarDecl>(d) && cast<VarDecl>(d)->hasGlobalStorage())))
@@ -488,24 +496,16 @@ struct DependenceAnalyzer::Impl {
     // The outputs of a collective whose result differs across ranks (reduce,
     // gather, scan, alltoall, reduce_scatter, scatter) are rank-local data.
     for (const auto &[c, fn] : ix.collectives) {
-      const FunctionDecl *fd = c->getDirectCallee();
-      if (!fd)
+      const core::CollectiveBuffers *cb = buffersOf(c);
+      if (!cb)
         continue;
-      const bool method = isa<CXXMethodDecl>(fd) && !isa<CXXOperatorCallExpr>(c);
-      const std::string q = qualifiedName(fd);
-      const std::string plain = fd->getDeclName().isIdentifier() ? fd->getName().str() : "";
-      for (const auto &cb : api.api().collectiveBuffers) {
-        if (cb.method != method || (method ? cb.name != plain : !nameIn(q, {cb.name})))
-          continue;
-        std::vector<int> outs = cb.recv;
-        outs.insert(outs.end(), cb.inout.begin(), cb.inout.end());
-        for (int i : outs)
-          if (i >= 0 && unsigned(i) < c->getNumArgs() &&
-              std::find(cb.agreed.begin(), cb.agreed.end(), i) == cb.agreed.end())
-            if (const ValueDecl *d = declOf(stripAddr(c->getArg(unsigned(i)))))
-              outRole[d->getCanonicalDecl()] = Dep::Local;
-        break;
-      }
+      std::vector<int> outs = cb->recv;
+      outs.insert(outs.end(), cb->inout.begin(), cb->inout.end());
+      for (int i : outs)
+        if (i >= 0 && unsigned(i) < c->getNumArgs() &&
+            std::find(cb->agreed.begin(), cb->agreed.end(), i) == cb->agreed.end())
+          if (const ValueDecl *d = declOf(stripAddr(c->getArg(unsigned(i)))))
+            outRole[d->getCanonicalDecl()] = Dep::Local;
     }
     for (int round = 0; round < 3 && !fnAgrees.empty(); ++round) {
       bool grew = false;

@@ -636,8 +636,6 @@ struct Analyzer::Impl {
                 how + " here while the other ranks wait in " + eventName(e) +
                 " and hang; abort the communicator instead (ncclCommAbort, MPI_Abort, or abort() "
                 "under a watchdog) so every rank fails fast";
-    if (f.message.find(",,") != std::string::npos)
-      f.message.replace(f.message.find(",,"), 2, ",");
     f.notes.push_back({l->loc ? l->loc : a.loc, "failure checked here"});
     errorExits.push_back(std::move(f));
   }
