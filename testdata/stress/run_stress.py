@@ -12,6 +12,7 @@ nothing.  Prints the counts and times.
     run_stress.py --ddplint BIN [--only NAME] [--timeout S] [--floor-scale F]
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -33,11 +34,20 @@ def mpi_include():
 
 
 def cuda_include():
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    d = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include")
-    if not os.path.exists(os.path.join(d, "nccl.h")):
-        sys.exit(f"stress: nccl.h not found under {d} (the CUDA toolkit on the machine image)")
-    return d
+    # nvcc may be a copy in /usr/local/bin (CI's PATH finds that one first), so
+    # its directory is only one of the candidates.
+    cands = []
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        cands.append(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))),
+                                  "include"))
+    cands += ["/usr/local/cuda/include", "/usr/include"]
+    cands += sorted(glob.glob("/usr/local/cuda-*/include"), reverse=True)
+    for d in cands:
+        if os.path.exists(os.path.join(d, "nccl.h")):
+            return d
+    sys.exit("stress: nccl.h not found in " + ", ".join(cands) +
+             " (the CUDA toolkit on the machine image)")
 
 
 # (unit, flags, floor): the floor is the number of function bodies the model
