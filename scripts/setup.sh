@@ -24,6 +24,8 @@ PACKAGES=(
   python3-jsonschema pre-commit
   # benchmarks (bench/)
   bc time
+  # the Python frontend: the tree-sitter runtime (the grammar comes from npm, below)
+  libtree-sitter-dev npm
 )
 
 missing=()
@@ -39,6 +41,9 @@ else
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The tree-sitter Python grammar (generated C sources), from the npm registry, pinned.
+bash "$(dirname "$0")/setup-tree-sitter-python.sh"
 
 # The SARIF 2.1.0 schema and Microsoft's SARIF validator (for the SARIF tests),
 # from the npm registry, pinned.

@@ -27,6 +27,7 @@ struct Atom {
   bool probesFile = false;
   bool errorCheck = false;
   bool sweep = false;
+  bool localMain = false;
 };
 
 struct Lit {
@@ -234,6 +235,7 @@ struct Analyzer::Impl {
     a.probesFile = c.probesFile;
     a.errorCheck = c.errorCheck;
     a.sweep = c.sweep;
+    a.localMain = c.localMain;
     atoms.push_back(a);
     atomIndex[key] = int(atoms.size()) - 1;
     return int(atoms.size()) - 1;
@@ -1042,20 +1044,32 @@ std::vector<Finding> Analyzer::unguardedSaves() {
   Impl &I = *impl_;
   if (!I.program.distributed)
     return {};
-  // A guard lets one rank (or an unknown subset) through: the write is guarded.
-  // A guard lets one rank through (or an unknown subset), or the write only
-  // creates a missing file: then not every rank writes.
-  auto restricted = [&](const Conj &g) {
-    return I.rankSet(g).size() <= 1 || I.hasOpaqueRank(g) || I.probesFile(g);
+  // Who passes a guard: every rank, one process per node (a node-local rank 0
+  // test), or one rank or an unknown subset, or nobody but the creator of a
+  // missing file.  A per-node writer is still many writers on shared storage.
+  enum Reach { AllRanks = 0, PerNode = 1, Restricted = 2 };
+  auto reach = [&](const Conj &g) {
+    if (I.rankSet(g).size() <= 1 || I.probesFile(g))
+      return Restricted;
+    bool perNode = false;
+    for (const auto &l : g) {
+      const Atom &a = I.atoms[l.atom];
+      if (a.kind != Cond::Kind::Atom || a.dep != Dep::Rank)
+        continue;
+      if (!a.localMain || !l.pol)
+        return Restricted;
+      perNode = true;
+    }
+    return perNode ? PerNode : AllRanks;
   };
   auto withLoop = [](const Conj &g, const Ev &e) {
     Conj all = g;
     all.insert(all.end(), e.inLoop.begin(), e.inLoop.end());
     return all;
   };
-  // Which functions every rank may enter: roots, and callees reached on an
-  // unrestricted path of such a function.
-  std::map<std::string, std::vector<std::pair<std::string, bool>>> callers;
+  // Which functions every rank (or every node's local rank 0) may enter:
+  // roots, and callees reached on such a path of such a function.
+  std::map<std::string, std::vector<std::pair<std::string, Reach>>> callers;
   for (const auto &f : I.program.functions) {
     auto *r = I.analyze(f.key);
     if (!r)
@@ -1063,24 +1077,21 @@ std::vector<Finding> Analyzer::unguardedSaves() {
     for (const auto &p : r->paths)
       for (const auto &e : p.seq)
         if (e.isCall)
-          callers[e.op].emplace_back(f.key, restricted(withLoop(p.guard, e)));
+          callers[e.op].emplace_back(f.key, reach(withLoop(p.guard, e)));
   }
-  std::map<std::string, bool> open;
-  std::function<bool(const std::string &, int)> entered = [&](const std::string &k, int d) {
+  std::map<std::string, Reach> open;
+  std::function<Reach(const std::string &, int)> entered = [&](const std::string &k, int d) {
     auto it = open.find(k);
     if (it != open.end())
       return it->second;
     if (d > I.limits.maxCallDepth)
-      return false;
-    open[k] = false; // recursion: assume guarded
+      return Restricted;
+    open[k] = Restricted; // recursion: assume guarded
     auto c = callers.find(k);
-    bool res = c == callers.end();
-    if (!res)
+    Reach res = c == callers.end() ? AllRanks : Restricted;
+    if (c != callers.end())
       for (const auto &[caller, guarded] : c->second)
-        if (!guarded && entered(caller, d + 1)) {
-          res = true;
-          break;
-        }
+        res = std::min(res, std::max(guarded, entered(caller, d + 1)));
     open[k] = res;
     return res;
   };
@@ -1088,24 +1099,35 @@ std::vector<Finding> Analyzer::unguardedSaves() {
   std::set<Loc> seen;
   for (const auto &f : I.program.functions) {
     auto *r = I.analyze(f.key);
-    if (!r || !entered(f.key, 0))
+    if (!r)
+      continue;
+    const Reach fnReach = entered(f.key, 0);
+    if (fnReach == Restricted)
       continue;
     for (const auto &p : r->paths) {
-      if (restricted(p.guard))
-        continue;
       for (const auto &e : p.seq) {
         if (e.isCall || e.kind != EventKind::CheckpointWrite || !e.node ||
-            e.node->pathDep != Dep::Uniform || seen.count(e.loc) ||
-            restricted(withLoop(p.guard, e)))
+            e.node->pathDep != Dep::Uniform || seen.count(e.loc))
+          continue;
+        const Reach at = std::max(fnReach, reach(withLoop(p.guard, e)));
+        if (at == Restricted)
           continue;
         seen.insert(e.loc);
         Finding fd;
         fd.rule = "ddp-unguarded-save";
         fd.loc = e.loc;
         fd.node = e.node;
-        fd.message = "every rank runs '" + e.op +
-                     "' to the same path, so the ranks overwrite one file concurrently and tear "
-                     "it; write on rank 0 only between barriers, or make the path rank-specific";
+        if (at == AllRanks)
+          fd.message = "every rank runs '" + e.op +
+                       "' to the same path, so the ranks overwrite one file concurrently and "
+                       "tear it; write on rank 0 only between barriers, or make the path "
+                       "rank-specific";
+        else
+          fd.message = "'" + e.op +
+                       "' is guarded by the node-local rank, so one process per node writes "
+                       "the same path: on storage shared by the nodes they tear one file; "
+                       "guard it with the global rank (RANK == 0, is_main_process), or make "
+                       "the path node-specific";
         out.push_back(std::move(fd));
       }
     }

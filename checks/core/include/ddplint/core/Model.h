@@ -3,6 +3,8 @@
 // AST types: source positions are opaque handles the frontend maps back.
 #pragma once
 
+#include "ddplint/core/Facts.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -51,6 +53,9 @@ struct Cond {
   // Atom: `p == rank` where `p` is a loop counter that sweeps 0..world size:
   // every rank takes it exactly once over the loop (serialised printing).
   bool sweep = false;
+  // Atom: true on the node-local rank 0 only (`LOCAL_RANK == 0`,
+  // `is_local_main_process`): one process per node passes, not one per job.
+  bool localMain = false;
   std::vector<Cond> kids;
   std::string text; // source spelling, for messages
   Loc loc = 0;      // where the condition is written
@@ -127,6 +132,8 @@ struct Program {
   // Rules about what "every rank" does (unguarded-save, rank0-io-barrier)
   // say nothing about a single-process program.
   bool distributed = true;
+  // What the fact-based rules decide on (Facts.h, FactRules.h).
+  Facts facts;
   const Function *find(const std::string &key) const;
 };
 
