@@ -17,6 +17,33 @@ struct Note {
   std::string message;
 };
 
+// A fix-it the core asks for; the frontend renders it in its language.
+enum class FixKind : std::uint8_t {
+  None,
+  // Insert the timeout argument at `anchor` (C++: `std::chrono::seconds(N)`
+  // into an empty Options::create(); Python: `, timeout=timedelta(seconds=N)`).
+  InsertTimeoutArg,
+  // Append an options argument with a timeout at `anchor` (C++:
+  // `, <text>::create(std::chrono::seconds(N))`, `text` = the options class).
+  InsertTimeoutOptionsArg,
+  // The string literal at `anchor` spells `oldText`: make it spell `text`.
+  RenameEnvVar,
+  // Data loader arguments: insert `persistent_workers=True` /
+  // `pin_memory=True` at `anchor` (the end of the argument list), or, when
+  // the argument is written as False, replace the value at `anchor` by True.
+  InsertPersistentWorkers,
+  SetPersistentWorkersTrue,
+  InsertPinMemory,
+  SetPinMemoryTrue,
+};
+
+struct FixHint {
+  FixKind kind = FixKind::None;
+  Loc anchor = 0;
+  std::string text;    // InsertTimeoutOptionsArg: the options class; RenameEnvVar: the new name
+  std::string oldText; // RenameEnvVar: the name written
+};
+
 struct Finding {
   std::string rule; // e.g. "ddp-divergent-collective"
   Loc loc = 0;
@@ -28,6 +55,8 @@ struct Finding {
   // The rank-0 region is the rest of the function after an early return, so
   // the barrier after it belongs after the call of the function.
   bool regionToEnd = false;
+  // Fix-its for the frontend to render (fact-based rules, FactRules.h).
+  std::vector<FixHint> fixes;
 };
 
 struct AnalysisLimits {
