@@ -1,0 +1,379 @@
+"""ddp-divergent-collective on explicit torch.distributed collectives.
+
+True positives first, then hard negatives.  Each function holds one
+rank-dependent decision (one finding per decision), and the process group is
+created by the launcher script that imports these helpers.
+"""
+import os
+import sys
+import datetime
+
+import torch
+import torch.distributed as dist
+from tqdm import tqdm
+
+
+# ---- true positives ---------------------------------------------------------
+
+
+def reduce_metrics_on_main(metrics):
+    # Only rank 0 enters the all_reduce: the others never join it.
+    rank = dist.get_rank()
+    if rank == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
+        dist.all_reduce(metrics, op=dist.ReduceOp.SUM)
+        metrics /= dist.get_world_size()
+    return metrics
+
+
+def share_vocab(vocab_ids):
+    # Rank 0 (the source) never joins its own broadcast.
+    if dist.get_rank() == 0:
+        print("rank 0 built the vocabulary")
+    else:
+        dist.broadcast(vocab_ids, src=0)  # CHECK-MESSAGES: :[[@LINE]]:9: error: broadcast [ddp-divergent-collective]
+    return vocab_ids
+
+
+def evaluate(model, batches, device):
+    correct = torch.zeros(2, device=device)
+    with torch.no_grad():
+        for x, y in batches:
+            pred = model(x).argmax(dim=-1)
+            correct[0] += (pred == y).sum()
+            correct[1] += y.numel()
+    dist.all_reduce(correct)
+    return (correct[0] / correct[1]).item()
+
+
+def validate_on_main_only(model, val_batches, device, epoch):
+    is_main = dist.get_rank() == 0
+    if is_main:
+        # evaluate() all_reduces: rank 0 waits there for ranks that never come.
+        # CHECK-MESSAGES: :[[@LINE+1]]:15: error: evaluate [ddp-divergent-collective]
+        acc = evaluate(model, val_batches, device)
+        print(f"epoch {epoch}: val acc {acc:.3f}")
+
+
+def log_then_sync(step, loss_value):
+    if dist.get_rank() != 0:
+        return
+    print(f"step {step} loss {loss_value:.4f}")
+    dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:5: error: barrier [ddp-divergent-collective]
+
+
+def finish_run(summary):
+    # Workers leave early; rank 0 waits in the barrier forever.
+    if int(os.environ["RANK"]) > 0:
+        sys.exit(0)
+    print(summary)
+    # CHECK-MESSAGES: :[[@LINE+1]]:5: error: barrier [ddp-divergent-collective]
+    dist.barrier()
+
+
+def load_resume_state(path, state):
+    rank = int(os.environ.get("RANK", "0"))
+    if rank == 0 and not os.path.isfile(path):
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    # CHECK-MESSAGES: :[[@LINE+1]]:5: error: broadcast [ddp-divergent-collective]
+    dist.broadcast(state, src=0)
+    return state
+
+
+def exchange_in_rank_order(grads, stats, gathered):
+    # Even ranks all_reduce first, odd ranks all_gather first.
+    if dist.get_rank() % 2 == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: {{.*}} [ddp-divergent-collective]
+        dist.all_reduce(grads)
+        dist.all_gather_into_tensor(gathered, stats)
+    else:
+        dist.all_gather_into_tensor(gathered, stats)
+        dist.all_reduce(grads)
+
+
+def train_until_local_convergence(model, batches, optimizer, loss_fn):
+    flat = torch.zeros(1)
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        flat = torch.cat([p.grad.flatten() for p in model.parameters()])
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
+        dist.all_reduce(flat)
+        optimizer.step()
+        if loss.item() < 1e-3:  # this rank's loss: the others keep reducing
+            break
+    return flat
+
+
+def skip_non_finite(model, batches, loss_fn):
+    for x, y in batches:
+        loss = loss_fn(model(x), y)
+        if not torch.isfinite(loss):
+            continue
+        loss.backward()
+        grads = torch.cat([p.grad.flatten() for p in model.parameters()])
+        dist.all_reduce(grads)  # CHECK-MESSAGES: :[[@LINE]]:9: error: all_reduce [ddp-divergent-collective]
+
+
+def fit_to_target(model, x, y, loss_fn, target):
+    loss = loss_fn(model(x), y)
+    while loss.item() > target:  # a per-rank trip count
+        loss.backward()
+        for p in model.parameters():
+            # CHECK-MESSAGES: :[[@LINE+1]]:13: error: all_reduce [ddp-divergent-collective]
+            dist.all_reduce(p.grad)
+        loss = loss_fn(model(x), y)
+
+
+def reduce_over_my_shards(all_files, acc, load_fn):
+    rank, world = dist.get_rank(), dist.get_world_size()
+    # 10 files on 4 ranks: ranks 0 and 1 get 3 files, ranks 2 and 3 get 2.
+    for path in all_files[rank::world]:
+        acc += load_fn(path)
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
+        dist.all_reduce(acc)
+    return acc
+
+
+def restore_if_present(model, ckpt_path):
+    # os.path.exists is asked per node: a node without the file skips the barrier.
+    if os.path.exists(ckpt_path):
+        state = torch.load(ckpt_path, map_location="cpu")
+        model.load_state_dict(state["model"])
+        dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:9: error: barrier [ddp-divergent-collective]
+    return model
+
+
+def async_reduce_on_main(t):
+    is_main = dist.get_rank() == 0
+    # CHECK-MESSAGES: :[[@LINE+1]]:12: error: all_reduce [ddp-divergent-collective]
+    work = dist.all_reduce(t, async_op=True) if is_main else None
+    if work is not None:
+        work.wait()
+    return t
+
+
+def make_pair_group():
+    # new_group must be called by every rank, members or not.
+    rank = dist.get_rank()
+    if rank in (0, 1):
+        # CHECK-MESSAGES: :[[@LINE+1]]:16: error: new_group [ddp-divergent-collective]
+        return dist.new_group(ranks=[0, 1], timeout=datetime.timedelta(minutes=5))
+    return None
+
+
+def share_config_from_main(config):
+    objects = [config]
+    if dist.get_rank() == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: broadcast_object_list [ddp-divergent-collective]
+        dist.broadcast_object_list(objects, src=0)
+    return objects[0]
+
+
+def stop_check_before_agreement(loss, best):
+    # The flag is tested before the all_reduce agrees it: rank-local.
+    flag = torch.tensor([1.0 if loss.item() > best else 0.0])
+    if flag.item() > 0:
+        return True
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)  # CHECK-MESSAGES: :[[@LINE]]:5: error: all_reduce [ddp-divergent-collective]
+    return bool(flag.item())
+
+
+def branch_on_reduced_value(total):
+    # reduce() leaves the sum on dst only: the other ranks still hold their own value.
+    dist.reduce(total, dst=0)
+    if total.item() > 1000.0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: barrier [ddp-divergent-collective]
+        dist.barrier()
+    return total
+
+
+def gather_predictions_on_main(preds, world_size):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    if local_rank == 0:
+        out = [None] * world_size
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_gather_object [ddp-divergent-collective]
+        dist.all_gather_object(out, preds)
+        return out
+    return None
+
+
+# ---- hard negatives -----------------------------------------------------------
+
+
+def main_process_first(build_dataset):
+    # Every rank runs exactly one barrier: rank 0 after preparing, the others before.
+    rank = dist.get_rank()
+    if rank != 0:
+        dist.barrier()
+    dataset = build_dataset()
+    if rank == 0:
+        dist.barrier()
+    return dataset
+
+
+def legacy_main_process_first(args, load_and_cache_examples, tokenizer):
+    # The transformers examples' old idiom (torch.distributed.launch --local_rank).
+    if args.local_rank not in [-1, 0]:
+        torch.distributed.barrier()
+    dataset = load_and_cache_examples(args, tokenizer)
+    if args.local_rank == 0:
+        torch.distributed.barrier()
+    return dataset
+
+
+def identical_arms(t):
+    if dist.get_rank() == 0:
+        dist.all_reduce(t)
+    else:
+        dist.all_reduce(t)
+    return t
+
+
+def world_size_guard(t):
+    if dist.get_world_size() > 1:
+        dist.all_reduce(t)
+        t /= dist.get_world_size()
+    return t
+
+
+def initialized_guard():
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+
+
+def pipeline_handoff(activations):
+    # Point-to-point calls pair by rank; they are not collectives.
+    rank = dist.get_rank()
+    if rank == 0:
+        dist.send(activations, dst=1)
+    else:
+        dist.recv(activations, src=0)
+    return activations
+
+
+def ring_exchange(send_buf, recv_buf):
+    rank, world = dist.get_rank(), dist.get_world_size()
+    reqs = []
+    if rank % 2 == 0:
+        reqs.append(dist.isend(send_buf, (rank + 1) % world))
+        reqs.append(dist.irecv(recv_buf, (rank - 1) % world))
+    else:
+        reqs.append(dist.irecv(recv_buf, (rank - 1) % world))
+        reqs.append(dist.isend(send_buf, (rank + 1) % world))
+    for r in reqs:
+        r.wait()
+    return recv_buf
+
+
+def agreed_early_stop(model, batches, loss_fn, optimizer, device, patience_loss):
+    for x, y in batches:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        grads = torch.cat([p.grad.flatten() for p in model.parameters()])
+        dist.all_reduce(grads)
+        optimizer.step()
+        stop = torch.tensor([1.0 if loss.item() < patience_loss else 0.0], device=device)
+        dist.all_reduce(stop, op=dist.ReduceOp.MAX)
+        if stop.item() > 0:  # agreed: every rank breaks together
+            break
+
+
+def agreed_decision_by_broadcast(ckpt_path, t):
+    decision = [os.path.exists(ckpt_path)]
+    dist.broadcast_object_list(decision, src=0)
+    if not decision[0]:
+        return None
+    dist.broadcast(t, src=0)
+    return t
+
+
+def agreed_flag_tensor(ckpt_path, device):
+    flag = torch.zeros(1, device=device)
+    if dist.get_rank() == 0:
+        flag.fill_(1.0 if os.path.exists(ckpt_path) else 0.0)
+    dist.broadcast(flag, src=0)
+    if flag.item() > 0:
+        dist.barrier()
+    return flag
+
+
+def agreed_while_loop(step_fn, tol, device):
+    done = torch.zeros(1, device=device)
+    while done.item() == 0:
+        loss = step_fn()
+        done.fill_(1.0 if loss.item() < tol else 0.0)
+        dist.all_reduce(done, op=dist.ReduceOp.MAX)
+    return done
+
+
+def rank0_logging(step, loss, t):
+    rank = dist.get_rank()
+    dist.all_reduce(loss)
+    if rank == 0:
+        print(f"step {step}: mean loss {loss.item() / dist.get_world_size():.4f}")
+        tqdm.write("logged")
+    dist.all_reduce(t)
+    return t
+
+
+def uniform_epoch_loop(args, t):
+    for epoch in range(args.epochs):
+        dist.all_reduce(t)
+        if epoch % args.eval_every == 0:
+            dist.barrier()
+    if args.do_eval:
+        dist.all_reduce(t)
+    return t
+
+
+def rank0_fills_then_everyone_broadcasts(t):
+    if dist.get_rank() == 0:
+        t.copy_(torch.arange(t.numel(), dtype=t.dtype).view_as(t))
+    dist.broadcast(t, src=0)
+    return t
+
+
+def gather_with_rank_dependent_arguments(t, world_size):
+    rank = dist.get_rank()
+    buckets = [torch.zeros_like(t) for _ in range(world_size)] if rank == 0 else None
+    dist.gather(t, gather_list=buckets, dst=0)
+    chunks = list(torch.arange(world_size * 4.0).chunk(world_size)) if rank == 0 else None
+    out = torch.zeros(4)
+    dist.scatter(out, scatter_list=chunks, src=0)
+    return buckets, out
+
+
+def broadcast_objects_from_main(build_config):
+    if dist.get_rank() == 0:
+        objs = [build_config()]
+    else:
+        objs = [None]
+    dist.broadcast_object_list(objs, src=0)
+    return objs[0]
+
+
+def branch_on_all_gathered(local_count, world_size):
+    counts = [None] * world_size
+    dist.all_gather_object(counts, local_count)
+    if sum(counts) == 0:
+        return 0
+    dist.barrier()
+    return sum(counts)
+
+
+def serialised_print(msg):
+    # Every rank takes its turn; every rank runs world_size barriers.
+    rank, world = dist.get_rank(), dist.get_world_size()
+    for r in range(world):
+        if r == rank:
+            print(f"[rank {rank}] {msg}")
+        dist.barrier()
+
+
+def lora_rank_is_not_the_process_rank(args, t):
+    rank = args.lora_rank  # the LoRA rank (r), the same on every process
+    if rank > 8:
+        dist.all_reduce(t)
+    return t

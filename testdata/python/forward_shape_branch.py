@@ -1,0 +1,241 @@
+"""ddp-forward-shape-branch: forward() branches on the input's shape (or values,
+or the rank) and the arms run different submodules or parameters.
+
+Under DDP the last batch of an epoch is smaller on some ranks; a rank that
+skips a submodule produces no gradient for it and the gradient allreduce hangs
+("Expected to have finished reduction in the prior iteration").
+Reported at the `if` (or at the start of a conditional expression).
+"""
+import math
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+# ---- true positives ---------------------------------------------------------
+
+
+class Classifier(nn.Module):
+    def __init__(self, dim, num_classes):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, dim)
+        self.bn = nn.BatchNorm1d(dim)
+        self.head = nn.Linear(dim, num_classes)
+
+    def forward(self, x):
+        x = F.relu(self.fc1(x))
+        # BatchNorm fails on a batch of one, so it is skipped there.
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: bn [ddp-forward-shape-branch]
+        if x.size(0) > 1:
+            x = self.bn(x)
+        return self.head(x)
+
+
+class TwoHeads(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.single_head = nn.Linear(dim, 1)
+        self.head = nn.Linear(dim, 1)
+
+    def forward(self, x):
+        if x.shape[0] == 1:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: {{.*}} [ddp-forward-shape-branch]
+            return self.single_head(x)
+        return self.head(x)
+
+
+class ChunkedEncoder(nn.Module):
+    def __init__(self, dim, chunk):
+        super().__init__()
+        self.chunk = chunk
+        self.long_path = nn.TransformerEncoderLayer(dim, nhead=4, batch_first=True)
+        self.short_path = nn.Linear(dim, dim)
+
+    def forward(self, tokens):
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: {{.*}} [ddp-forward-shape-branch]
+        if len(tokens) > self.chunk:
+            out = self.long_path(tokens)
+        else:
+            out = self.short_path(tokens)
+        return out
+
+
+class SignRouter(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.head_a = nn.Linear(dim, dim)
+        self.head_b = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        # CHECK-MESSAGES: :[[@LINE+1]]:16: warning: {{.*}} [ddp-forward-shape-branch]
+        return self.head_a(x) if x.sum().item() > 0 else self.head_b(x)
+
+
+class LongSequenceDownsampler(nn.Module):
+    def __init__(self, dim, max_len=512):
+        super().__init__()
+        self.max_len = max_len
+        self.downsample = nn.Conv1d(dim, dim, kernel_size=2, stride=2)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):  # x: (batch, seq, dim), padded per batch
+        if x.size(1) > self.max_len:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: downsample [ddp-forward-shape-branch]
+            x = self.downsample(x.transpose(1, 2)).transpose(1, 2)
+        return self.proj(x)
+
+
+class ScaledResidual(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.lin = nn.Linear(dim, dim)
+        self.scale = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        y = self.lin(x)
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: scale [ddp-forward-shape-branch]
+        if x.numel() > 4096:
+            y = y * self.scale
+        return x + y
+
+
+class RankAuxHead(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.body = nn.Linear(dim, dim)
+        self.aux = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        x = self.body(x)
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: aux [ddp-forward-shape-branch]
+        if dist.get_rank() == 0:
+            x = x + self.aux(x)
+        return x
+
+
+class BaseBlock(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+
+
+class GatedBlock(BaseBlock):
+    def __init__(self, dim):
+        super().__init__(dim)
+        self.gate = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        h = self.norm(x)
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: gate [ddp-forward-shape-branch]
+        if h.size(0) % 2 == 0:
+            h = h * torch.sigmoid(self.gate(h))
+        return x + h
+
+
+# ---- hard negatives -----------------------------------------------------------
+
+
+class Regularized(nn.Module):
+    def __init__(self, dim, use_aux=False):
+        super().__init__()
+        self.use_aux = use_aux
+        self.fc = nn.Linear(dim, dim)
+        self.aux = nn.Linear(dim, dim)
+        self.drop = nn.Dropout(0.1)
+        self.act = nn.GELU()
+
+    def forward(self, x, return_features: bool = False):
+        if x.dim() == 1:  # normalise the input: every rank ends with the same rank-2 shape
+            x = x.unsqueeze(0)
+        if x.size(-1) != self.fc.in_features:  # input validation
+            raise ValueError(f"expected {self.fc.in_features} features, got {x.size(-1)}")
+        assert x.dim() == 2, "batch, features"
+        if self.training:
+            x = self.drop(x)
+        if x.size(0) > 1:  # only a parameterless Dropout differs
+            x = self.drop(x)
+        h = self.fc(x)
+        if self.use_aux:  # fixed at construction
+            h = h + self.aux(x)
+        if return_features:  # a flag chosen by the caller
+            return h
+        if x.is_cuda and x.dtype == torch.float16:  # metadata, the same everywhere
+            h = h.float()
+        scale = 2.0 if x.size(0) > 8 else 0.5  # same parameters, element-wise only
+        return self.act(h) * scale
+
+
+class SameSubmoduleBothArms(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x, mask=None):
+        if x.size(0) > 16:
+            y = self.fc(x) * 2
+        else:
+            y = self.fc(x) * 0.5
+        if mask is not None:
+            y = y.masked_fill(~mask, 0.0)
+        return y
+
+
+class LoRALinear(nn.Module):
+    # `rank` here is the LoRA rank r, a constructor argument: not the process rank.
+    def __init__(self, in_features, out_features, rank=8, alpha=16):
+        super().__init__()
+        self.base = nn.Linear(in_features, out_features)
+        self.rank = rank
+        self.scaling = alpha / rank if rank > 0 else 0.0
+        self.lora_A = nn.Linear(in_features, rank, bias=False) if rank > 0 else None
+        self.lora_B = nn.Linear(rank, out_features, bias=False) if rank > 0 else None
+        if rank > 0:
+            nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5))
+            nn.init.zeros_(self.lora_B.weight)
+
+    def forward(self, x):
+        out = self.base(x)
+        if self.rank > 0:
+            out = out + self.lora_B(self.lora_A(x)) * self.scaling
+        return out
+
+
+class ClampGradient(torch.autograd.Function):
+    # Not a module: its forward is an autograd function's.
+    @staticmethod
+    def forward(ctx, x, head):
+        if x.size(0) > 1:
+            return head(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.clamp(-1, 1), None
+
+
+class PaddingHelper(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.pad_proj = nn.Linear(dim, dim)
+        self.out = nn.Linear(dim, dim)
+
+    def _maybe_pad(self, x):  # not forward, and forward does not branch around it
+        if x.size(1) < 8:
+            return self.pad_proj(F.pad(x, (0, 0, 0, 8 - x.size(1))))
+        return x
+
+    def forward(self, x):
+        return self.out(x)
+
+
+class WorldSizeAware(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.extra = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        x = self.fc(x)
+        if dist.is_initialized() and dist.get_world_size() > 1:  # uniform
+            x = x + self.extra(x)
+        return x

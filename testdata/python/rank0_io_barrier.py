@@ -1,0 +1,156 @@
+"""ddp-rank0-io-barrier: rank-0-only file writes without barriers around them.
+
+Reported at the `if` of the rank-0 block, only when a collective follows (the
+other ranks race into it while rank 0 writes).  Fix-its are tested in
+rank0_io_barrier_fix.py.
+"""
+import json
+import os
+
+import torch
+import torch.distributed as dist
+import wandb
+from accelerate import Accelerator
+from torch.utils.tensorboard import SummaryWriter
+
+
+# ---- true positives ---------------------------------------------------------
+
+
+def save_between_allreduces(model, grads, path):
+    dist.all_reduce(grads)
+    # CHECK-MESSAGES: :[[@LINE+1]]:5: warning: barrier [ddp-rank0-io-barrier]
+    if dist.get_rank() == 0:
+        torch.save(model.state_dict(), path)
+    dist.all_reduce(grads)
+
+
+def metrics_json_each_epoch(args, train_one_epoch, loss_sum):
+    rank = dist.get_rank()
+    for epoch in range(args.epochs):
+        train_one_epoch(epoch)
+        dist.all_reduce(loss_sum)
+        if rank == 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: barrier [ddp-rank0-io-barrier]
+            with open(os.path.join(args.output_dir, "metrics.json"), "w") as f:
+                json.dump({"epoch": epoch, "loss": loss_sum.item()}, f)
+
+
+def barrier_before_only(model, grads, path):
+    dist.barrier()
+    # CHECK-MESSAGES: :[[@LINE+1]]:5: warning: barrier [ddp-rank0-io-barrier]
+    if dist.get_rank() == 0:
+        torch.save({"model": model.state_dict()}, path)
+    dist.all_reduce(grads)  # other ranks arrive here while rank 0 still writes
+
+
+def append_log_then_reduce(log_path, step, loss):
+    is_main = dist.get_rank() == 0
+    dist.all_reduce(loss)
+    # CHECK-MESSAGES: :[[@LINE+1]]:5: warning: barrier [ddp-rank0-io-barrier]
+    if is_main and step % 100 == 0:
+        with open(log_path, "a") as f:
+            f.write(f"{step}\t{loss.item():.5f}\n")
+    dist.all_reduce(loss)
+
+
+def save_if_main(model, path):
+    # CHECK-MESSAGES: :[[@LINE+1]]:5: warning: barrier [ddp-rank0-io-barrier]
+    if dist.get_rank() != 0:
+        return
+    torch.save(model.state_dict(), path)
+
+
+def loop_calls_early_return_saver(model, batches, optimizer, path):
+    for x, y in batches:
+        loss = model(x).sub(y).pow(2).mean()
+        loss.backward()
+        grads = torch.cat([p.grad.flatten() for p in model.parameters()])
+        dist.all_reduce(grads)
+        optimizer.step()
+        save_if_main(model, path)  # no barrier around the call, the next all_reduce follows
+
+
+def accelerate_main_writes_then_gathers(accelerator: Accelerator, model, batches, output_dir):
+    for x in batches:
+        preds = accelerator.gather_for_metrics(model(x).argmax(-1))
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: barrier [ddp-rank0-io-barrier]
+        if accelerator.is_main_process:
+            torch.save(preds.cpu(), os.path.join(output_dir, "preds.pt"))
+
+
+# ---- hard negatives -----------------------------------------------------------
+
+
+def save_with_barriers(model, grads, path):
+    dist.all_reduce(grads)
+    dist.barrier()
+    if dist.get_rank() == 0:
+        torch.save(model.state_dict(), path)
+    dist.barrier()
+    dist.all_reduce(grads)
+
+
+def save_with_accelerate_barriers(accelerator: Accelerator, model, output_dir):
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        accelerator.save(accelerator.unwrap_model(model).state_dict(), os.path.join(output_dir, "m.bin"))
+    accelerator.wait_for_everyone()
+    accelerator.gather(torch.zeros(1))
+
+
+def final_save_after_last_collective(model, grads, path):
+    dist.all_reduce(grads)
+    if dist.get_rank() == 0:  # nothing after it waits for rank 0 or reads the file
+        torch.save(model.state_dict(), path)
+
+
+def rank0_prints_and_logs(step, loss, run):
+    dist.all_reduce(loss)
+    if dist.get_rank() == 0:
+        print(f"step {step} loss {loss.item():.4f}")
+        run.log({"loss": loss.item()}, step=step)
+    dist.all_reduce(loss)
+
+
+def rank0_reads_config(path):
+    cfg = [None]
+    if dist.get_rank() == 0:
+        with open(path) as f:  # reading
+            cfg[0] = json.load(f)
+    dist.broadcast_object_list(cfg, src=0)
+    return cfg[0]
+
+
+def rank0_starts_wandb(args, t):
+    if dist.get_rank() == 0:
+        wandb.init(project=args.project, config=vars(args))
+    dist.all_reduce(t)
+
+
+def rank0_tensorboard(args, t, step):
+    writer = SummaryWriter(args.log_dir) if dist.get_rank() == 0 else None
+    dist.all_reduce(t)
+    if writer is not None:
+        writer.add_scalar("train/loss", t.item(), step)
+    dist.all_reduce(t)
+
+
+def every_rank_writes_its_own_log(log_dir, step, t):
+    rank = dist.get_rank()
+    with open(os.path.join(log_dir, f"rank{rank}.log"), "a") as f:  # not a rank-0 block
+        f.write(f"{step}\n")
+    dist.all_reduce(t)
+
+
+def early_return_saver_between_barriers(model, path, grads):
+    dist.all_reduce(grads)
+    dist.barrier()
+    save_if_main_clean(model, path)
+    dist.barrier()
+    dist.all_reduce(grads)
+
+
+def save_if_main_clean(model, path):
+    if dist.get_rank() != 0:
+        return
+    torch.save(model.state_dict(), path)

@@ -1,0 +1,156 @@
+"""ddp-unguarded-save: every rank writes one checkpoint path.
+
+A save guarded by the LOCAL rank runs once per node: on shared storage every
+node writes the same file, so it is flagged even between barriers.
+"""
+import io
+import os
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+from accelerate import Accelerator
+
+
+# ---- true positives ---------------------------------------------------------
+
+
+def save_every_rank(model, optimizer, epoch):
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}
+    torch.save(state, "checkpoint.pt")  # CHECK-MESSAGES: :[[@LINE]]:5: error: same path [ddp-unguarded-save]
+    dist.barrier()
+
+
+def save_epoch_file(args, model, epoch):
+    path = os.path.join(args.output_dir, f"epoch_{epoch:03d}.pt")  # epoch is the same on every rank
+    # CHECK-MESSAGES: :[[@LINE+1]]:5: error: same path [ddp-unguarded-save]
+    torch.save(model.state_dict(), path)
+    dist.barrier()
+
+
+def save_on_schedule(args, model, epoch):
+    if epoch % args.save_every == 0:  # a uniform condition guards nothing
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: same path [ddp-unguarded-save]
+        torch.save(model.module.state_dict(), Path(args.output_dir) / "last.pt")
+    dist.barrier()
+
+
+def save_on_local_main_between_barriers(model, args):
+    dist.barrier()
+    if args.local_rank == 0:  # one writer per node, same path on every node
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: {{.*}} [ddp-unguarded-save]
+        torch.save(model.state_dict(), "/mnt/shared/run42/model.pt")
+    dist.barrier()
+
+
+def save_on_local_rank_env(model, ckpt_dir):
+    dist.barrier()
+    if int(os.environ["LOCAL_RANK"]) == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: {{.*}} [ddp-unguarded-save]
+        torch.save({"model": model.state_dict()}, os.path.join(ckpt_dir, "model.pt"))
+    dist.barrier()
+
+
+def save_on_local_main_process(accelerator, model, output_dir):
+    accelerator.wait_for_everyone()
+    if accelerator.is_local_main_process:
+        unwrapped = accelerator.unwrap_model(model)
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: {{.*}} [ddp-unguarded-save]
+        torch.save(unwrapped.state_dict(), os.path.join(output_dir, "pytorch_model.bin"))
+    accelerator.wait_for_everyone()
+
+
+def export_torchscript(model, example):
+    scripted = torch.jit.trace(model.module, example)
+    torch.jit.save(scripted, "model_scripted.pt")  # CHECK-MESSAGES: :[[@LINE]]:5: error: same path [ddp-unguarded-save]
+    dist.barrier()
+
+
+def write_ckpt(obj, path):
+    # CHECK-MESSAGES: :[[@LINE+1]]:5: error: same path [ddp-unguarded-save]
+    torch.save(obj, path)
+
+
+def train_loop_calls_helper_unguarded(model, batches, optimizer, args):
+    for epoch in range(args.epochs):
+        for x, y in batches:
+            optimizer.zero_grad()
+            model(x).sub(y).pow(2).mean().backward()
+            optimizer.step()
+        write_ckpt(model.state_dict(), os.path.join(args.output_dir, "latest.pt"))
+        dist.barrier()
+
+
+def lora_rank_in_the_path(args, lora_state):
+    # The LoRA rank makes the name look rank-specific; it is the same on every process.
+    path = f"{args.output_dir}/adapter_r{args.lora_rank}.pt"
+    torch.save(lora_state, path)  # CHECK-MESSAGES: :[[@LINE]]:5: error: same path [ddp-unguarded-save]
+    dist.barrier()
+
+
+# ---- hard negatives -----------------------------------------------------------
+
+
+def save_on_rank0_between_barriers(model, path):
+    dist.barrier()
+    if dist.get_rank() == 0:
+        torch.save(model.state_dict(), path)
+    dist.barrier()
+
+
+def save_per_rank_shard(model, ckpt_dir):
+    rank = dist.get_rank()
+    torch.save(model.state_dict(), os.path.join(ckpt_dir, f"shard_rank{rank:05d}.pt"))
+    dist.barrier()
+
+
+def save_per_rank_optimizer_state(optimizer, args):
+    out_dir = os.path.join(args.output_dir, f"rank_{dist.get_rank()}")
+    os.makedirs(out_dir, exist_ok=True)
+    torch.save(optimizer.state_dict(), os.path.join(out_dir, "optim.pt"))
+    dist.barrier()
+
+
+def save_after_early_return(model, path):
+    if dist.get_rank() != 0:
+        return
+    torch.save(model.state_dict(), path)
+
+
+def finalize(model, path, t):
+    dist.all_reduce(t)
+    dist.barrier()
+    save_after_early_return(model, path)
+    dist.barrier()
+
+
+def save_to_memory(model):
+    buf = io.BytesIO()
+    torch.save(model.state_dict(), buf)  # a buffer, no file
+    payload = [buf.getvalue()]
+    dist.broadcast_object_list(payload, src=0)
+    return payload[0]
+
+
+def accelerate_save(accelerator: Accelerator, model, output_dir):
+    # accelerator.save writes on the main process only; save_state is collective.
+    accelerator.wait_for_everyone()
+    unwrapped = accelerator.unwrap_model(model)
+    accelerator.save(unwrapped.state_dict(), os.path.join(output_dir, "model.bin"))
+    accelerator.save_state(os.path.join(output_dir, "state"))
+    unwrapped.save_pretrained(
+        output_dir, is_main_process=accelerator.is_main_process, save_function=accelerator.save)
+
+
+def sharded_dcp_save(model, optimizer, step):
+    # torch.distributed.checkpoint is collective and writes one file per rank.
+    state = {"model": model.state_dict(), "optim": optimizer.state_dict()}
+    dcp.save(state, checkpoint_id=f"checkpoints/step_{step}")
+
+
+def save_on_main_helper_guarded(model, args):
+    dist.barrier()
+    if dist.get_rank() == 0:
+        write_ckpt(model.state_dict(), os.path.join(args.output_dir, "best.pt"))
+    dist.barrier()
