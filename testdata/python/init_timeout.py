@@ -19,11 +19,11 @@ from torch.distributed import init_process_group, new_group
 
 
 def setup_nccl():
-    dist.init_process_group(backend="nccl")  # CHECK-MESSAGES: :[[@LINE]]:5: warning: timeout [ddp-init-timeout]
+    dist.init_process_group(backend="nccl", init_method="env://")  # CHECK-MESSAGES: :[[@LINE]]:5: warning: timeout [ddp-init-timeout]
     torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
 
 
-# CHECK-FIXES: dist.init_process_group(backend="nccl"{{.*}}timeout=
+# CHECK-FIXES: dist.init_process_group(backend="nccl", init_method="env://"{{.*}}timeout=
 
 
 def setup_gloo_explicit(rank, world_size):
@@ -37,10 +37,10 @@ def setup_gloo_explicit(rank, world_size):
 
 
 def ddp_setup():
-    init_process_group(backend="nccl")  # CHECK-MESSAGES: :[[@LINE]]:5: warning: timeout [ddp-init-timeout]
+    init_process_group(backend="nccl", world_size=int(os.environ["WORLD_SIZE"]))  # CHECK-MESSAGES: :[[@LINE]]:5: warning: timeout [ddp-init-timeout]
 
 
-# CHECK-FIXES: init_process_group(backend="nccl"{{.*}}timeout=
+# CHECK-FIXES: init_process_group(backend="nccl", world_size=int(os.environ["WORLD_SIZE"]){{.*}}timeout=
 
 
 def imagenet_style(args):
@@ -51,7 +51,7 @@ def imagenet_style(args):
 
 
 def data_parallel_groups(world_size):
-    # CHECK-MESSAGES: :[[@LINE+1]]:15: warning: timeout [ddp-init-timeout]
+    # CHECK-MESSAGES: :[[@LINE+1]]:18: warning: timeout [ddp-init-timeout]
     even_group = dist.new_group(ranks=list(range(0, world_size, 2)))
     odd_group = new_group(ranks=list(range(1, world_size, 2)))  # CHECK-MESSAGES: :[[@LINE]]:17: warning: timeout [ddp-init-timeout]
     return even_group, odd_group

@@ -363,7 +363,10 @@ def main():
         return self_test_all()
     if not a.ddplint or not a.file:
         ap.error("--ddplint BIN FILE required")
-    return run_test(a.ddplint, os.path.abspath(a.file), a.keep)
+    ddplint = a.ddplint
+    if os.sep in ddplint:  # a path, not a name on PATH: the runner changes folders
+        ddplint = os.path.abspath(ddplint)
+    return run_test(ddplint, os.path.abspath(a.file), a.keep)
 
 
 if __name__ == "__main__":

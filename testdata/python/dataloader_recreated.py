@@ -1,0 +1,116 @@
+"""ddp-dataloader-recreated: a DataLoader built inside the epoch loop when its
+dataset does not depend on the loop variable (every epoch re-forks the workers).
+
+Severity `note` (rules/catalog.yaml); reported at the DataLoader call, or at the
+call of a helper that builds one.
+"""
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler, Subset
+from torch.utils.data import DataLoader as TorchLoader
+
+
+def make_train_loader(dataset, batch_size):
+    sampler = DistributedSampler(dataset, shuffle=True)
+    return DataLoader(dataset, batch_size=batch_size, sampler=sampler)
+
+
+# ---- true positives ---------------------------------------------------------
+
+
+def train_rebuilds_loader(model, train_ds, optimizer, epochs, batch_size):
+    sampler = DistributedSampler(train_ds)
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        # CHECK-MESSAGES: :[[@LINE+1]]:18: note: loop [ddp-dataloader-recreated]
+        loader = DataLoader(train_ds, batch_size=batch_size, sampler=sampler, drop_last=True)
+        for x, y in loader:
+            optimizer.zero_grad()
+            model(x).sub(y).pow(2).mean().backward()
+            optimizer.step()
+
+
+def eval_rebuilds_qualified(model, val_ds, max_steps):
+    step = 0
+    while step < max_steps:
+        # CHECK-MESSAGES: :[[@LINE+1]]:22: note: loop [ddp-dataloader-recreated]
+        val_loader = torch.utils.data.DataLoader(val_ds, batch_size=64, shuffle=False)
+        for x, _ in val_loader:
+            model(x)
+            step += 1
+
+
+def train_with_helper(model, train_ds, optimizer, epochs):
+    for epoch in range(epochs):
+        for x, y in make_train_loader(train_ds, 32):  # CHECK-MESSAGES: :[[@LINE]]:21: note: loop [ddp-dataloader-recreated]
+            optimizer.zero_grad()
+            model(x).sub(y).pow(2).mean().backward()
+            optimizer.step()
+
+
+def aliased_loader(train_ds, epochs, step_fn):
+    for _ in range(epochs):
+        # CHECK-MESSAGES: :[[@LINE+1]]:22: note: loop [ddp-dataloader-recreated]
+        for batch in TorchLoader(train_ds, batch_size=16):
+            step_fn(batch)
+
+
+# ---- hard negatives -----------------------------------------------------------
+
+
+def train_builds_once(model, train_ds, optimizer, epochs):
+    sampler = DistributedSampler(train_ds)
+    loader = DataLoader(train_ds, batch_size=32, sampler=sampler)
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            optimizer.zero_grad()
+            model(x).sub(y).pow(2).mean().backward()
+            optimizer.step()
+
+
+def curriculum_stages(model, stage_datasets, step_fn):
+    # One loader per stage: the dataset is the loop variable.
+    for stage_ds in stage_datasets:
+        loader = DataLoader(stage_ds, batch_size=32, sampler=DistributedSampler(stage_ds))
+        for batch in loader:
+            step_fn(model, batch)
+
+
+def per_epoch_subset(full_ds, epochs, step_fn, subset_size):
+    # The dataset changes every epoch (a fresh random subset).
+    for epoch in range(epochs):
+        g = torch.Generator().manual_seed(epoch)
+        idx = torch.randperm(len(full_ds), generator=g)[:subset_size].tolist()
+        loader = DataLoader(Subset(full_ds, idx), batch_size=32)
+        for batch in loader:
+            step_fn(batch)
+
+
+def loaders_per_task(task_datasets):
+    loaders = []
+    for i in range(len(task_datasets)):
+        loaders.append(DataLoader(task_datasets[i], batch_size=8))
+    return loaders
+
+
+def loaders_per_split(splits):
+    return {name: DataLoader(ds, batch_size=64) for name, ds in splits.items()}
+
+
+def factory_defined_in_loop(datasets, epochs):
+    makers = []
+    for epoch in range(epochs):
+        def make(ds=datasets[0]):
+            return DataLoader(ds, batch_size=4)
+        makers.append(make)
+    return makers
+
+
+def helper_called_once(model, train_ds, epochs, step_fn):
+    loader = make_train_loader(train_ds, 32)
+    for epoch in range(epochs):
+        loader.sampler.set_epoch(epoch)
+        for batch in loader:
+            step_fn(model, batch)
+    dist.barrier()
