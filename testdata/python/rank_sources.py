@@ -1,0 +1,140 @@
+"""Rank sources beyond dist.get_rank(): environment variables, helper functions,
+attributes set from the rank, accelerate / Lightning / torch_xla predicates.
+One divergent collective per source; the negatives use look-alike names that
+are not process ranks.
+"""
+import datetime
+import os
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch_xla.core.xla_model as xm
+from accelerate import Accelerator
+
+
+def get_rank():
+    if not dist.is_available() or not dist.is_initialized():
+        return 0
+    return dist.get_rank()
+
+
+def is_main_process():
+    return get_rank() == 0
+
+
+def is_dist_avail_and_initialized():
+    return dist.is_available() and dist.is_initialized()
+
+
+# ---- true positives ---------------------------------------------------------
+
+
+def helper_predicate(t):
+    if is_main_process():
+        dist.all_reduce(t)  # CHECK-MESSAGES: :[[@LINE]]:9: error: all_reduce [ddp-divergent-collective]
+    return t
+
+
+def env_get_with_default(t):
+    if int(os.environ.get("LOCAL_RANK", 0)) == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: barrier [ddp-divergent-collective]
+        dist.barrier()
+    return t
+
+
+def local_rank_from_group(t):
+    local_rank = dist.get_rank() % torch.cuda.device_count()
+    if local_rank == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: broadcast [ddp-divergent-collective]
+        dist.broadcast(t, src=0)
+    return t
+
+
+def not_initialized_or_rank0(t):
+    # The common logging guard; a collective inside it runs on rank 0 only.
+    if not dist.is_initialized() or dist.get_rank() == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
+        dist.all_reduce(t)
+    return t
+
+
+class Worker:
+    def __init__(self):
+        self.rank = dist.get_rank()
+        self.world_size = dist.get_world_size()
+
+    def sync(self, t):
+        if self.rank == self.world_size - 1:  # the last rank only
+            # CHECK-MESSAGES: :[[@LINE+1]]:13: error: all_gather [ddp-divergent-collective]
+            dist.all_gather(list(t.chunk(self.world_size)), t)
+        return t
+
+
+def accelerate_index(accelerator: Accelerator, t):
+    if accelerator.is_local_main_process:
+        # CHECK-MESSAGES: :[[@LINE+1]]:13: error: reduce [ddp-divergent-collective]
+        t = accelerator.reduce(t, reduction="mean")
+    return t
+
+
+def xla_master(t):
+    if xm.is_master_ordinal():
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
+        dist.all_reduce(t)
+    return t
+
+
+def rank_parameter(rank, t):
+    if rank == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: reduce_scatter [ddp-divergent-collective]
+        dist.reduce_scatter(t[0], list(t))
+    return t
+
+
+def spawned_worker(rank, world_size):
+    dist.init_process_group("gloo", rank=rank, world_size=world_size,
+                            timeout=datetime.timedelta(minutes=1))
+    t = torch.ones(4, 4)
+    rank_parameter(rank, t)
+    dist.destroy_process_group()
+
+
+# ---- hard negatives -----------------------------------------------------------
+
+
+def helper_guarded_print(t):
+    dist.all_reduce(t)
+    if is_main_process():
+        print(t)
+    if is_dist_avail_and_initialized():  # uniform: the same answer on every rank
+        dist.barrier()
+    return t
+
+
+def matrix_rank_named_rank(weight, t):
+    rank = torch.linalg.matrix_rank(weight).item()  # identical weights on every rank (DDP)
+    if rank < weight.shape[0]:
+        print("weight matrix is rank-deficient")
+    dist.all_reduce(t)
+    return t
+
+
+def node_count_is_uniform(t):
+    nnodes = int(os.environ.get("WORLD_SIZE", "1")) // max(torch.cuda.device_count(), 1)
+    if nnodes > 1:
+        dist.all_reduce(t)
+    return t
+
+
+def ranked_list_is_not_a_rank(scores, t):
+    ranks = sorted(range(len(scores)), key=lambda i: -scores[i])
+    top = ranks[0]
+    if top == 0:
+        dist.barrier()
+    return t
+
+
+if __name__ == "__main__":
+    world = int(os.environ.get("NPROC", "2"))
+    mp.spawn(spawned_worker, args=(world,), nprocs=world)
