@@ -20,15 +20,14 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 def build(local_rank):
     model = nn.Sequential(nn.Linear(32, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 10))
-    model = model.to(local_rank)
-    return DDP(model, device_ids=[local_rank])
+    return model.to(local_rank)
 
 
 # ---- true positives ---------------------------------------------------------
 
 
 def validate_with_ddp_model_on_rank0(local_rank, val_x, val_y):
-    ddp_model = build(local_rank)
+    ddp_model = DDP(build(local_rank), device_ids=[local_rank])
     if dist.get_rank() == 0:
         with torch.no_grad():
             # The DDP forward broadcasts buffers (BatchNorm stats) from rank 0.
@@ -38,7 +37,7 @@ def validate_with_ddp_model_on_rank0(local_rank, val_x, val_y):
 
 
 def skip_backward_on_nan(local_rank, batches, optimizer):
-    ddp_model = build(local_rank)
+    ddp_model = DDP(build(local_rank), device_ids=[local_rank])
     criterion = nn.CrossEntropyLoss()
     for x, y in batches:
         optimizer.zero_grad(set_to_none=True)
@@ -50,7 +49,7 @@ def skip_backward_on_nan(local_rank, batches, optimizer):
 
 
 def uneven_manual_split(local_rank, samples, optimizer):
-    ddp_model = build(local_rank)
+    ddp_model = DDP(build(local_rank), device_ids=[local_rank])
     rank, world = dist.get_rank(), dist.get_world_size()
     mine = samples[rank::world]  # no DistributedSampler: uneven per-rank counts
     for x, y in mine:
@@ -104,7 +103,7 @@ def metric_compute_on_local_loss(model, batches, device):
 
 
 def validate_unwrapped_module_on_rank0(local_rank, val_x):
-    ddp_model = build(local_rank)
+    ddp_model = DDP(build(local_rank), device_ids=[local_rank])
     if dist.get_rank() == 0:
         with torch.no_grad():
             out = ddp_model.module(val_x)  # the inner module: no collective
@@ -112,7 +111,7 @@ def validate_unwrapped_module_on_rank0(local_rank, val_x):
 
 
 def grad_accumulation_no_sync(local_rank, batches, optimizer, accum_steps):
-    ddp_model = build(local_rank)
+    ddp_model = DDP(build(local_rank), device_ids=[local_rank])
     criterion = nn.CrossEntropyLoss()
     for step, (x, y) in enumerate(batches):
         if (step + 1) % accum_steps != 0:
@@ -125,7 +124,7 @@ def grad_accumulation_no_sync(local_rank, batches, optimizer, accum_steps):
 
 
 def evaluate_everywhere_print_on_main(local_rank, val_batches):
-    ddp_model = build(local_rank)
+    ddp_model = DDP(build(local_rank), device_ids=[local_rank])
     total = torch.zeros(1, device=local_rank)
     with torch.no_grad():
         for x, _ in val_batches:
