@@ -24,6 +24,10 @@ PACKAGES=(
   python3-jsonschema pre-commit
   # benchmarks (bench/)
   bc time
+  # real torch for Python (testdata/python-torch, ctest -L python-torch): the
+  # implicit collectives of rules/python-api.yaml run as 2-rank Gloo jobs on
+  # torch 1.13 (CPU), for Debian's /usr/bin/python3 only; PyYAML for its catalog check
+  python3-torch python3-yaml
   # the Python frontend: the tree-sitter runtime (the grammar comes from npm, below)
   libtree-sitter-dev npm
 )
