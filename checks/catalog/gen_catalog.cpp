@@ -107,7 +107,7 @@ std::string className(const std::string &id) {
   return o + "Check";
 }
 
-const char *const kFrontends[] = {"clang-tidy", "launch"};
+const char *const kFrontends[] = {"clang-tidy", "launch", "python"};
 
 bool knownFrontend(const std::string &f) {
   for (const char *k : kFrontends)
@@ -165,7 +165,7 @@ std::vector<Rule> loadRules(const std::string &file) {
     if (r["frontend"]) {
       out.frontend = str(file, r, "frontend");
       if (!knownFrontend(out.frontend))
-        fail(file, r["frontend"], "frontend must be clang-tidy or launch, not '" + out.frontend + "'");
+        fail(file, r["frontend"], "frontend must be clang-tidy, launch or python, not '" + out.frontend + "'");
     }
     out.languages = strList(file, r, "languages");
     if (out.frontend == "clang-tidy" && out.languages.empty())
@@ -481,6 +481,64 @@ std::string apiCpp(const std::string &file) {
   return o.str();
 }
 
+// api.yaml's `python` section: every key is one set of PythonApi (Catalog.h).
+struct PythonKey {
+  const char *key, *member;
+};
+const PythonKey kPythonKeys[] = {
+    {"collectives", "collectives"},
+    {"barriers", "barriers"},
+    {"point_to_point", "pointToPoint"},
+    {"collective_functions", "collectiveFunctions"},
+    {"wrapper_collectives", "wrapperCollectives"},
+    {"wrapper_barriers", "wrapperBarriers"},
+    {"fsdp_collective_functions", "fsdpCollectiveFunctions"},
+    {"agreeing_methods", "agreeingMethods"},
+    {"ddp_classes", "ddpClasses"},
+    {"fsdp_classes", "fsdpClasses"},
+    {"accelerator_classes", "acceleratorClasses"},
+    {"zero_classes", "zeroClasses"},
+    {"data_loader_classes", "dataLoaderClasses"},
+    {"metric_classes", "metricClasses"},
+    {"rank_functions", "rankFunctions"},
+    {"local_rank_functions", "localRankFunctions"},
+    {"rank_env_vars", "rankEnvVars"},
+    {"local_rank_env_vars", "localRankEnvVars"},
+    {"rank_attributes", "rankAttributes"},
+    {"local_rank_attributes", "localRankAttributes"},
+    {"main_process_attributes", "mainProcessAttributes"},
+    {"local_main_process_attributes", "localMainProcessAttributes"},
+    {"main_only_decorators", "mainOnlyDecorators"},
+    {"rank_parameters", "rankParameters"},
+    {"local_rank_parameters", "localRankParameters"},
+    {"world_size_functions", "worldSizeFunctions"},
+    {"local_functions", "localFunctions"},
+    {"local_methods", "localMethods"},
+    {"file_probes", "fileProbes"},
+    {"checkpoint_writers", "checkpointWriters"},
+    {"file_writers", "fileWriters"},
+    {"file_write_methods", "fileWriteMethods"},
+    {"exit_functions", "exitFunctions"},
+};
+
+std::string pythonApiCpp(const std::string &file) {
+  YAML::Node root = loadYaml(file);
+  YAML::Node py = need(file, root, "python", YAML::NodeType::Map);
+  std::ostringstream o;
+  for (const auto &kv : py) {
+    const std::string key = kv.first.as<std::string>();
+    const PythonKey *k = nullptr;
+    for (const auto &c : kPythonKeys)
+      if (key == c.key)
+        k = &c;
+    if (!k)
+      fail(file, kv.first, "unknown key '" + key + "' in 'python'");
+  }
+  for (const auto &k : kPythonKeys)
+    o << "  p." << k.member << " = " << cxxList(strList(file, py, k.key)) << ";\n";
+  return o.str();
+}
+
 // rules/nccl-async-error.yaml, next to the API catalog: the NCCL async error
 // handling facts (ddplint/core/AsyncErrorFacts.h).  `apiEnv` is api.yaml's
 // nccl_async_error_env, which must agree with the newest range.
@@ -621,6 +679,9 @@ int main(int argc, char **argv) {
            "const ApiCatalog &builtinApi() {\n  static const ApiCatalog api = [] {\n"
            "  ApiCatalog a;\n"
         << api << "  return a;\n  }();\n  return api;\n}\n\n"
+        << "const PythonApi &builtinPythonApi() {\n  static const PythonApi api = [] {\n"
+           "  PythonApi p;\n"
+        << pythonApiCpp(apiFile) << "  return p;\n  }();\n  return api;\n}\n\n"
         << facts << "} // namespace ddplint::core\n";
     std::ostringstream list;
     // Included twice by the module: once for the headers, once to register.

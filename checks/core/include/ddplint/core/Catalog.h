@@ -3,6 +3,7 @@
 // and the clang-tidy plugin links nothing.
 #pragma once
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,8 +95,39 @@ struct ApiCatalog {
   int asyncErrorEnvRenamedIn = 0; // major*100+minor
 };
 
+// The Python API (rules/api.yaml, section `python`): names as the Python
+// frontend sees them.  Functions of torch.distributed are listed by their last
+// name (`all_reduce`); other entries by the spelling the field's comment gives.
+struct PythonApi {
+  std::set<std::string> collectives;        // torch.distributed.<name>: every rank calls it
+  std::set<std::string> barriers;           // torch.distributed.<name> that only synchronise
+  std::set<std::string> pointToPoint;       // torch.distributed.<name>: rank-conditional by design
+  std::set<std::string> collectiveFunctions; // qualified names of other collectives
+  std::set<std::string> wrapperCollectives; // accelerator/Lightning/Fabric methods
+  std::set<std::string> wrapperBarriers;
+  std::set<std::string> fsdpCollectiveFunctions; // FSDP/DCP state-dict helpers that gather
+  std::set<std::string> agreeingMethods;    // methods whose result is the same on every rank
+  std::set<std::string> ddpClasses, fsdpClasses, acceleratorClasses, zeroClasses,
+      dataLoaderClasses, metricClasses;
+  std::set<std::string> rankFunctions, localRankFunctions; // qualified
+  std::set<std::string> rankEnvVars, localRankEnvVars;
+  std::set<std::string> rankAttributes, localRankAttributes; // `args.rank`, `self.local_rank`
+  std::set<std::string> mainProcessAttributes, localMainProcessAttributes;
+  std::set<std::string> mainOnlyDecorators;
+  std::set<std::string> rankParameters, localRankParameters;
+  std::set<std::string> worldSizeFunctions; // qualified
+  std::set<std::string> localFunctions;     // qualified: rank-local results (clocks, files)
+  std::set<std::string> localMethods;       // method names with rank-local results
+  std::set<std::string> fileProbes;         // qualified: tests whether a file exists
+  std::set<std::string> checkpointWriters;  // qualified; the path is argument 1 (or `f=`)
+  std::set<std::string> fileWriters;        // qualified functions that write files
+  std::set<std::string> fileWriteMethods;   // methods that write files (`to_csv`)
+  std::set<std::string> exitFunctions;      // qualified
+};
+
 const std::vector<RuleInfo> &builtinRules();
 const ApiCatalog &builtinApi();
+const PythonApi &builtinPythonApi();
 const RuleInfo *findRule(std::string_view id);
 
 // "a;b; c" -> {"a","b","c"}: the format of every list-valued check option.

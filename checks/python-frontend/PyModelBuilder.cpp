@@ -1,0 +1,1825 @@
+#include "PyModelBuilder.h"
+
+#include "ddplint/core/Catalog.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+
+namespace ddplint::pyfe {
+namespace {
+
+using core::Cond;
+using core::Dep;
+using core::EventKind;
+using core::ExitKind;
+using core::Loc;
+using core::Node;
+
+bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool endsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+std::string lastPart(std::string_view dotted) {
+  auto i = dotted.rfind('.');
+  return std::string(i == std::string_view::npos ? dotted : dotted.substr(i + 1));
+}
+bool contains(const std::vector<std::string> &v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+bool has(const std::set<std::string> &v, std::string_view s) { return v.count(std::string(s)) > 0; }
+
+// A keyword or positional argument as written.
+struct PyArg {
+  std::string name; // empty: positional
+  TSNode value{};
+  std::string text;
+};
+
+// What a value is, as far as the rules care.
+enum class RankKind : std::uint8_t { None, Global, Local };
+
+struct Val {
+  Dep dep = Dep::Uniform;
+  RankKind rank = RankKind::None; // the value *is* a rank (not just derived from one)
+  std::optional<Cond> cond;       // the value is this condition (`is_main = rank == 0`)
+};
+
+Val joinVal(const Val &a, const Val &b) {
+  Val v;
+  v.dep = core::join(a.dep, b.dep);
+  return v;
+}
+
+// Objects whose method calls or calls are collectives.
+enum class ObjKind : std::uint8_t { None, Ddp, Fsdp, Metric, Accelerator, DataLoader, Zero };
+
+struct Env {
+  std::map<std::string, Val> vars;
+};
+
+Env joinEnv(const Env &a, const Env &b) {
+  Env out = a;
+  for (const auto &[k, v] : b.vars) {
+    auto it = out.vars.find(k);
+    if (it == out.vars.end()) {
+      out.vars[k] = v;
+      continue;
+    }
+    Val j = joinVal(it->second, v);
+    if (it->second.rank == v.rank)
+      j.rank = v.rank;
+    it->second = j;
+  }
+  return out;
+}
+
+struct FnInfo {
+  std::string key, name, className;
+  TSNode def{};
+  std::vector<std::string> decorators;
+  bool mainOnly = false; // @rank_zero_only
+  bool isModuleMethod = false;
+  std::optional<Cond> returnsCond; // `def is_main(): return rank == 0`
+  bool returnsRank = false;
+};
+
+class Builder {
+public:
+  Builder(const SyntaxTree &t, const UserNames &u) : tree_(t), user_(u) {}
+
+  PyModel run();
+
+private:
+  const SyntaxTree &tree_;
+  const UserNames &user_;
+  PyModel m_;
+  std::map<std::string, std::string> alias_; // local name -> dotted qualified name
+  std::map<std::string, FnInfo> fns_;        // key -> function
+  std::map<std::string, std::vector<std::string>> classBases_;
+  std::map<std::string, ObjKind> objects_; // spelling ("model", "self.model") -> kind
+  std::map<std::string, Val> attrs_;       // "self.rank", "args.local_rank" -> value
+  std::map<std::string, Val> globals_;
+  std::set<std::string> spawned_; // functions started by mp.spawn: first parameter is the rank
+  bool fullStateDict_ = false;
+  bool hasDdp_ = false;
+  bool usesDist_ = false;
+  // Walk state
+  std::string curClass_, curFn_;
+  Env env_;
+  int noSync_ = 0;
+  struct LoopCtx {
+    Loc loc = 0;
+    bool perEpoch = false;
+    std::set<std::string> vars; // the loop's variables, and names assigned from them in it
+    std::string text;
+  };
+  std::vector<LoopCtx> loops_;
+
+  std::string_view text(TSNode n) const { return tree_.text(n); }
+  std::string str(TSNode n) const { return std::string(text(n)); }
+
+  Loc loc(TSNode n) {
+    m_.positions.push_back(startOf(n));
+    m_.byteOffsets.push_back(ts_node_start_byte(n));
+    return static_cast<Loc>(m_.positions.size());
+  }
+  std::vector<unsigned> lineStarts_;
+  // A position at any byte (fix anchors sit between tokens).
+  Loc locByte(unsigned byte) {
+    if (lineStarts_.empty()) {
+      lineStarts_.push_back(0);
+      const std::string &src = tree_.source();
+      for (unsigned i = 0; i < src.size(); ++i)
+        if (src[i] == '\n')
+          lineStarts_.push_back(i + 1);
+    }
+    auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), byte);
+    unsigned line = static_cast<unsigned>(it - lineStarts_.begin());
+    m_.positions.push_back({line, byte - lineStarts_[line - 1] + 1});
+    m_.byteOffsets.push_back(byte);
+    return static_cast<Loc>(m_.positions.size());
+  }
+  core::Facts &facts() { return m_.program.facts; }
+  std::string fnKey() const { return curFn_.empty() ? "<module>" : curFn_; }
+  std::vector<core::LoopInfo> loopInfos(TSNode datasetArg) const;
+  bool storedInContainer(TSNode call) const;
+
+  // --- names --------------------------------------------------------------
+  // The dotted name of an identifier or attribute chain with the import aliases
+  // applied: `dist.all_reduce` -> "torch.distributed.all_reduce".
+  std::string qualified(TSNode n) const {
+    if (is(n, "identifier")) {
+      std::string s = str(n);
+      auto it = alias_.find(s);
+      return it == alias_.end() ? s : it->second;
+    }
+    if (is(n, "attribute")) {
+      std::string obj = qualified(field(n, "object"));
+      if (obj.empty())
+        return "";
+      return obj + "." + str(field(n, "attribute"));
+    }
+    return "";
+  }
+
+  static TSNode unparen(TSNode n) {
+    while (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1)
+      n = ts_node_named_child(n, 0);
+    return n;
+  }
+
+  std::vector<PyArg> args(TSNode call) const {
+    std::vector<PyArg> out;
+    TSNode al = field(call, "arguments");
+    if (!is(al, "argument_list"))
+      return out;
+    for (TSNode a : namedKids(al)) {
+      if (is(a, "comment"))
+        continue;
+      PyArg pa;
+      if (is(a, "keyword_argument")) {
+        pa.name = str(field(a, "name"));
+        pa.value = field(a, "value");
+      } else {
+        pa.value = a;
+      }
+      pa.text = str(pa.value);
+      out.push_back(pa);
+    }
+    return out;
+  }
+
+  static const PyArg *arg(const std::vector<PyArg> &as, const char *name, int pos) {
+    for (const auto &a : as)
+      if (a.name == name)
+        return &a;
+    int i = 0;
+    for (const auto &a : as) {
+      if (!a.name.empty() || is(a.value, "list_splat") || is(a.value, "dictionary_splat"))
+        break;
+      if (i++ == pos)
+        return &a;
+    }
+    return nullptr;
+  }
+
+  // --- pre-passes -----------------------------------------------------------
+  void collectImports(TSNode root);
+  void collectFunctions(TSNode block, const std::string &prefix, const std::string &cls);
+  void collectObjects(TSNode n);
+  ObjKind kindOfCtor(TSNode call) const;
+  bool isNnModule(const std::string &cls, int depth = 0) const;
+  bool isLightningModule(const std::string &cls, int depth = 0) const;
+
+  // --- values -------------------------------------------------------------
+  Val value(TSNode e);
+  Val callValue(TSNode call);
+  std::optional<RankKind> rankSource(TSNode e);
+  Cond cond(TSNode e);
+  Cond atom(TSNode e, Dep d);
+  void bind(TSNode target, const Val &v);
+  void bindTargets(TSNode target, Dep d);
+  bool isLoaderIterable(TSNode it) const;
+
+  // --- statements ---------------------------------------------------------
+  void block(TSNode b, std::vector<Node> &out);
+  void statement(TSNode s, std::vector<Node> &out);
+  void expr(TSNode e, std::vector<Node> &out); // events of the calls in e, in order
+  void call(TSNode c, std::vector<Node> &out);
+  Node ifChain(TSNode cond, TSNode then, const std::vector<TSNode> &alts, size_t i, Loc at);
+  void buildFunction(const FnInfo &fi);
+  std::string resolveCallee(TSNode fn) const;
+  void forwardFacts(const FnInfo &fi);
+  Loc argsEnd(TSNode call);
+  void envSet(TSNode name, TSNode value, TSNode at);
+  void envSetNamed(const std::string &name, TSNode value, TSNode at);
+};
+
+// The end of a call's argument list, where `, name=value` can be inserted
+// (0: the list is not a plain argument list).
+Loc Builder::argsEnd(TSNode c) {
+  TSNode al = field(c, "arguments");
+  if (!is(al, "argument_list") || ts_node_has_error(al))
+    return 0;
+  // After the last argument (a trailing comma stays where it is).
+  const uint32_t n = ts_node_named_child_count(al);
+  for (uint32_t i = n; i-- > 0;) {
+    TSNode last = ts_node_named_child(al, i);
+    if (is(last, "comment"))
+      continue;
+    return locByte(ts_node_end_byte(last));
+  }
+  return locByte(ts_node_start_byte(al) + 1);
+}
+
+std::string unquote(std::string_view t, bool &literal) {
+  literal = t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front();
+  if (!literal)
+    return std::string(t);
+  return std::string(t.substr(1, t.size() - 2));
+}
+
+void Builder::envSet(TSNode name, TSNode value, TSNode at) {
+  core::EnvSetting e;
+  e.loc = loc(at);
+  bool lit = false;
+  e.name = unquote(text(name), lit);
+  e.nameKnown = lit;
+  if (lit && is(name, "string") && ts_node_named_child_count(name) <= 3) {
+    e.nameLoc = loc(name);
+    e.renameFixable = true;
+  }
+  e.isSet = true;
+  bool vlit = false;
+  e.value = unquote(text(value), vlit);
+  e.valueKnown = vlit || is(value, "integer");
+  facts().env.push_back(e);
+}
+
+void Builder::envSetNamed(const std::string &name, TSNode value, TSNode at) {
+  core::EnvSetting e;
+  e.loc = loc(at);
+  e.name = name;
+  e.isSet = true;
+  bool vlit = false;
+  e.value = unquote(text(value), vlit);
+  e.valueKnown = vlit || is(value, "integer");
+  facts().env.push_back(e);
+}
+
+std::vector<core::LoopInfo> Builder::loopInfos(TSNode datasetArg) const {
+  std::vector<core::LoopInfo> out;
+  for (auto it = loops_.rbegin(); it != loops_.rend(); ++it) {
+    core::LoopInfo li;
+    li.loc = it->loc;
+    li.perEpoch = it->perEpoch;
+    if (!ts_node_is_null(datasetArg)) {
+      std::function<void(TSNode)> uses = [&](TSNode x) {
+        if (is(x, "identifier") && it->vars.count(str(x)))
+          li.datasetDependsOnLoop = true;
+        for (TSNode k : namedKids(x))
+          uses(k);
+      };
+      uses(datasetArg);
+    }
+    out.push_back(li);
+  }
+  return out;
+}
+
+// `loaders.append(DataLoader(..))`, `loaders[name] = DataLoader(..)`, a list
+// or dict of loaders: one loader per element, kept beyond the iteration.
+bool Builder::storedInContainer(TSNode c) const {
+  TSNode p = ts_node_parent(c);
+  while (is(p, "parenthesized_expression"))
+    p = ts_node_parent(p);
+  if (is(p, "argument_list")) {
+    TSNode call = ts_node_parent(p);
+    std::string l = lastPart(std::string(text(field(call, "function"))));
+    return l == "append" || l == "extend" || l == "insert" || l == "add";
+  }
+  if (is(p, "list") || is(p, "pair") || is(p, "list_comprehension") ||
+      is(p, "dictionary_comprehension") || is(p, "tuple") || is(p, "set"))
+    return true;
+  if (is(p, "assignment"))
+    return is(field(p, "left"), "subscript");
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Catalog of the Python API (rules/python-api.yaml).
+const core::PythonApi &api() { return core::builtinPythonApi(); }
+
+void Builder::collectImports(TSNode root) {
+  std::vector<TSNode> stack{root};
+  bool firstImportSeen = false;
+  while (!stack.empty()) {
+    TSNode n = stack.back();
+    stack.pop_back();
+    const bool topLevel = is(ts_node_parent(n), "module");
+    if (is(n, "import_statement")) {
+      if (!firstImportSeen && topLevel) {
+        firstImportSeen = true;
+        m_.hasImports = true;
+        m_.importInsertAt = ts_node_start_byte(n);
+      }
+      for (TSNode k : namedKids(n)) {
+        if (is(k, "dotted_name")) {
+          std::string full = str(k);
+          alias_[full.substr(0, full.find('.'))] = full.substr(0, full.find('.'));
+          if (full == "torch.distributed")
+            usesDist_ = true;
+        } else if (is(k, "aliased_import")) {
+          std::string full = str(field(k, "name"));
+          alias_[str(field(k, "alias"))] = full;
+          if (startsWith(full, "torch.distributed"))
+            usesDist_ = true;
+        }
+      }
+    } else if (is(n, "import_from_statement")) {
+      std::string mod = str(field(n, "module_name"));
+      if (mod == "__future__")
+        continue;
+      if (!firstImportSeen && topLevel) {
+        firstImportSeen = true;
+        m_.hasImports = true;
+        m_.importInsertAt = ts_node_start_byte(n);
+      }
+      if (startsWith(mod, "torch.distributed") || startsWith(mod, "accelerate") ||
+          startsWith(mod, "lightning") || startsWith(mod, "pytorch_lightning"))
+        usesDist_ = true;
+      TSNode modNode = field(n, "module_name");
+      for (TSNode k : namedKids(n)) {
+        if (ts_node_eq(k, modNode))
+          continue;
+        if (is(k, "dotted_name"))
+          alias_[str(k)] = mod + "." + str(k);
+        else if (is(k, "aliased_import"))
+          alias_[str(field(k, "alias"))] = mod + "." + str(field(k, "name"));
+      }
+    } else if (is(n, "module") || is(n, "block") || is(n, "if_statement") ||
+               is(n, "try_statement") || is(n, "else_clause") || is(n, "except_clause") ||
+               is(n, "function_definition") || is(n, "decorated_definition") ||
+               is(n, "elif_clause") || is(n, "finally_clause") || is(n, "with_statement")) {
+      auto kids = namedKids(n);
+      for (auto it = kids.rbegin(); it != kids.rend(); ++it)
+        stack.push_back(*it);
+    }
+  }
+  for (const auto &[local, full] : alias_)
+    if (full == "torch.distributed" && m_.distAlias.empty())
+      m_.distAlias = local;
+  if (m_.distAlias.empty())
+    m_.distAlias = alias_.count("torch") ? "torch.distributed" : "";
+  for (const auto &[local, full] : alias_) {
+    if (full == "datetime.timedelta")
+      m_.timedeltaSpelling = local;
+    else if (full == "datetime" && m_.timedeltaSpelling.empty())
+      m_.timedeltaSpelling = local + ".timedelta";
+  }
+}
+
+bool Builder::isNnModule(const std::string &cls, int depth) const {
+  auto it = classBases_.find(cls);
+  if (it == classBases_.end() || depth > 8)
+    return false;
+  for (const auto &b : it->second) {
+    std::string l = lastPart(b);
+    if (l == "Module" || l == "LightningModule" || l == "Sequential" || l == "ModuleList")
+      return true;
+    if (isNnModule(l, depth + 1))
+      return true;
+  }
+  return false;
+}
+
+bool Builder::isLightningModule(const std::string &cls, int depth) const {
+  auto it = classBases_.find(cls);
+  if (it == classBases_.end() || depth > 8)
+    return false;
+  for (const auto &b : it->second) {
+    std::string l = lastPart(b);
+    if (l == "LightningModule" || l == "Callback" || isLightningModule(l, depth + 1))
+      return true;
+  }
+  return false;
+}
+
+void Builder::collectFunctions(TSNode blk, const std::string &prefix, const std::string &cls) {
+  for (TSNode s : namedKids(blk)) {
+    std::vector<std::string> decos;
+    TSNode def = s;
+    if (is(s, "decorated_definition")) {
+      for (TSNode d : namedKids(s))
+        if (is(d, "decorator"))
+          decos.push_back(qualified(unparen(ts_node_named_child(d, 0))));
+      def = field(s, "definition");
+    }
+    if (is(def, "function_definition")) {
+      FnInfo fi;
+      fi.name = str(field(def, "name"));
+      fi.key = prefix.empty() ? fi.name : prefix + "." + fi.name;
+      fi.className = cls;
+      fi.def = def;
+      fi.decorators = decos;
+      for (const auto &d : decos)
+        if (lastPart(d) == "rank_zero_only" || has(api().mainOnlyDecorators, lastPart(d)))
+          fi.mainOnly = true;
+      fns_[fi.key] = fi;
+      collectFunctions(field(def, "body"), fi.key, "");
+    } else if (is(def, "class_definition")) {
+      std::string name = str(field(def, "name"));
+      std::vector<std::string> bases;
+      for (TSNode b : namedKids(field(def, "superclasses")))
+        if (is(b, "identifier") || is(b, "attribute"))
+          bases.push_back(qualified(b));
+      classBases_[name] = bases;
+      collectFunctions(field(def, "body"), prefix.empty() ? name : prefix + "." + name, name);
+    } else if (is(def, "if_statement") || is(def, "try_statement")) {
+      // Definitions under `if TYPE_CHECKING:` or `try: ... except ImportError:`.
+      for (TSNode k : namedKids(def))
+        if (is(k, "block"))
+          collectFunctions(k, prefix, cls);
+        else
+          for (TSNode kk : namedKids(k))
+            if (is(kk, "block"))
+              collectFunctions(kk, prefix, cls);
+    }
+  }
+}
+
+ObjKind Builder::kindOfCtor(TSNode c) const {
+  if (!is(c, "call"))
+    return ObjKind::None;
+  const std::string q = qualified(field(c, "function"));
+  const std::string l = lastPart(q);
+  if (q.empty())
+    return ObjKind::None;
+  if (has(api().ddpClasses, l))
+    return ObjKind::Ddp;
+  if (has(api().fsdpClasses, l))
+    return ObjKind::Fsdp;
+  if (has(api().acceleratorClasses, l))
+    return ObjKind::Accelerator;
+  if (has(api().zeroClasses, l))
+    return ObjKind::Zero;
+  if (has(api().dataLoaderClasses, l))
+    return ObjKind::DataLoader;
+  if (startsWith(q, "torchmetrics.") || has(api().metricClasses, l))
+    return ObjKind::Metric;
+  return ObjKind::None;
+}
+
+// Which spellings hold which objects, over the whole module: the DDP model is
+// usually made in one function and called in another, under the same name.
+void Builder::collectObjects(TSNode n) {
+  std::vector<TSNode> stack{n};
+  while (!stack.empty()) {
+    TSNode s = stack.back();
+    stack.pop_back();
+    if (is(s, "assignment")) {
+      TSNode left = field(s, "left"), right = unparen(field(s, "right"));
+      ObjKind k = kindOfCtor(right);
+      if (k != ObjKind::None && (is(left, "identifier") || is(left, "attribute")))
+        objects_[str(left)] = k;
+      if (k == ObjKind::Ddp || k == ObjKind::Fsdp)
+        hasDdp_ = true;
+      // model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+      if (is(right, "call") && lastPart(qualified(field(right, "function"))) == "prepare") {
+        TSNode recv = field(field(right, "function"), "object");
+        if (!ts_node_is_null(recv) && (objects_.count(str(recv)) || str(recv) == "accelerator")) {
+          std::vector<TSNode> targets =
+              is(left, "pattern_list") || is(left, "tuple_pattern") ? namedKids(left)
+                                                                     : std::vector<TSNode>{left};
+          for (TSNode t : targets) {
+            std::string name = str(t);
+            std::string lower = name;
+            std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+            if (lower.find("model") != std::string::npos) {
+              objects_[name] = ObjKind::Ddp;
+              hasDdp_ = true;
+            }
+          }
+        }
+      }
+    }
+    if (is(s, "identifier") || is(s, "attribute")) {
+      std::string t = str(s);
+      if (endsWith(t, "FULL_STATE_DICT"))
+        fullStateDict_ = true;
+    }
+    if (is(s, "call")) {
+      std::string q = qualified(field(s, "function"));
+      std::string l = lastPart(q);
+      if ((l == "spawn" || l == "start_processes") && (startsWith(q, "torch.multiprocessing") ||
+                                                       startsWith(q, "mp.") || q == "spawn")) {
+        auto as = args(s);
+        if (const PyArg *fn = arg(as, "fn", 0))
+          spawned_.insert(fn->text);
+      }
+      if (l == "cuda" || (l == "to" && text(field(s, "arguments")).find("cuda") !=
+                                           std::string_view::npos) ||
+          (l == "device" && text(field(s, "arguments")).find("cuda") != std::string_view::npos) ||
+          l == "set_device")
+        facts().usesCuda = true;
+    }
+    if (is(s, "string") && text(s).find("nccl") != std::string_view::npos)
+      facts().usesCuda = true;
+    auto kids = namedKids(s);
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
+      stack.push_back(*it);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Values
+
+std::optional<RankKind> Builder::rankSource(TSNode e) {
+  e = unparen(e);
+  // int(x), str(x): the rank converted
+  if (is(e, "call")) {
+    std::string q = qualified(field(e, "function"));
+    std::string l = lastPart(q);
+    auto as = args(e);
+    if ((q == "int" || q == "str") && !as.empty() && as[0].name.empty())
+      return rankSource(as[0].value);
+    // os.environ.get("RANK"), os.getenv("LOCAL_RANK", 0)
+    if ((q == "os.environ.get" || q == "os.getenv" || q == "environ.get") && !as.empty()) {
+      std::string var = as[0].text;
+      var.erase(std::remove(var.begin(), var.end(), '"'), var.end());
+      var.erase(std::remove(var.begin(), var.end(), '\''), var.end());
+      if (has(api().rankEnvVars, var))
+        return RankKind::Global;
+      if (has(api().localRankEnvVars, var))
+        return RankKind::Local;
+      return std::nullopt;
+    }
+    if (has(api().rankFunctions, q) || has(user_.rankFunctions, q) ||
+        has(user_.rankFunctions, l))
+      return RankKind::Global;
+    if (has(api().localRankFunctions, q))
+      return RankKind::Local;
+    if (startsWith(q, "torch.distributed.") && (l == "get_rank" || l == "get_global_rank"))
+      return RankKind::Global;
+    if (startsWith(q, "torch.distributed.") && (l == "get_local_rank" || l == "get_node_local_rank"))
+      return RankKind::Local;
+    auto f = fns_.find(resolveCallee(field(e, "function")));
+    if (f != fns_.end() && f->second.returnsRank)
+      return RankKind::Global;
+    return std::nullopt;
+  }
+  if (is(e, "subscript")) {
+    std::string v = qualified(field(e, "value"));
+    if (v == "os.environ" || v == "environ") {
+      std::string var = str(field(e, "subscript"));
+      var.erase(std::remove(var.begin(), var.end(), '"'), var.end());
+      var.erase(std::remove(var.begin(), var.end(), '\''), var.end());
+      if (has(api().rankEnvVars, var))
+        return RankKind::Global;
+      if (has(api().localRankEnvVars, var))
+        return RankKind::Local;
+    }
+    return std::nullopt;
+  }
+  if (is(e, "attribute") || is(e, "identifier")) {
+    std::string t = str(e);
+    auto a = attrs_.find(t);
+    if (is(e, "attribute") && a != attrs_.end() && a->second.rank != RankKind::None)
+      return a->second.rank;
+    if (is(e, "identifier")) {
+      auto v = env_.vars.find(t);
+      if (v != env_.vars.end())
+        return v->second.rank == RankKind::None ? std::nullopt
+                                                : std::optional<RankKind>(v->second.rank);
+      auto g = globals_.find(t);
+      if (g != globals_.end() && g->second.rank != RankKind::None)
+        return g->second.rank;
+      return std::nullopt;
+    }
+    std::string attr = lastPart(t);
+    if (has(api().rankAttributes, attr))
+      return RankKind::Global;
+    if (has(api().localRankAttributes, attr))
+      return RankKind::Local;
+  }
+  return std::nullopt;
+}
+
+Val Builder::value(TSNode e) {
+  e = unparen(e);
+  Val v;
+  if (ts_node_is_null(e))
+    return v;
+  if (auto r = rankSource(e)) {
+    v.dep = Dep::Rank;
+    v.rank = *r;
+    return v;
+  }
+  const std::string_view k = kindOf(e);
+  if (k == "identifier") {
+    auto it = env_.vars.find(str(e));
+    if (it != env_.vars.end())
+      return it->second;
+    auto g = globals_.find(str(e));
+    if (g != globals_.end())
+      return g->second;
+    return v;
+  }
+  if (k == "attribute") {
+    std::string t = str(e);
+    auto a = attrs_.find(t);
+    if (a != attrs_.end())
+      return a->second;
+    std::string attr = lastPart(t);
+    if (has(api().mainProcessAttributes, attr)) {
+      v.dep = Dep::Rank;
+      v.cond = Cond::rankCmp(core::CmpOp::EQ, 0);
+      v.cond->text = t;
+      return v;
+    }
+    if (has(api().localMainProcessAttributes, attr)) {
+      v.dep = Dep::Rank;
+      Cond c = Cond::atom("local-main", Dep::Rank);
+      c.localMain = true;
+      c.text = t;
+      v.cond = c;
+      return v;
+    }
+    return Val{value(field(e, "object")).dep, RankKind::None, std::nullopt};
+  }
+  if (k == "call")
+    return callValue(e);
+  if (k == "subscript") {
+    Val b = value(field(e, "value"));
+    Val out;
+    out.dep = b.dep;
+    for (TSNode s : namedKids(e))
+      if (!ts_node_eq(s, field(e, "value")))
+        out.dep = core::join(out.dep, value(s).dep);
+    return out;
+  }
+  if (k == "integer" || k == "float" || k == "true" || k == "false" || k == "none")
+    return v;
+  if (k == "comparison_operator" || k == "boolean_operator" || k == "not_operator") {
+    Val out;
+    out.cond = cond(e);
+    out.dep = out.cond->dependence();
+    return out;
+  }
+  if (k == "lambda")
+    return v;
+  // Anything else: the strongest dependence of its parts.
+  Val out;
+  for (TSNode c : namedKids(e))
+    out.dep = core::join(out.dep, value(c).dep);
+  return out;
+}
+
+Val Builder::callValue(TSNode c) {
+  TSNode fn = field(c, "function");
+  const std::string q = qualified(fn);
+  const std::string l = lastPart(q.empty() ? std::string(text(fn)) : q);
+  Val v;
+  if (has(api().worldSizeFunctions, q) || (startsWith(q, "torch.distributed.") &&
+                                           (l == "get_world_size" || l == "is_initialized" ||
+                                            l == "is_available" || l == "get_backend")))
+    return v;
+  if (has(api().localFunctions, q) || has(api().localFunctions, l) ||
+      has(api().localMethods, l)) {
+    v.dep = Dep::Local;
+    return v;
+  }
+  if (has(api().fileProbes, q)) {
+    v.dep = Dep::Local;
+    return v;
+  }
+  // A collective's result is the same on every rank.
+  if (startsWith(q, "torch.distributed.") || (is(fn, "attribute") && has(api().agreeingMethods, l)))
+    return v;
+  // User helpers: a predicate on the rank keeps its condition.
+  auto f = fns_.find(resolveCallee(fn));
+  if (f != fns_.end() && f->second.returnsCond) {
+    v.cond = *f->second.returnsCond;
+    v.dep = v.cond->dependence();
+    return v;
+  }
+  if (has(user_.mainProcessFunctions, q) || has(user_.mainProcessFunctions, l)) {
+    v.cond = Cond::rankCmp(core::CmpOp::EQ, 0);
+    v.cond->text = str(c);
+    v.dep = Dep::Rank;
+    return v;
+  }
+  // Otherwise the strongest dependence of the receiver and the arguments.
+  if (is(fn, "attribute"))
+    v.dep = value(field(fn, "object")).dep;
+  for (const auto &a : args(c))
+    v.dep = core::join(v.dep, value(a.value).dep);
+  return v;
+}
+
+Cond Builder::atom(TSNode e, Dep d) {
+  Cond c = Cond::atom(str(e), d);
+  c.text = str(e);
+  c.loc = 0;
+  return c;
+}
+
+bool intLiteral(std::string_view t, std::int64_t &out) {
+  if (t.empty())
+    return false;
+  std::string s(t);
+  char *end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (!end || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+Cond Builder::cond(TSNode e) {
+  e = unparen(e);
+  const std::string_view k = kindOf(e);
+  if (k == "not_operator")
+    return Cond::negate(cond(field(e, "argument")));
+  if (k == "boolean_operator") {
+    Cond a = cond(field(e, "left")), b = cond(field(e, "right"));
+    std::string op = str(field(e, "operator"));
+    Cond out = op == "and" ? Cond::both(a, b) : Cond::either(a, b);
+    out.text = str(e);
+    return out;
+  }
+  if (k == "true" || k == "false")
+    return Cond::constant(k == "true");
+  if (k == "comparison_operator" && ts_node_named_child_count(e) == 2) {
+    TSNode lhs = ts_node_named_child(e, 0), rhs = ts_node_named_child(e, 1);
+    std::string op;
+    for (uint32_t i = 0; i < ts_node_child_count(e); ++i) {
+      TSNode c = ts_node_child(e, i);
+      if (!ts_node_is_named(c))
+        op += (op.empty() ? "" : " ") + str(c);
+    }
+    // rank-valued side and a literal or literal list
+    auto evalSide = [&](TSNode side, std::int64_t &mod, std::optional<RankKind> &rk) {
+      side = unparen(side);
+      mod = 0;
+      if (is(side, "binary_operator") && str(field(side, "operator")) == "%") {
+        std::int64_t m = 0;
+        rk = rankSource(field(side, "left"));
+        if (rk && intLiteral(text(field(side, "right")), m))
+          mod = m;
+        else if (rk && value(field(side, "right")).dep == Dep::Uniform) {
+          mod = -1; // rank % n with n known only at run time: one rank per group of n
+        } else
+          rk.reset();
+        return;
+      }
+      rk = rankSource(side);
+    };
+    std::int64_t modL = 0, modR = 0, lit = 0;
+    std::optional<RankKind> rkL, rkR;
+    evalSide(lhs, modL, rkL);
+    evalSide(rhs, modR, rkR);
+    TSNode other = rhs;
+    std::int64_t mod = modL;
+    std::optional<RankKind> rk = rkL;
+    bool flipped = false;
+    if (!rkL && rkR) {
+      other = lhs;
+      mod = modR;
+      rk = rkR;
+      flipped = true;
+    }
+    if (rk) {
+      std::vector<std::int64_t> lits;
+      TSNode o = unparen(other);
+      auto litOf = [&](TSNode x, std::int64_t &out) {
+        x = unparen(x);
+        if (is(x, "unary_operator") && str(field(x, "operator")) == "-" &&
+            intLiteral(text(field(x, "argument")), out)) {
+          out = -out;
+          return true;
+        }
+        return intLiteral(text(x), out);
+      };
+      if ((op == "in" || op == "not in") && (is(o, "list") || is(o, "tuple") || is(o, "set"))) {
+        for (TSNode x : namedKids(o)) {
+          if (!litOf(x, lit)) {
+            lits.clear();
+            break;
+          }
+          lits.push_back(lit);
+        }
+      } else if (litOf(o, lit)) {
+        lits.push_back(lit);
+      }
+      if (!lits.empty()) {
+        core::CmpOp cop = core::CmpOp::EQ;
+        bool known = true;
+        if (op == "==" || op == "in" || op == "is")
+          cop = core::CmpOp::EQ;
+        else if (op == "!=" || op == "not in" || op == "is not")
+          cop = core::CmpOp::NE;
+        else if (op == "<")
+          cop = flipped ? core::CmpOp::GT : core::CmpOp::LT;
+        else if (op == "<=")
+          cop = flipped ? core::CmpOp::GE : core::CmpOp::LE;
+        else if (op == ">")
+          cop = flipped ? core::CmpOp::LT : core::CmpOp::GT;
+        else if (op == ">=")
+          cop = flipped ? core::CmpOp::LE : core::CmpOp::GE;
+        else
+          known = false;
+        if (known && (*rk == RankKind::Local || mod == -1)) {
+          // The node-local rank: is the test true on local rank 0 only?
+          bool zero = false, others = false;
+          for (std::int64_t r : {std::int64_t(0), std::int64_t(1), std::int64_t(2)}) {
+            bool t = false;
+            for (auto x : lits) {
+              bool one = cop == core::CmpOp::EQ   ? r == x
+                         : cop == core::CmpOp::NE ? r != x
+                         : cop == core::CmpOp::LT ? r < x
+                         : cop == core::CmpOp::LE ? r <= x
+                         : cop == core::CmpOp::GT ? r > x
+                                                  : r >= x;
+              t = (op == "not in" || op == "!=") ? (t || lits.size() == 1 ? one : t) : (t || one);
+            }
+            if (op == "not in") {
+              t = true;
+              for (auto x : lits)
+                t = t && r != x;
+            }
+            (r == 0 ? zero : others) |= t;
+          }
+          Cond c = Cond::atom("local-main", Dep::Rank);
+          c.localMain = true;
+          c.text = str(e);
+          if (zero && !others)
+            return c;
+          if (!zero && others) {
+            Cond n = Cond::negate(c);
+            n.text = str(e);
+            return n;
+          }
+          return atom(e, Dep::Rank);
+        }
+        if (known) {
+          Cond out;
+          bool first = true;
+          for (auto x : lits) {
+            Cond one = Cond::rankCmp(cop, x, mod > 0 ? mod : 0);
+            one.text = str(e);
+            if (first)
+              out = one;
+            else
+              out = (op == "not in") ? Cond::both(out, one) : Cond::either(out, one);
+            first = false;
+          }
+          out.text = str(e);
+          return out;
+        }
+      }
+      return atom(e, Dep::Rank);
+    }
+  }
+  if (k == "comparison_operator" || k == "boolean_operator" || k == "not_operator") {
+    // Not a rank test: an opaque decision on whatever its operands depend on.
+    Dep d = Dep::Uniform;
+    for (TSNode c : namedKids(e))
+      d = core::join(d, value(c).dep);
+    return atom(e, d);
+  }
+  // A name bound to a condition: `is_main = rank == 0`, `accelerator.is_main_process`.
+  Val v = value(e);
+  if (v.cond) {
+    Cond c = *v.cond;
+    if (c.text.empty())
+      c.text = str(e);
+    return c;
+  }
+  if (v.rank != RankKind::None) {
+    // `if rank:` is `rank != 0`
+    if (v.rank == RankKind::Global) {
+      Cond c = Cond::rankCmp(core::CmpOp::NE, 0);
+      c.text = str(e);
+      return c;
+    }
+    Cond c = Cond::atom("local-main", Dep::Rank);
+    c.localMain = true;
+    Cond n = Cond::negate(c);
+    n.text = str(e);
+    return n;
+  }
+  Cond c = atom(e, v.dep);
+  // `os.path.exists(path)`: a create-once cache
+  if (is(e, "call") && has(api().fileProbes, qualified(field(e, "function"))))
+    c.probesFile = true;
+  return c;
+}
+
+void Builder::bind(TSNode target, const Val &v) {
+  target = unparen(target);
+  if (is(target, "identifier")) {
+    env_.vars[str(target)] = v;
+  } else if (is(target, "attribute")) {
+    env_.vars[str(target)] = v;
+  } else if (is(target, "pattern_list") || is(target, "tuple_pattern") ||
+             is(target, "list_pattern") || is(target, "tuple") || is(target, "list")) {
+    for (TSNode t : namedKids(target))
+      bind(t, Val{v.dep, RankKind::None, std::nullopt});
+  }
+}
+
+void Builder::bindTargets(TSNode target, Dep d) { bind(target, Val{d, RankKind::None, {}}); }
+
+bool Builder::isLoaderIterable(TSNode it) const {
+  it = unparen(it);
+  if (is(it, "call")) {
+    std::string l = lastPart(qualified(field(it, "function")));
+    if (l == "enumerate" || l == "tqdm" || l == "zip" || l == "iter") {
+      for (TSNode a : namedKids(field(it, "arguments")))
+        if (isLoaderIterable(a))
+          return true;
+      return false;
+    }
+    return kindOfCtor(it) == ObjKind::DataLoader;
+  }
+  std::string t(text(it));
+  auto o = objects_.find(t);
+  if (o != objects_.end() && o->second == ObjKind::DataLoader)
+    return true;
+  std::string lower = t;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  return lower.find("loader") != std::string::npos || lower.find("batches") != std::string::npos ||
+         lower.find("dataset") != std::string::npos || lower.find("iterator") != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------
+// Statements
+
+std::string Builder::resolveCallee(TSNode fn) const {
+  if (is(fn, "identifier")) {
+    std::string n = str(fn);
+    // innermost definition first: a nested helper, then a module function
+    std::string scope = curFn_;
+    while (!scope.empty()) {
+      if (fns_.count(scope + "." + n))
+        return scope + "." + n;
+      auto dot = scope.rfind('.');
+      scope = dot == std::string::npos ? "" : scope.substr(0, dot);
+    }
+    return fns_.count(n) ? n : "";
+  }
+  if (is(fn, "attribute") && str(field(fn, "object")) == "self" && !curClass_.empty()) {
+    std::string m = str(field(fn, "attribute"));
+    for (const auto &[key, fi] : fns_)
+      if (fi.className == curClass_ && fi.name == m)
+        return key;
+  }
+  return "";
+}
+
+void Builder::call(TSNode c, std::vector<Node> &out) {
+  TSNode fn = field(c, "function");
+  const std::string q = qualified(fn);
+  const std::string l = lastPart(q.empty() ? std::string(text(fn)) : q);
+  const std::string recv = is(fn, "attribute") ? str(field(fn, "object")) : "";
+  auto as = args(c);
+  auto objKind = [&](const std::string &name) {
+    auto it = objects_.find(name);
+    return it == objects_.end() ? ObjKind::None : it->second;
+  };
+  auto event = [&](EventKind k, std::string name) {
+    out.push_back(Node::makeEvent(k, std::move(name), loc(c)));
+  };
+  const bool dist = startsWith(q, "torch.distributed.") &&
+                    q.find('.', std::string("torch.distributed.").size()) == std::string::npos;
+
+  // Environment settings (async error handling)
+  if ((q == "os.putenv" || q == "os.environ.setdefault") && as.size() >= 2)
+    envSet(as[0].value, as[1].value, c);
+  if (q == "os.environ.update")
+    for (const auto &a : as)
+      if (!a.name.empty())
+        envSetNamed(a.name, a.value, c);
+
+  // Process groups
+  if ((dist || q == "init_process_group" || q == "new_group") &&
+      (l == "init_process_group" || l == "new_group")) {
+    core::ProcessGroupCreation pg;
+    pg.kind = core::ProcessGroupCreation::Kind::Init;
+    pg.loc = loc(c);
+    pg.api = l;
+    const PyArg *b = arg(as, "backend", l == "init_process_group" ? 0 : 3);
+    if (b) {
+      std::string t = b->text;
+      t.erase(std::remove(t.begin(), t.end(), '"'), t.end());
+      t.erase(std::remove(t.begin(), t.end(), '\''), t.end());
+      if (t == "nccl" || t == "gloo" || t == "mpi" || t == "cpu:gloo,cuda:nccl")
+        pg.backend = t;
+    }
+    pg.timeoutGiven = arg(as, "timeout", l == "init_process_group" ? 3 : 1) != nullptr;
+    bool splat = false;
+    for (const auto &a : as)
+      splat = splat || is(a.value, "dictionary_splat") || is(a.value, "list_splat");
+    if (splat)
+      pg.timeoutGiven = true; // *args / **kwargs may carry it
+    pg.fixAnchor = argsEnd(c);
+    facts().processGroups.push_back(pg);
+    if (l == "new_group")
+      event(EventKind::Collective, "new_group");
+    return;
+  }
+
+  // Data loaders
+  if (kindOfCtor(c) == ObjKind::DataLoader) {
+    core::DataLoaderCreation dl;
+    dl.loc = loc(c);
+    dl.api = lastPart(q);
+    dl.function = fnKey();
+    auto state = [&](const char *name, int pos, Loc &at) {
+      const PyArg *a = arg(as, name, pos);
+      if (!a)
+        return core::ArgState::Absent;
+      if (a->text == "True")
+        return core::ArgState::True;
+      if (a->text == "False") {
+        at = loc(a->value);
+        return core::ArgState::False;
+      }
+      return core::ArgState::Unknown;
+    };
+    if (const PyArg *w = arg(as, "num_workers", 5)) {
+      std::int64_t n = 0;
+      dl.numWorkersText = w->text;
+      dl.numWorkers = intLiteral(w->text, n)
+                          ? (n > 0 ? core::DataLoaderCreation::Workers::Positive
+                                   : core::DataLoaderCreation::Workers::Zero)
+                          : core::DataLoaderCreation::Workers::Unknown;
+    }
+    dl.persistentWorkers = state("persistent_workers", 13, dl.persistentWorkersLoc);
+    dl.pinMemory = state("pin_memory", 7, dl.pinMemoryLoc);
+    for (const auto &a : as)
+      if (is(a.value, "dictionary_splat") || is(a.value, "list_splat")) {
+        // **loader_kwargs: the options may be in there
+        if (dl.persistentWorkers == core::ArgState::Absent)
+          dl.persistentWorkers = core::ArgState::Unknown;
+        if (dl.pinMemory == core::ArgState::Absent)
+          dl.pinMemory = core::ArgState::Unknown;
+        if (dl.numWorkers == core::DataLoaderCreation::Workers::Absent)
+          dl.numWorkers = core::DataLoaderCreation::Workers::Zero; // unknown: say nothing
+      }
+    dl.argsEnd = argsEnd(c);
+    const PyArg *ds = arg(as, "dataset", 0);
+    dl.loops = loopInfos(ds ? ds->value : TSNode{});
+    dl.storedInContainer = storedInContainer(c);
+    facts().dataLoaders.push_back(dl);
+    return;
+  }
+
+  // Explicit collectives
+  if (dist || has(api().collectiveFunctions, q)) {
+    if (has(api().barriers, l))
+      return event(EventKind::Barrier, l);
+    if (has(api().pointToPoint, l))
+      return event(EventKind::PointToPoint, l);
+    if (has(api().collectives, l)) {
+      event(EventKind::Collective, l);
+      // The output buffers are agreed once the call returns.
+      const PyArg *outArg = as.empty() ? nullptr : &as[0];
+      if (outArg && (l == "all_reduce" || l == "broadcast" || l == "broadcast_object_list" ||
+                     l == "all_gather" || l == "all_gather_object" || l == "all_gather_into_tensor"))
+        bind(outArg->value, Val{});
+      return;
+    }
+  }
+  if (has(user_.collectiveFunctions, q) || has(user_.collectiveFunctions, l))
+    return event(EventKind::Collective, l);
+  if (has(user_.barrierFunctions, q) || has(user_.barrierFunctions, l))
+    return event(EventKind::Barrier, l);
+
+  // Accelerate and Lightning wrappers
+  if (!recv.empty() && (objKind(recv) == ObjKind::Accelerator || recv == "accelerator" ||
+                        recv == "self.accelerator" || endsWith(recv, "strategy") ||
+                        (recv == "self" && isLightningModule(curClass_)) ||
+                        recv == "self.fabric" || recv == "fabric")) {
+    if (has(api().wrapperBarriers, l))
+      return event(EventKind::Barrier, recv + "." + l);
+    if (has(api().wrapperCollectives, l))
+      return event(EventKind::Collective, recv + "." + l);
+    if (l == "backward" && (objKind(recv) == ObjKind::Accelerator || recv == "accelerator" ||
+                            recv == "fabric" || recv == "self.fabric")) {
+      if (noSync_ == 0)
+        event(EventKind::Collective, "backward (DDP gradient allreduce)");
+      return;
+    }
+    if (l == "log" && recv == "self") {
+      for (const auto &a : as)
+        if (a.name == "sync_dist" && a.text != "False")
+          return event(EventKind::Collective, "self.log(sync_dist=True)");
+    }
+  }
+
+  // Implicit collectives of wrapped models and friends
+  if (is(fn, "identifier") || is(fn, "attribute")) {
+    ObjKind k = objKind(str(fn));
+    if (k == ObjKind::Ddp && noSync_ == 0)
+      return event(EventKind::Collective,
+                   "forward of the DistributedDataParallel model '" + str(fn) +
+                       "' (buffer broadcast)");
+    if (k == ObjKind::Fsdp)
+      return event(EventKind::Collective,
+                   "forward of the FSDP model '" + str(fn) + "' (parameter all-gather)");
+  }
+  if (!recv.empty()) {
+    ObjKind k = objKind(recv);
+    if (l == "backward" && hasDdp_ && noSync_ == 0 && as.empty())
+      return event(EventKind::Collective, "backward (DDP gradient allreduce)");
+    if (k == ObjKind::Fsdp && l == "state_dict" && fullStateDict_)
+      return event(EventKind::Collective, recv + ".state_dict() (FSDP full state dict all-gather)");
+    if (l == "consolidate_state_dict")
+      return event(EventKind::Collective, recv + ".consolidate_state_dict()");
+    if (k == ObjKind::Metric && (l == "compute" || l == "sync"))
+      return event(EventKind::Collective, recv + "." + l + "() (torchmetrics state sync)");
+    if (has(api().fsdpCollectiveFunctions, l) && (startsWith(q, "torch.distributed") ||
+                                                  recv == "FSDP" || recv == "FullyShardedDataParallel"))
+      return event(EventKind::Collective, l);
+  }
+  if (has(api().fsdpCollectiveFunctions, l) && startsWith(q, "torch.distributed"))
+    return event(EventKind::Collective, l);
+
+  // Checkpoint and file writes
+  if (has(api().checkpointWriters, q) || has(user_.checkpointWriters, q) ||
+      has(user_.checkpointWriters, l)) {
+    Node n = Node::makeEvent(EventKind::CheckpointWrite, q, loc(c));
+    if (const PyArg *p = arg(as, "f", 1))
+      n.pathDep = value(p->value).dep;
+    out.push_back(std::move(n));
+    return;
+  }
+  if (q == "open" || q == "io.open" || q == "builtins.open") {
+    const PyArg *mode = arg(as, "mode", 1);
+    if (mode && mode->text.find_first_of("wax+") != std::string::npos) {
+      Node n = Node::makeEvent(EventKind::FileWrite, "open", loc(c));
+      if (const PyArg *p = arg(as, "file", 0))
+        n.pathDep = value(p->value).dep;
+      out.push_back(std::move(n));
+    }
+    return;
+  }
+  if (has(api().fileWriters, q) || (is(fn, "attribute") && has(api().fileWriteMethods, l))) {
+    Node n = Node::makeEvent(EventKind::FileWrite, q.empty() ? l : q, loc(c));
+    out.push_back(std::move(n));
+    return;
+  }
+
+  // Exits
+  if (has(api().exitFunctions, q)) {
+    out.push_back(Node::makeExit(ExitKind::Terminate, loc(c)));
+    return;
+  }
+
+  // Calls of functions of this module
+  std::string key = resolveCallee(fn);
+  if (!key.empty()) {
+    Loc at = loc(c);
+    out.push_back(Node::makeCall(key, fns_[key].name, at));
+    core::HelperCall hc;
+    hc.loc = at;
+    hc.caller = fnKey();
+    hc.callee = key;
+    hc.calleeName = str(fn);
+    hc.loops = loopInfos(TSNode{});
+    hc.storedInContainer = storedInContainer(c);
+    facts().calls.push_back(hc);
+    return;
+  }
+  // Functions handed to a call run there: `mp.spawn(main_worker, ...)` and
+  // callbacks are not followed (their caller is not this program).
+}
+
+void Builder::expr(TSNode e, std::vector<Node> &out) {
+  if (ts_node_is_null(e))
+    return;
+  const std::string_view k = kindOf(e);
+  if (k == "lambda" || k == "function_definition" || k == "class_definition")
+    return;
+  if (k == "call") {
+    // The callee's object and the arguments run first.
+    TSNode fn = field(e, "function");
+    if (is(fn, "attribute"))
+      expr(field(fn, "object"), out);
+    else if (!is(fn, "identifier"))
+      expr(fn, out);
+    for (TSNode a : namedKids(field(e, "arguments")))
+      expr(is(a, "keyword_argument") ? field(a, "value") : a, out);
+    call(e, out);
+    return;
+  }
+  if (k == "conditional_expression" && ts_node_named_child_count(e) == 3) {
+    // a if c else b
+    std::vector<Node> t, f, pre;
+    TSNode a = ts_node_named_child(e, 0), c = ts_node_named_child(e, 1),
+           b = ts_node_named_child(e, 2);
+    expr(c, out);
+    expr(a, t);
+    expr(b, f);
+    if (!t.empty() || !f.empty())
+      out.push_back(Node::makeIf(cond(c), Node::block(std::move(t)), Node::block(std::move(f)),
+                                 loc(e)));
+    return;
+  }
+  if (k == "boolean_operator") {
+    // `a and f()`: f runs only when a holds
+    expr(field(e, "left"), out);
+    std::vector<Node> r;
+    expr(field(e, "right"), r);
+    if (!r.empty()) {
+      Cond c = cond(field(e, "left"));
+      if (str(field(e, "operator")) == "or")
+        c = Cond::negate(c);
+      out.push_back(Node::makeIf(c, Node::block(std::move(r)), Node::block(), loc(e)));
+    }
+    return;
+  }
+  for (TSNode c : namedKids(e))
+    expr(c, out);
+}
+
+void Builder::block(TSNode b, std::vector<Node> &out) {
+  for (TSNode s : namedKids(b))
+    statement(s, out);
+}
+
+Node Builder::ifChain(TSNode c, TSNode then, const std::vector<TSNode> &alts, size_t i, Loc at) {
+  Cond cc = cond(c);
+  cc.loc = at;
+  if (cc.text.empty())
+    cc.text = str(c);
+  Env before = env_;
+  std::vector<Node> t;
+  block(then, t);
+  Env afterThen = env_;
+  env_ = before;
+  std::vector<Node> f;
+  if (i < alts.size()) {
+    TSNode a = alts[i];
+    if (is(a, "elif_clause")) {
+      Loc l = loc(a);
+      Node inner = ifChain(field(a, "condition"), field(a, "consequence"), alts, i + 1, l);
+      m_.ifNodes[l] = a;
+      f.push_back(std::move(inner));
+    } else if (is(a, "else_clause")) {
+      block(field(a, "body"), f);
+    }
+  }
+  env_ = joinEnv(afterThen, env_);
+  return Node::makeIf(cc, Node::block(std::move(t)), Node::block(std::move(f)), at);
+}
+
+void Builder::statement(TSNode s, std::vector<Node> &out) {
+  const std::string_view k = kindOf(s);
+  if (k == "expression_statement") {
+    for (TSNode e : namedKids(s)) {
+      if (is(e, "assignment") || is(e, "augmented_assignment")) {
+        TSNode right = field(e, "right"), left = field(e, "left");
+        expr(right, out);
+        // os.environ["X"] = "1"
+        if (is(left, "subscript") &&
+            (qualified(field(left, "value")) == "os.environ" || qualified(field(left, "value")) == "environ"))
+          envSet(field(left, "subscript"), right, e);
+        // A name assigned from the loop variable is the loop's too.
+        if (!loops_.empty() && is(left, "identifier")) {
+          bool fromLoop = false;
+          std::function<void(TSNode)> uses = [&](TSNode x) {
+            if (is(x, "identifier") && loops_.back().vars.count(str(x)))
+              fromLoop = true;
+            for (TSNode kk : namedKids(x))
+              uses(kk);
+          };
+          uses(right);
+          if (fromLoop)
+            loops_.back().vars.insert(str(left));
+        }
+        if (ts_node_is_null(right))
+          continue;
+        Val v = value(right);
+        if (is(e, "augmented_assignment")) {
+          Val old = value(left);
+          v = joinVal(old, v);
+        }
+        // An assignment chain `a = b = x`: the right of the inner is the value.
+        while (is(right, "assignment")) {
+          bind(field(right, "left"), v);
+          right = field(right, "right");
+        }
+        bind(left, v);
+      } else {
+        expr(e, out);
+      }
+    }
+    return;
+  }
+  if (k == "if_statement") {
+    std::vector<TSNode> alts;
+    for (uint32_t i = 0; i < ts_node_named_child_count(s); ++i) {
+      TSNode c = ts_node_named_child(s, i);
+      if (is(c, "elif_clause") || is(c, "else_clause"))
+        alts.push_back(c);
+    }
+    expr(field(s, "condition"), out);
+    Loc at = loc(s);
+    m_.ifNodes[at] = s;
+    // `if __name__ == "__main__":` is the program's entry, not a decision.
+    out.push_back(ifChain(field(s, "condition"), field(s, "consequence"), alts, 0, at));
+    return;
+  }
+  if (k == "for_statement") {
+    TSNode left = field(s, "left"), right = field(s, "right");
+    expr(right, out);
+    Val it = value(right);
+    bool loader = isLoaderIterable(right);
+    Dep trip = loader ? Dep::Uniform : it.dep;
+    Dep elems = loader ? Dep::Local : it.dep;
+    LoopCtx lc;
+    lc.text = str(right);
+    std::string header = str(left) + " " + lc.text;
+    std::transform(header.begin(), header.end(), header.begin(), ::tolower);
+    lc.perEpoch = header.find("epoch") != std::string::npos;
+    for (TSNode v : is(left, "identifier") ? std::vector<TSNode>{left} : namedKids(left))
+      if (is(v, "identifier"))
+        lc.vars.insert(str(v));
+    Loc at = loc(s);
+    lc.loc = at;
+    loops_.push_back(lc);
+    Env before = env_;
+    bindTargets(left, elems);
+    std::vector<Node> body;
+    block(field(s, "body"), body);
+    env_ = joinEnv(before, env_);
+    loops_.pop_back();
+    Node loop = Node::makeLoop(trip, lc.text, loc(right), Node::block(std::move(body)), at);
+    loop.perEpoch = lc.perEpoch;
+    out.push_back(std::move(loop));
+    if (TSNode e = field(s, "alternative"); !ts_node_is_null(e))
+      block(field(e, "body"), out);
+    return;
+  }
+  if (k == "while_statement") {
+    TSNode c = field(s, "condition");
+    expr(c, out);
+    LoopCtx lc;
+    lc.text = str(c);
+    std::string lower = lc.text;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    lc.perEpoch = lower.find("epoch") != std::string::npos;
+    Loc at = loc(s);
+    lc.loc = at;
+    loops_.push_back(lc);
+    Env before = env_;
+    std::vector<Node> body;
+    block(field(s, "body"), body);
+    // The condition is tested again after each iteration, with the body's values.
+    Dep trip = core::join(value(c).dep, before.vars.empty() ? Dep::Uniform : value(c).dep);
+    if (is(c, "true"))
+      trip = Dep::Uniform;
+    env_ = joinEnv(before, env_);
+    loops_.pop_back();
+    Node loop = Node::makeLoop(trip, lc.text, loc(c), Node::block(std::move(body)), at);
+    loop.perEpoch = lc.perEpoch;
+    out.push_back(std::move(loop));
+    return;
+  }
+  if (k == "with_statement") {
+    int syncOff = 0;
+    for (TSNode clause : namedKids(s)) {
+      if (!is(clause, "with_clause"))
+        continue;
+      for (TSNode item : namedKids(clause)) {
+        TSNode v = field(item, "value");
+        TSNode target{};
+        if (is(v, "as_pattern")) {
+          target = field(v, "alias");
+          v = ts_node_named_child(v, 0);
+        }
+        if (is(v, "call")) {
+          std::string l = lastPart(qualified(field(v, "function")));
+          if (l == "no_sync" || l == "join")
+            ++syncOff; // no_sync: no gradient allreduce; join: uneven inputs are handled
+          if (l == "state_dict_type" && text(v).find("FULL_STATE_DICT") != std::string_view::npos)
+            fullStateDict_ = true;
+        }
+        expr(v, out);
+        if (!ts_node_is_null(target) && ts_node_named_child_count(target) > 0)
+          bindTargets(ts_node_named_child(target, 0), value(v).dep);
+      }
+    }
+    noSync_ += syncOff;
+    block(field(s, "body"), out);
+    noSync_ -= syncOff;
+    return;
+  }
+  if (k == "try_statement") {
+    block(field(s, "body"), out);
+    for (TSNode c : namedKids(s)) {
+      if (is(c, "except_clause") || is(c, "except_group_clause")) {
+        TSNode body{};
+        for (TSNode kk : namedKids(c))
+          if (is(kk, "block"))
+            body = kk;
+        std::vector<Node> h;
+        Env before = env_;
+        block(body, h);
+        env_ = joinEnv(before, env_);
+        if (!h.empty()) {
+          // An exception can strike one rank alone.
+          Cond ex = Cond::atom("exception@" + std::to_string(ts_node_start_byte(c)), Dep::Local);
+          ex.errorCheck = true;
+          ex.text = "an exception is raised";
+          Loc at = loc(c);
+          ex.loc = at;
+          out.push_back(Node::makeIf(ex, Node::block(std::move(h)), Node::block(), at));
+        }
+      } else if (is(c, "else_clause")) {
+        block(field(c, "body"), out);
+      } else if (is(c, "finally_clause")) {
+        for (TSNode kk : namedKids(c))
+          if (is(kk, "block"))
+            block(kk, out);
+      }
+    }
+    return;
+  }
+  if (k == "return_statement") {
+    for (TSNode e : namedKids(s))
+      expr(e, out);
+    out.push_back(Node::makeExit(ExitKind::Return, loc(s)));
+    return;
+  }
+  if (k == "raise_statement") {
+    for (TSNode e : namedKids(s))
+      expr(e, out);
+    out.push_back(Node::makeExit(ExitKind::Throw, loc(s)));
+    return;
+  }
+  if (k == "break_statement") {
+    out.push_back(Node::makeExit(ExitKind::Break, loc(s)));
+    return;
+  }
+  if (k == "continue_statement") {
+    out.push_back(Node::makeExit(ExitKind::Continue, loc(s)));
+    return;
+  }
+  if (k == "function_definition" || k == "class_definition" || k == "decorated_definition" ||
+      k == "import_statement" || k == "import_from_statement" || k == "comment" ||
+      k == "pass_statement" || k == "global_statement" || k == "nonlocal_statement")
+    return;
+  if (k == "match_statement") {
+    // Each case is a branch on the subject.
+    TSNode subj = field(s, "subject");
+    expr(subj, out);
+    Dep d = value(subj).dep;
+    for (TSNode b : namedKids(field(s, "body"))) {
+      if (!is(b, "case_clause"))
+        continue;
+      std::vector<Node> body;
+      for (TSNode kk : namedKids(b))
+        if (is(kk, "block"))
+          block(kk, body);
+      Cond c = atom(b, d);
+      out.push_back(Node::makeIf(c, Node::block(std::move(body)), Node::block(), loc(b)));
+    }
+    return;
+  }
+  if (k == "block") {
+    block(s, out);
+    return;
+  }
+  // assert, delete, print(...) as statements, ERROR nodes: their calls still count.
+  for (TSNode e : namedKids(s))
+    expr(e, out);
+}
+
+void Builder::forwardFacts(const FnInfo &fi) {
+  // `forward` of an nn.Module: branches on the input (its shape or values)
+  // and what each arm runs.  The core decides whether the arms differ.
+  if (fi.name != "forward" || fi.className.empty() || !isNnModule(fi.className))
+    return;
+  core::ForwardMethod fw;
+  fw.className = fi.className;
+  fw.loc = loc(fi.def);
+  std::set<std::string> inputs;
+  for (TSNode p : namedKids(field(fi.def, "parameters"))) {
+    TSNode id = is(p, "identifier") ? p : field(p, "name");
+    if (is(id, "identifier") && str(id) != "self")
+      inputs.insert(str(id));
+  }
+  std::function<bool(TSNode)> fromInput = [&](TSNode e) {
+    if (is(e, "identifier"))
+      return inputs.count(str(e)) > 0;
+    if (is(e, "attribute")) {
+      // Metadata that is the same on every rank does not count.
+      static const std::set<std::string> meta = {"dtype", "device", "is_cuda", "requires_grad",
+                                                 "training", "is_sparse", "layout"};
+      if (meta.count(str(field(e, "attribute"))))
+        return false;
+    }
+    for (TSNode k : namedKids(e))
+      if (fromInput(k))
+        return true;
+    return false;
+  };
+  std::string shapeExpr;
+  std::function<bool(TSNode)> shapeOfInput = [&](TSNode e) -> bool {
+    e = unparen(e);
+    if (is(e, "call")) {
+      TSNode fn = field(e, "function");
+      std::string l = lastPart(std::string(text(fn)));
+      if (is(fn, "attribute") && (l == "size" || l == "dim" || l == "numel" || l == "nelement") &&
+          fromInput(field(fn, "object"))) {
+        shapeExpr = str(e);
+        return true;
+      }
+      if (is(fn, "identifier") && str(fn) == "len" && fromInput(field(e, "arguments"))) {
+        shapeExpr = str(e);
+        return true;
+      }
+    }
+    if (is(e, "attribute")) {
+      std::string l = str(field(e, "attribute"));
+      if ((l == "shape" || l == "ndim") && fromInput(field(e, "object"))) {
+        TSNode p = ts_node_parent(e);
+        shapeExpr = is(p, "subscript") ? str(p) : str(e);
+        return true;
+      }
+    }
+    for (TSNode k : namedKids(e))
+      if (shapeOfInput(k))
+        return true;
+    return false;
+  };
+  std::function<void(TSNode, core::ArmUse &)> uses = [&](TSNode n, core::ArmUse &u) {
+    if (is(n, "function_definition") || is(n, "lambda"))
+      return;
+    if (is(n, "call")) {
+      TSNode fn = field(n, "function");
+      if (is(fn, "attribute") && str(field(fn, "object")) == "self") {
+        std::string name = str(field(fn, "attribute"));
+        bool method = false;
+        for (const auto &[key, f] : fns_)
+          if (f.className == fi.className && f.name == name && name != "forward") {
+            method = true;
+            uses(field(f.def, "body"), u);
+          }
+        if (!method && !contains(u.modules, name))
+          u.modules.push_back(name);
+      }
+    }
+    for (TSNode k : namedKids(n))
+      uses(k, u);
+  };
+  auto exits = [&](TSNode blk, bool &returns, bool &throws) {
+    for (TSNode st : namedKids(blk)) {
+      returns = returns || is(st, "return_statement");
+      throws = throws || is(st, "raise_statement");
+    }
+  };
+  auto merge = [](core::ArmUse a, const core::ArmUse &b) {
+    for (const auto &m : b.modules)
+      if (!contains(a.modules, m))
+        a.modules.push_back(m);
+    return a;
+  };
+  // Visit each block statement by statement, so an arm that falls through can
+  // be given the rest of its block.
+  std::function<void(TSNode, int)> visitBlock = [&](TSNode blk, int parent) {
+    auto stmts = namedKids(blk);
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      TSNode st = stmts[i];
+      if (is(st, "expression_statement"))
+        for (TSNode e : namedKids(st))
+          if (is(e, "assignment") && is(field(e, "left"), "identifier") &&
+              fromInput(field(e, "right")))
+            inputs.insert(str(field(e, "left")));
+      if (!is(st, "if_statement")) {
+        for (TSNode k : namedKids(st))
+          if (is(k, "block"))
+            visitBlock(k, parent);
+        continue;
+      }
+      shapeExpr.clear();
+      TSNode condNode = field(st, "condition");
+      const bool onShape = shapeOfInput(condNode);
+      const bool onValues = !onShape && fromInput(condNode);
+      core::ArmUse rest;
+      for (size_t j = i + 1; j < stmts.size(); ++j)
+        uses(stmts[j], rest);
+      core::ForwardBranch br;
+      br.kind = core::ForwardBranch::Kind::If;
+      br.loc = loc(st);
+      br.condText = str(condNode);
+      br.onShape = onShape;
+      br.onValues = onValues;
+      br.shapeExpr = shapeExpr;
+      br.parent = parent;
+      std::vector<TSNode> armBlocks{field(st, "consequence")};
+      bool hasElse = false;
+      for (TSNode a : namedKids(st)) {
+        if (is(a, "elif_clause"))
+          armBlocks.push_back(field(a, "consequence"));
+        else if (is(a, "else_clause")) {
+          armBlocks.push_back(field(a, "body"));
+          hasElse = true;
+        }
+      }
+      for (TSNode ab : armBlocks) {
+        core::ForwardArm arm;
+        uses(ab, arm.own);
+        exits(ab, arm.returns, arm.throws);
+        arm.effective = arm.returns || arm.throws ? arm.own : merge(arm.own, rest);
+        br.arms.push_back(arm);
+      }
+      if (!hasElse) {
+        core::ForwardArm none;
+        none.effective = rest;
+        br.arms.push_back(none);
+      }
+      const int me = (onShape || onValues) ? int(fw.branches.size()) : parent;
+      if (onShape || onValues)
+        fw.branches.push_back(br);
+      for (TSNode ab : armBlocks)
+        visitBlock(ab, me);
+    }
+  };
+  visitBlock(field(fi.def, "body"), -1);
+  if (!fw.branches.empty())
+    facts().forwards.push_back(std::move(fw));
+}
+
+void Builder::buildFunction(const FnInfo &fi) {
+  curFn_ = fi.key;
+  curClass_ = fi.className;
+  env_ = Env{};
+  loops_.clear();
+  noSync_ = 0;
+  // Parameters: `rank`/`local_rank` in a distributed program, and the first
+  // parameter of a function started by mp.spawn (the process index).
+  if (!ts_node_is_null(fi.def)) {
+    int i = 0;
+    for (TSNode p : namedKids(field(fi.def, "parameters"))) {
+      TSNode id = is(p, "identifier") ? p : field(p, "name");
+      if (!is(id, "identifier"))
+        continue;
+      std::string name = str(id);
+      if (name == "self" && i == 0)
+        continue;
+      Val v;
+      const bool layer = !fi.className.empty() && isNnModule(fi.className);
+      if (usesDist_ && !layer && has(api().rankParameters, name))
+        v = Val{Dep::Rank, RankKind::Global, {}};
+      else if (usesDist_ && !layer && has(api().localRankParameters, name))
+        v = Val{Dep::Rank, RankKind::Local, {}};
+      else if (i == 0 && spawned_.count(fi.name))
+        v = Val{Dep::Rank, name == "rank" ? RankKind::Global : RankKind::Local, {}};
+      if (v.dep != Dep::Uniform)
+        env_.vars[name] = v;
+      ++i;
+    }
+  }
+  std::vector<Node> body;
+  if (!ts_node_is_null(fi.def))
+    block(field(fi.def, "body"), body);
+  core::Function f;
+  f.key = fi.key;
+  f.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
+  f.loc = ts_node_is_null(fi.def) ? 0 : loc(fi.def);
+  if (fi.mainOnly) {
+    Cond main = Cond::rankCmp(core::CmpOp::EQ, 0);
+    main.text = "@rank_zero_only";
+    f.body = Node::block({Node::makeIf(main, Node::block(std::move(body)), Node::block(), f.loc)});
+  } else {
+    f.body = Node::block(std::move(body));
+  }
+  m_.program.functions.push_back(std::move(f));
+  ++m_.functionsAnalysed;
+  forwardFacts(fi);
+}
+
+PyModel Builder::run() {
+  TSNode root = tree_.root();
+  collectImports(root);
+  collectFunctions(root, "", "");
+  collectObjects(root);
+  // Helpers that answer "am I the main process?" or "what is my rank?".
+  for (int round = 0; round < 2; ++round)
+    for (auto &[key, fi] : fns_) {
+      TSNode body = field(fi.def, "body");
+      auto stmts = namedKids(body);
+      std::vector<TSNode> real;
+      for (TSNode s : stmts)
+        if (!is(s, "comment") && !(is(s, "expression_statement") && ts_node_named_child_count(s) == 1 &&
+                                   is(ts_node_named_child(s, 0), "string")))
+          real.push_back(s);
+      if (real.empty() || !is(real.back(), "return_statement") ||
+          ts_node_named_child_count(real.back()) != 1)
+        continue;
+      curFn_ = key;
+      curClass_ = fi.className;
+      env_ = Env{};
+      std::vector<Node> ignored;
+      for (size_t i = 0; i + 1 < real.size(); ++i)
+        statement(real[i], ignored);
+      TSNode r = ts_node_named_child(real.back(), 0);
+      if (rankSource(r)) {
+        fi.returnsRank = true;
+        continue;
+      }
+      Val v = value(r);
+      if (v.cond && v.cond->dependence() == Dep::Rank)
+        fi.returnsCond = v.cond;
+      else if (!v.cond && (is(unparen(r), "comparison_operator") || is(unparen(r), "boolean_operator"))) {
+        Cond c = cond(r);
+        if (c.dependence() == Dep::Rank)
+          fi.returnsCond = c;
+      }
+    }
+  m_.positions.clear();
+  m_.byteOffsets.clear();
+  m_.ifNodes.clear();
+  m_.program.facts = core::Facts{};
+  // Attributes and module globals assigned a rank anywhere (`self.rank = dist.get_rank()`,
+  // `args.local_rank = int(os.environ["LOCAL_RANK"])`): two rounds settle chains.
+  for (int round = 0; round < 2; ++round) {
+    std::vector<TSNode> stack{root};
+    while (!stack.empty()) {
+      TSNode n = stack.back();
+      stack.pop_back();
+      if (is(n, "assignment")) {
+        TSNode left = field(n, "left");
+        TSNode right = field(n, "right");
+        if (is(left, "attribute") && !ts_node_is_null(right)) {
+          env_ = Env{};
+          Val v = value(right);
+          if (v.dep == Dep::Rank)
+            attrs_[str(left)] = v;
+        }
+      }
+      auto kids = namedKids(n);
+      for (auto it = kids.rbegin(); it != kids.rend(); ++it)
+        stack.push_back(*it);
+    }
+  }
+  // Module-level code is the program's entry.
+  {
+    FnInfo mod;
+    mod.key = "<module>";
+    mod.name = "<module>";
+    curFn_ = "";
+    curClass_ = "";
+    env_ = Env{};
+    std::vector<Node> body;
+    block(root, body);
+    globals_ = env_.vars;
+    core::Function f;
+    f.key = "<module>";
+    f.name = "<module>";
+    f.body = Node::block(std::move(body));
+    m_.program.functions.push_back(std::move(f));
+  }
+  for (const auto &[key, fi] : fns_)
+    buildFunction(fi);
+  m_.program.distributed = usesDist_ || hasDdp_ || !facts().processGroups.empty();
+  facts().language = core::SourceLanguage::Python;
+  facts().versions.torchProduct = "PyTorch";
+  return std::move(m_);
+}
+
+} // namespace
+
+PyModel buildModel(const SyntaxTree &tree, const UserNames &user) {
+  Builder b(tree, user);
+  return b.run();
+}
+
+} // namespace ddplint::pyfe

@@ -1,0 +1,22 @@
+// Runs the ddp rules on one Python file through the Python frontend
+// (checks/python-frontend) and turns its diagnostics into ddplint findings,
+// with the file's .ddplint.yaml applied as for C++ units.
+#pragma once
+
+#include "Config.h"
+#include "Finding.h"
+
+#include <string>
+
+namespace ddplint::cli {
+
+bool isPythonFile(const std::string &path);
+
+// Thread-safe.  A syntax error is a ToolError naming file:line:col; the
+// findings the rest of the file allows are still reported.
+void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, RunResult &out);
+
+// "1.13" / "2.2.1" -> 113 / 202; 0 when not a version.
+int parseTorchVersionNumber(const std::string &text);
+
+} // namespace ddplint::cli
