@@ -47,7 +47,25 @@ public:
       *slot = static_cast<int>(value);
   }
 
+  // A precompiled header or preamble (the ddplint CLI's cache, clangd) brings
+  // <torch/version.h> in already defined, with no MacroDefined callback: read
+  // the macros from the preprocessor at the end of the unit instead.
+  void EndOfMainFile() override {
+    read("TORCH_VERSION_MAJOR", check_.versionMajor);
+    read("TORCH_VERSION_MINOR", check_.versionMinor);
+  }
+
 private:
+  void read(llvm::StringRef name, std::optional<int> &slot) {
+    if (slot)
+      return;
+    const MacroInfo *mi = pp_.getMacroInfo(pp_.getIdentifierInfo(name));
+    if (!mi || mi->getNumTokens() != 1 || !mi->tokens().front().is(tok::numeric_constant))
+      return;
+    unsigned value = 0;
+    if (!llvm::StringRef(pp_.getSpelling(mi->tokens().front())).getAsInteger(10, value))
+      slot = static_cast<int>(value);
+  }
   Preprocessor &pp_;
   AsyncErrorHandlingCheck &check_;
 };

@@ -267,10 +267,49 @@ bool parseConfig(const std::string &path, const std::string &text, Config &out,
         if (p.scalar(l->second, "'launch.torch_version'"))
           out.torchVersion = l->second.as<std::string>();
       }
+    } else if (key == "flags") {
+      // Compiler flags for files the compile database does not list (or when
+      // there is none), as clangd's CompileFlags.Add; relative paths in them
+      // are relative to this file's folder.
+      out.flags = p.list(v, "'flags'");
+      out.hasFlags = true;
+    } else if (key == "cache") {
+      // cache: DIR | off    or    cache: {dir: DIR, max_size_mb: N}
+      if (v.IsScalar()) {
+        const std::string c = v.as<std::string>();
+        if (c == "off" || c == "false")
+          out.cacheOff = true;
+        else
+          out.cacheDir = (fs::path(out.dir) / c).lexically_normal().string();
+      } else if (v.IsMap()) {
+        for (auto c = v.begin(); c != v.end(); ++c) {
+          const std::string ck = c->first.as<std::string>();
+          if (!p.scalar(c->second, "'cache." + ck + "'"))
+            continue;
+          const std::string cv = c->second.as<std::string>();
+          if (ck == "dir") {
+            out.cacheDir = (fs::path(out.dir) / cv).lexically_normal().string();
+          } else if (ck == "max_size_mb") {
+            char *end = nullptr;
+            const long long n = std::strtoll(cv.c_str(), &end, 10);
+            if (cv.empty() || *end || n < 1)
+              p.error(c->second.Mark(), "'cache.max_size_mb' takes a whole number of MiB >= 1");
+            else
+              out.cacheMaxMb = static_cast<unsigned long long>(n);
+          } else if (ck == "enabled") {
+            out.cacheOff = cv == "false" || cv == "off" || cv == "no";
+          } else {
+            p.error(c->first.Mark(),
+                    "unknown key 'cache." + ck + "' (known: dir, max_size_mb, enabled)");
+          }
+        }
+      } else {
+        p.error(v.Mark(), "'cache' must be a folder, off, or a mapping (dir, max_size_mb, enabled)");
+      }
     } else {
       p.error(it->first.Mark(), "unknown key '" + key +
                                     "' (known: version, checks, options, wrappers, exclude, "
-                                    "launch)");
+                                    "launch, flags, cache)");
     }
   }
   } catch (const YAML::Exception &e) { // e.g. a key that is a list, not a string

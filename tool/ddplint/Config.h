@@ -26,6 +26,11 @@ struct Config {
   std::map<std::string, std::string> checkOptions;      // "ddp-x.Option" -> value
   std::vector<std::string> excludes;                    // globs, relative to dir
   std::string torchVersion;                             // launch.torch_version
+  std::vector<std::string> flags; // compiler flags for files without a database entry
+  bool hasFlags = false;          // `flags:` was given (even empty)
+  std::string cacheDir;           // cache: the preamble cache folder (absolute)
+  bool cacheOff = false;          // cache: off
+  unsigned long long cacheMaxMb = 0; // cache.max_size_mb (0: the default)
   bool clangTidyRule(const std::string &id) const;      // a rule the C++ checks implement
 
   // The clang-tidy `Checks` glob for the enabled C++ rules ("-*,ddp-a,ddp-b").

@@ -11,6 +11,7 @@
 #include "Config.h"
 #include "Finding.h"
 #include "Fixes.h"
+#include "PreambleCache.h"
 #include "Report.h"
 #include "RulesTable.h"
 #include "TidyRunner.h"
@@ -27,6 +28,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -56,6 +59,7 @@ constexpr int kExitClean = 0, kExitFindings = 1, kExitError = 2;
 const char *kUsage = R"(usage: ddplint [OPTIONS] [PATHS...] [-- COMPILER_FLAGS...]
        ddplint rules [--format text|markdown|json]
        ddplint check-launch [OPTIONS] FILES...
+       ddplint cache stats|clear [--cache-dir DIR]
 
 Lints C and C++ translation units with the ddp checks.  PATHS are source files or
 directories; without PATHS every file in the compilation database is linted.
@@ -82,6 +86,13 @@ Gate:
 Speed:
   -j, --jobs N            analyse N translation units in parallel (default: the
                           number of cores; each LibTorch unit takes about 400 MiB)
+  --cache-dir DIR         keep the precompiled preambles (the leading #includes
+                          of the units, parsed once) in DIR (default: cache: of
+                          .ddplint.yaml, else $XDG_CACHE_HOME/ddplint, ~/.cache/ddplint)
+  --no-cache              keep no preambles between runs (units with the same
+                          leading includes still share one within the run)
+  --no-preamble           parse every unit whole, sharing nothing
+  -v, --verbose           say how many preambles were reused, built or failed
 Testing:
   --analyze-library-code  analyse every function body, library and system headers
                           included, as if it were user code (the stress corpus)
@@ -123,7 +134,7 @@ file, a bad option or config.
 
 struct Args {
   bool explain = false, noPolicy = false, torchVersionGiven = false;
-  std::string command = "lint"; // lint | rules | check-launch
+  std::string command = "lint"; // lint | rules | check-launch | cache
   std::vector<std::string> paths;
   std::optional<std::string> buildDir, configFile, outputFile, baseline, writeBaseline, root;
   std::optional<std::vector<std::string>> fixedFlags;
@@ -132,11 +143,15 @@ struct Args {
   std::string failOn = "warning";
   std::string torchVersion;
   bool fix = false, quiet = false, parseSystemBodies = false, analyzeLibraryCode = false;
+  std::optional<std::string> cacheDir;
+  bool noCache = false, noPreamble = false, verbose = false;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
 };
 
 // The subcommand whose usage the hint names ("" for the lint command).
 std::string gUsageCommand;
+// This binary's identity (version, size, mtime): part of every cache key.
+std::string gToolIdentity;
 
 [[noreturn]] void usageError(const std::string &msg) {
   const std::string help = gUsageCommand.empty() ? "ddplint --help" : "ddplint " + gUsageCommand + " --help";
@@ -147,7 +162,8 @@ std::string gUsageCommand;
 Args parseArgs(int argc, char **argv) {
   Args a;
   int i = 1;
-  if (argc > 1 && (std::string(argv[1]) == "rules" || std::string(argv[1]) == "check-launch")) {
+  if (argc > 1 && (std::string(argv[1]) == "rules" || std::string(argv[1]) == "check-launch" ||
+                   std::string(argv[1]) == "cache")) {
     a.command = argv[1];
     gUsageCommand = a.command;
     i = 2;
@@ -221,6 +237,14 @@ Args parseArgs(int argc, char **argv) {
       a.parseSystemBodies = true;
     } else if (arg == "--analyze-library-code") {
       a.analyzeLibraryCode = true;
+    } else if (is(arg, "--cache-dir")) {
+      a.cacheDir = value("--cache-dir", arg);
+    } else if (arg == "--no-cache") {
+      a.noCache = true;
+    } else if (arg == "--no-preamble") {
+      a.noPreamble = true;
+    } else if (a.command != "check-launch" && (arg == "-v" || arg == "--verbose")) {
+      a.verbose = true;
     } else if (arg.size() > 1 && arg[0] == '-') {
       usageError("unknown option '" + arg + "'");
     } else {
@@ -243,6 +267,8 @@ Args parseArgs(int argc, char **argv) {
     usageError("-p, --fix and -- are for C++ files, not check-launch");
   if (a.baseline && a.writeBaseline)
     usageError("--baseline and --write-baseline do not go together");
+  if (a.command == "cache" && (a.paths.size() != 1 || (a.paths[0] != "stats" && a.paths[0] != "clear")))
+    usageError("cache takes stats or clear");
   return a;
 }
 
@@ -282,12 +308,39 @@ bool isTranslationUnit(const fs::path &p) {
 // Compilation databases, found once per folder.
 class Databases {
 public:
-  explicit Databases(const Args &a) : args_(a) {}
+  Databases(const Args &a, ConfigResolver &configs) : args_(a), configs_(configs) {}
 
-  // The database for `file` (absolute), or null with an error appended.
+  // The database for `file` (absolute), or null with an error appended.  A
+  // file the database does not list (or with no database at all) gets the
+  // `flags:` of its .ddplint.yaml when it has some, as clangd's CompileFlags.
   const clang::tooling::CompilationDatabase *forFile(const std::string &file,
                                                      std::vector<ToolError> &errors) {
-    return forPlace(file, fs::path(file).parent_path(), errors);
+    if (args_.fixedFlags)
+      return forPlace(file, fs::path(file).parent_path(), errors);
+    std::vector<ToolError> ignored;
+    std::shared_ptr<const Config> cfg = configs_.forFile(file, ignored);
+    if (!cfg || !cfg->hasFlags)
+      return forPlace(file, fs::path(file).parent_path(), errors);
+    std::vector<ToolError> dbErrors;
+    const auto *db = forPlace(file, fs::path(file).parent_path(), dbErrors);
+    if (db) {
+      bool listed = false;
+      for (const auto &c : db->getCompileCommands(file))
+        listed |= c.Heuristic.empty(); // not inferred from a neighbour
+      if (listed)
+        return db;
+    } else if (!args_.buildDir) {
+      dbErrors.clear(); // no database found: the config's flags stand in
+    }
+    for (auto &e : dbErrors)
+      errors.push_back(std::move(e)); // a broken or missing -p database stays an error
+    if (!dbErrors.empty())
+      return nullptr;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto &slot = flagDbs_[cfg->path];
+    if (!slot)
+      slot = std::make_unique<clang::tooling::FixedCompilationDatabase>(cfg->dir, cfg->flags);
+    return slot.get();
   }
   // The database for the files under `dir`.
   const clang::tooling::CompilationDatabase *forFolder(const std::string &dir,
@@ -317,7 +370,8 @@ private:
         errors.push_back(fileError(
             what, "no compilation database: no compile_commands.json beside it, in any folder "
                   "above it, or in their build/ subfolders; pass -p BUILD_DIR "
-                  "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON) or compiler flags after --"));
+                  "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON), compiler flags after --, or "
+                  "list them under flags: in .ddplint.yaml"));
         return nullptr;
       }
     }
@@ -383,8 +437,11 @@ private:
   }
 
   const Args &args_;
+  ConfigResolver &configs_;
   std::map<std::string, std::unique_ptr<clang::tooling::CompilationDatabase>> dbs_;
   std::unique_ptr<clang::tooling::CompilationDatabase> fixed_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<clang::tooling::CompilationDatabase>> flagDbs_;
 };
 
 void dedupe(std::vector<Finding> &findings) {
@@ -399,26 +456,71 @@ void dedupe(std::vector<Finding> &findings) {
   findings = std::move(out);
 }
 
+// The progress line on a terminal's stderr, shown only once a run has taken
+// more than a second (a warm pre-commit run stays silent): "[done/total] what".
 class Progress {
 public:
-  Progress(bool enabled, size_t total) : enabled_(enabled && total > 1), total_(total) {}
+  Progress(bool enabled, size_t total) : enabled_(enabled), total_(total) {
+    if (!enabled_)
+      return;
+    // DDPLINT_PROGRESS_DELAY_MS: the tests' way to see the line on a fast run.
+    long delayMs = 1000;
+    if (const char *d = std::getenv("DDPLINT_PROGRESS_DELAY_MS"))
+      delayMs = std::strtol(d, nullptr, 10);
+    ticker_ = std::thread([this, delayMs] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!cv_.wait_for(lock, std::chrono::milliseconds(delayMs), [this] { return finished_; })) {
+        shown_ = true;
+        draw();
+      }
+    });
+  }
+  ~Progress() { finish(); }
+  // What a worker is doing now ("preamble for 20 units: torch/torch.h").
+  void status(const std::string &what) {
+    if (!enabled_)
+      return;
+    std::lock_guard<std::mutex> lock(mu_);
+    current_ = what;
+    if (shown_)
+      draw();
+  }
   void step(const std::string &file) {
     if (!enabled_)
       return;
     std::lock_guard<std::mutex> lock(mu_);
     ++done_;
-    std::string name = fs::path(file).filename().string();
-    std::cerr << "\r\033[K[" << done_ << "/" << total_ << "] " << name << std::flush;
+    current_ = fs::path(file).filename().string();
+    if (shown_)
+      draw();
   }
   void finish() {
-    if (enabled_)
+    if (!enabled_)
+      return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (finished_)
+        return;
+      finished_ = true;
+    }
+    cv_.notify_all();
+    if (ticker_.joinable())
+      ticker_.join();
+    if (shown_)
       std::cerr << "\r\033[K" << std::flush;
   }
 
 private:
+  void draw() {
+    std::cerr << "\r\033[K[" << done_ << "/" << total_ << "] " << current_ << std::flush;
+  }
   bool enabled_;
   size_t total_, done_ = 0;
+  std::string current_ = "starting";
+  bool shown_ = false, finished_ = false;
   std::mutex mu_;
+  std::condition_variable cv_;
+  std::thread ticker_;
 };
 
 // Reads `path` relative to the cwd into sourceLine fields for launch findings.
@@ -530,9 +632,9 @@ int runLint(const Args &a) {
   if (!preloadBaseline(a, baseline))
     return kExitError;
   RunResult result;
-  Databases dbs(a);
   ConfigResolver configs(a.configFile ? std::optional<std::string>(absolute(*a.configFile))
                                       : std::nullopt);
+  Databases dbs(a, configs);
 
   // 1. The files: explicit paths (folders expand to the database's files under
   //    them), else the whole database.
@@ -634,11 +736,74 @@ int runLint(const Args &a) {
   ddplint::clangfe::setAnalyzeLibraryCode(a.analyzeLibraryCode);
   topts.resourceDir = DDPLINT_RESOURCE_DIR;
   Progress progress(!a.quiet && isatty(STDERR_FILENO), jobs.size());
+
+  // The shared preambles: units with the same leading #includes and flags
+  // parse them once, from the cache when an earlier run left them there.
+  std::unique_ptr<PreambleStore> store;
+  std::vector<PreambleSpec> specs(jobs.size());
+  std::map<std::string, unsigned> unitsPerKey;
+  if (!a.noPreamble && !a.analyzeLibraryCode && !jobs.empty()) {
+    std::string cacheDir = a.cacheDir ? absolute(*a.cacheDir) : "";
+    bool persistent = !a.noCache;
+    uint64_t maxMb = 4096;
+    std::vector<ToolError> ignored;
+    for (const auto &[f, db] : jobs) { // the first config that says something about the cache
+      auto cfg = configs.forFile(f, ignored);
+      if (!cfg || (cfg->cacheDir.empty() && !cfg->cacheOff && !cfg->cacheMaxMb))
+        continue;
+      if (cfg->cacheOff)
+        persistent = false;
+      if (cacheDir.empty())
+        cacheDir = cfg->cacheDir;
+      if (cfg->cacheMaxMb)
+        maxMb = cfg->cacheMaxMb;
+      break;
+    }
+    if (cacheDir.empty())
+      cacheDir = defaultCacheDir();
+    store = std::make_unique<PreambleStore>(cacheDir, persistent, maxMb << 20);
+    std::string storeError;
+    if (!store->ready(storeError)) {
+      if (!a.quiet)
+        std::cerr << "ddplint: warning: " << storeError
+                  << "; parsing every unit whole (--cache-dir DIR or --no-cache)\n";
+      store.reset();
+    } else {
+      PreambleKeyContext kctx;
+      kctx.resourceDir = topts.resourceDir;
+      kctx.toolIdentity = gToolIdentity;
+      kctx.skipBodies = !a.parseSystemBodies;
+      kctx.cacheDir = store->dir();
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        specs[i] = planPreamble(jobs[i].first, *jobs[i].second, kctx);
+        if (specs[i].usable)
+          ++unitsPerKey[specs[i].key];
+      }
+      // Within one run without a cache, a preamble only pays off when shared.
+      if (!persistent)
+        for (auto &sp : specs)
+          if (sp.usable && unitsPerKey[sp.key] < 2)
+            sp.usable = false;
+    }
+  }
+  const PreambleBuilder builder = [&](const PreambleSpec &spec, const std::string &out,
+                                      std::vector<PreambleInput> &inputs, std::string &err) {
+    progress.status("preamble shared by " + std::to_string(unitsPerKey[spec.key]) + " unit(s)");
+    return buildPreamblePch(spec, out, topts, inputs, err);
+  };
+
   std::vector<RunResult> perFile(jobs.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next++) < jobs.size();) {
-      runChecksOnFile(jobs[i].first, *jobs[i].second, configs, topts, perFile[i]);
+      std::optional<PreambleUse> use;
+      if (store && specs[i].usable)
+        use = store->get(specs[i], builder);
+      bool broken = false;
+      runChecksOnFile(jobs[i].first, *jobs[i].second, configs, topts, perFile[i],
+                      use ? &*use : nullptr, &broken);
+      if (broken)
+        store->invalidate(specs[i].key);
       progress.step(jobs[i].first);
     }
   };
@@ -650,6 +815,15 @@ int runLint(const Args &a) {
   for (auto &t : threads)
     t.join();
   progress.finish();
+  if (store) {
+    const CacheStats st = store->stats();
+    if (a.verbose)
+      std::cerr << "ddplint: preambles: " << st.hits << " reused from " << store->dir() << ", "
+                << st.built << " built, " << st.rebuilt << " rebuilt (stale or corrupt), "
+                << st.failed << " failed (those units parsed whole)"
+                << (store->persistent() ? "" : "; not kept (--no-cache)") << "\n";
+    store->prune();
+  }
   for (auto &r : perFile) {
     for (auto &f : r.findings)
       result.findings.push_back(std::move(f));
@@ -748,6 +922,38 @@ int runCheckLaunch(const Args &a) {
   return finish(a, result, root, baseline);
 }
 
+int runCache(const Args &a) {
+  std::string dir = a.cacheDir ? absolute(*a.cacheDir) : "";
+  if (dir.empty()) { // the cache: key of the config above the cwd
+    std::error_code ec;
+    ConfigResolver configs(a.configFile ? std::optional<std::string>(absolute(*a.configFile))
+                                        : std::nullopt);
+    std::vector<ToolError> errors;
+    auto cfg = configs.forFile((fs::current_path(ec) / "x.cpp").string(), errors);
+    if (cfg && !cfg->cacheDir.empty())
+      dir = cfg->cacheDir;
+  }
+  if (dir.empty())
+    dir = defaultCacheDir();
+  if (a.paths[0] == "clear") {
+    std::string err;
+    const unsigned n = clearCache(dir, err);
+    std::cout << "ddplint: removed " << n << " file(s) from " << dir << "\n";
+    if (!err.empty()) {
+      std::cerr << "ddplint: error: " << err << "\n";
+      return kExitError;
+    }
+    return kExitClean;
+  }
+  const CacheSummary s = summarizeCache(dir);
+  std::cout << "cache folder: " << dir << "\n"
+            << "preambles:    " << s.entries << "\n"
+            << "incomplete:   " << s.incomplete << " (temporaries or entries without manifest)\n"
+            << "size:         " << (s.bytes + (1 << 19)) / (1 << 20) << " MiB (" << s.bytes
+            << " bytes)\n";
+  return kExitClean;
+}
+
 int runRules(const Args &a) {
   const auto &rules = ddplint::core::builtinRules();
   if (a.format == "json") {
@@ -766,8 +972,11 @@ int main(int argc, char **argv) {
   (void)ddpModuleAnchor;
   llvm::CrashRecoveryContext::Enable();
   Args a = parseArgs(argc, argv);
+  gToolIdentity = toolIdentity(argv[0]);
   if (a.command == "rules")
     return runRules(a);
+  if (a.command == "cache")
+    return runCache(a);
   if (a.command == "check-launch")
     return runCheckLaunch(a);
   return runLint(a);

@@ -7,10 +7,12 @@
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "clang-tidy/ClangTidyModule.h" // ClangTidyASTConsumerFactory owns the factories
 #include "clang-tidy/ClangTidyOptions.h"
+#include "clang/AST/ASTContext.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
 #include "clang/Frontend/MultiplexConsumer.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CompilationDatabase.h"
@@ -28,6 +30,8 @@ namespace {
 using clang::tidy::ClangTidyContext;
 using clang::tidy::ClangTidyError;
 using clang::tidy::ClangTidyOptions;
+
+std::string absolutePath(llvm::StringRef path, llvm::StringRef buildDir);
 
 // Each finding's file gets its config's options, so two subprojects with
 // their own .ddplint.yaml can name different wrappers.
@@ -68,6 +72,18 @@ public:
   bool shouldSkipFunctionBody(clang::Decl *d) override {
     return !ddplint::clangfe::isUserCode(sm_, d->getLocation());
   }
+  // The checks match the translation unit and walk the user's functions
+  // themselves; the matcher's walk over every library declaration finds
+  // nothing and, with a precompiled preamble, would read the whole PCH back.
+  // It visits the unit and the user's top-level declarations only.
+  void HandleTranslationUnit(clang::ASTContext &ctx) override {
+    std::vector<clang::Decl *> scope;
+    for (clang::Decl *d : ctx.getTranslationUnitDecl()->decls())
+      if (ddplint::clangfe::isUserCode(sm_, d->getLocation()))
+        scope.push_back(d);
+    ctx.setTraversalScope(scope);
+    MultiplexConsumer::HandleTranslationUnit(ctx);
+  }
 
 private:
   static std::vector<std::unique_ptr<clang::ASTConsumer>>
@@ -82,8 +98,9 @@ private:
 class TidyActionFactory : public clang::tooling::FrontendActionFactory {
 public:
   TidyActionFactory(ClangTidyContext &ctx,
-                    llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> fs, bool skipBodies)
-      : factory_(ctx, std::move(fs)), skipBodies_(skipBodies) {}
+                    llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> fs, bool skipBodies,
+                    const PreambleUse *preamble)
+      : factory_(ctx, std::move(fs)), skipBodies_(skipBodies), preamble_(preamble) {}
   std::unique_ptr<clang::FrontendAction> create() override {
     return std::make_unique<Action>(&factory_, skipBodies_, &language_);
   }
@@ -98,6 +115,12 @@ public:
     invocation->getDiagnosticOpts().ShowCarets = false;
     if (skipBodies_)
       invocation->getFrontendOpts().SkipFunctionBodies = true; // only where the consumer agrees
+    if (preamble_) {
+      // The shared preamble: its PCH stands for the unit's first bytes, which
+      // the lexer skips; everything after keeps its own positions.
+      invocation->getPreprocessorOpts().ImplicitPCHInclude = preamble_->pchPath;
+      invocation->getPreprocessorOpts().PrecompiledPreambleBytes = {preamble_->bytes, true};
+    }
     return FrontendActionFactory::runInvocation(std::move(invocation), files, std::move(pch),
                                                 diags);
   }
@@ -125,7 +148,102 @@ private:
   };
   clang::tidy::ClangTidyASTConsumerFactory factory_;
   bool skipBodies_;
+  const PreambleUse *preamble_;
   std::string language_;
+};
+
+// One command for one (virtual) file: the preamble header's.
+class OneCommandDatabase : public clang::tooling::CompilationDatabase {
+public:
+  explicit OneCommandDatabase(clang::tooling::CompileCommand cmd) : cmd_(std::move(cmd)) {}
+  std::vector<clang::tooling::CompileCommand> getCompileCommands(llvm::StringRef) const override {
+    return {cmd_};
+  }
+  std::vector<std::string> getAllFiles() const override { return {cmd_.Filename}; }
+
+private:
+  clang::tooling::CompileCommand cmd_;
+};
+
+// The first compile error of a preamble build, for the reason it is not used.
+class FirstError : public clang::DiagnosticConsumer {
+public:
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
+                        const clang::Diagnostic &info) override {
+    DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level >= clang::DiagnosticsEngine::Error && message.empty()) {
+      llvm::SmallString<256> text;
+      info.FormatDiagnostic(text);
+      message = std::string(text);
+    }
+  }
+  std::string message;
+};
+
+// GeneratePCHAction with the CLI's body skipping, writing to a given file and
+// listing the files it read.
+class PreamblePchAction : public clang::GeneratePCHAction {
+public:
+  PreamblePchAction(std::string out, bool skip, const PreambleSpec &spec,
+                    std::vector<PreambleInput> *inputs)
+      : out_(std::move(out)), skip_(skip), spec_(spec), inputs_(inputs) {}
+  bool BeginInvocation(clang::CompilerInstance &ci) override {
+    ci.getFrontendOpts().OutputFile = out_;
+    return true;
+  }
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci,
+                                                        llvm::StringRef file) override {
+    auto consumer = GeneratePCHAction::CreateASTConsumer(ci, file);
+    if (!consumer || !skip_)
+      return consumer;
+    return std::make_unique<SkipSystemBodiesConsumer>(std::move(consumer), ci.getSourceManager());
+  }
+  void EndSourceFileAction() override {
+    const clang::SourceManager &sm = getCompilerInstance().getSourceManager();
+    for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
+      clang::FileEntryRef f = it->first;
+      std::string path = absolutePath(f.getName(), spec_.pchCommand.Directory);
+      if (path == spec_.headerPath)
+        continue; // in memory; its text is part of the key
+      inputs_->push_back({path, static_cast<uint64_t>(f.getSize()),
+                          static_cast<int64_t>(f.getModificationTime())});
+    }
+    GeneratePCHAction::EndSourceFileAction();
+  }
+
+private:
+  std::string out_;
+  bool skip_;
+  const PreambleSpec &spec_;
+  std::vector<PreambleInput> *inputs_;
+};
+
+class PreamblePchFactory : public clang::tooling::FrontendActionFactory {
+public:
+  PreamblePchFactory(std::string out, bool skip, const PreambleSpec &spec,
+                     std::vector<PreambleInput> *inputs)
+      : out_(std::move(out)), skip_(skip), spec_(spec), inputs_(inputs) {}
+  std::unique_ptr<clang::FrontendAction> create() override {
+    return std::make_unique<PreamblePchAction>(out_, skip_, spec_, inputs_);
+  }
+  bool runInvocation(std::shared_ptr<clang::CompilerInvocation> invocation,
+                     clang::FileManager *files,
+                     std::shared_ptr<clang::PCHContainerOperations> pch,
+                     clang::DiagnosticConsumer *diags) override {
+    // Exactly as the units are parsed (TidyActionFactory::runInvocation):
+    // the PCH's predefined macros must match theirs.
+    invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;
+    if (skip_)
+      invocation->getFrontendOpts().SkipFunctionBodies = true;
+    return FrontendActionFactory::runInvocation(std::move(invocation), files, std::move(pch),
+                                                diags);
+  }
+
+private:
+  std::string out_;
+  bool skip_;
+  const PreambleSpec &spec_;
+  std::vector<PreambleInput> *inputs_;
 };
 
 // File text, line starts and line/column lookups for the files diagnostics name.
@@ -201,20 +319,31 @@ Location locate(SourceFiles &src, const clang::tooling::DiagnosticMessage &m,
   return loc;
 }
 
-} // namespace
+// How one parse went: did it fail in a way a preamble could have caused?
+struct RunStatus {
+  bool failed = false;
+};
 
-void runChecksOnFile(const std::string &absFile, const clang::tooling::CompilationDatabase &db,
-                     ConfigResolver &configs, const TidyRunOptions &opts, RunResult &out) {
+RunStatus runOnce(const std::string &absFile, const clang::tooling::CompilationDatabase &db,
+                  ConfigResolver &configs, const TidyRunOptions &opts, RunResult &out,
+                  const PreambleUse *preamble) {
+  RunStatus status;
   std::vector<ToolError> cfgErrors;
   std::shared_ptr<const Config> cfg = configs.forFile(absFile, cfgErrors);
   if (!cfg)
-    return; // reported when the configs were loaded
+    return status; // reported when the configs were loaded
 
   ClangTidyContext ctx(std::make_unique<ConfigOptionsProvider>(configs));
   // A private physical file system per run: the real one's working directory
   // is the process's, and parallel runs would change it under each other.
   auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
       llvm::vfs::createPhysicalFileSystem());
+  if (preamble) {
+    // The header the PCH was built from, with the time it was built with.
+    auto mem = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+    mem->addFile(preamble->headerPath, 0, llvm::MemoryBuffer::getMemBufferCopy(preamble->text));
+    fs->pushOverlay(mem);
+  }
   clang::tooling::ClangTool tool(db, {absFile}, std::make_shared<clang::PCHContainerOperations>(),
                                  fs);
   tool.setPrintErrorMessage(false);
@@ -230,7 +359,8 @@ void runChecksOnFile(const std::string &absFile, const clang::tooling::Compilati
                                   &consumer, /*ShouldOwnClient=*/false);
   ctx.setDiagnosticsEngine(&engine);
   tool.setDiagnosticConsumer(&consumer);
-  TidyActionFactory factory(ctx, fs, !opts.parseSystemBodies && !opts.analyzeLibraryCode);
+  TidyActionFactory factory(ctx, fs, !opts.parseSystemBodies && !opts.analyzeLibraryCode,
+                            preamble);
 
   int rc = 0;
   llvm::CrashRecoveryContext crc;
@@ -241,7 +371,8 @@ void runChecksOnFile(const std::string &absFile, const clang::tooling::Compilati
     e.message = "ddplint crashed while analysing this file; no findings for it (the other files' "
                 "findings are kept). Please report it with the file's compile command.";
     out.errors.push_back(e);
-    return;
+    status.failed = true;
+    return status;
   }
   std::vector<ClangTidyError> diags = consumer.take();
 
@@ -293,6 +424,7 @@ void runChecksOnFile(const std::string &absFile, const clang::tooling::Compilati
     }
     out.findings.push_back(std::move(f));
   }
+  status.failed = rc != 0 || compileError;
   if (rc != 0 && !compileError) {
     ToolError e;
     e.location.file = absFile;
@@ -311,10 +443,69 @@ void runChecksOnFile(const std::string &absFile, const clang::tooling::Compilati
     if (!applies) {
       out.skipped.emplace_back(absFile, "no enabled check applies to " +
                                             std::string(lang == "c" ? "C" : lang));
-      return;
+      return status;
     }
   }
   ++out.filesAnalyzed;
+  return status;
+}
+
+} // namespace
+
+void runChecksOnFile(const std::string &absFile, const clang::tooling::CompilationDatabase &db,
+                     ConfigResolver &configs, const TidyRunOptions &opts, RunResult &out,
+                     const PreambleUse *preamble, bool *preambleBroken) {
+  if (!preamble) {
+    runOnce(absFile, db, configs, opts, out, nullptr);
+    return;
+  }
+  RunResult withPreamble;
+  if (!runOnce(absFile, db, configs, opts, withPreamble, preamble).failed) {
+    out = std::move(withPreamble);
+    return;
+  }
+  // The unit does not compile with the preamble: whatever the reason (its
+  // code, a header changed under the PCH, a preamble that cannot stand
+  // alone), the whole parse decides what is reported.
+  RunResult whole;
+  const bool wholeFailed = runOnce(absFile, db, configs, opts, whole, nullptr).failed;
+  if (preambleBroken && !wholeFailed)
+    *preambleBroken = true;
+  out = std::move(whole);
+}
+
+bool buildPreamblePch(const PreambleSpec &spec, const std::string &outPch,
+                      const TidyRunOptions &opts, std::vector<PreambleInput> &inputs,
+                      std::string &error) {
+  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+      llvm::vfs::createPhysicalFileSystem());
+  auto mem = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  mem->addFile(spec.headerPath, 0, llvm::MemoryBuffer::getMemBufferCopy(spec.text));
+  fs->pushOverlay(mem);
+  OneCommandDatabase db(spec.pchCommand);
+  clang::tooling::ClangTool tool(db, {spec.headerPath},
+                                 std::make_shared<clang::PCHContainerOperations>(), fs);
+  tool.setPrintErrorMessage(false);
+  tool.appendArgumentsAdjuster(clang::tooling::getStripPluginsAdjuster());
+  if (!opts.resourceDir.empty())
+    tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster(
+        ("-resource-dir=" + opts.resourceDir).c_str(),
+        clang::tooling::ArgumentInsertPosition::END));
+  FirstError diags;
+  tool.setDiagnosticConsumer(&diags);
+  PreamblePchFactory factory(outPch, !opts.parseSystemBodies && !opts.analyzeLibraryCode, spec,
+                             &inputs);
+  int rc = 1;
+  llvm::CrashRecoveryContext crc;
+  if (!crc.RunSafely([&] { rc = tool.run(&factory); })) {
+    error = "crashed while building the preamble";
+    return false;
+  }
+  if (rc != 0 || diags.getNumErrors() > 0) {
+    error = diags.message.empty() ? "the preamble does not compile on its own" : diags.message;
+    return false;
+  }
+  return llvm::sys::fs::exists(outPch);
 }
 
 } // namespace ddplint::cli
