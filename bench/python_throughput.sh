@@ -79,6 +79,11 @@ if [ "$lines" -lt 100000 ]; then
   exit 2
 fi
 
+# Time a copy, so that a rebuild during the run cannot swap the binary.
+cp -p "$ddplint" "$tmp/ddplint"
+ddplint_src=$ddplint
+ddplint="$tmp/ddplint"
+
 cat > "$tmp/pycompile.py" <<'EOF'
 import os, py_compile, sys
 files, outdir = sys.argv[1], sys.argv[2]
@@ -114,7 +119,7 @@ measure() {  # file -> "wall cpu rss_kib"
 echo "# ddplint Python frontend vs CPython py_compile"
 echo
 echo "corpus: $what: $nfiles files, $lines lines (wc -l), $bytes bytes"
-echo "ddplint: $ddplint ($("$ddplint" --version 2>/dev/null | head -1 || true), built $(date -u -r "$ddplint" +%Y-%m-%dT%H:%MZ))"
+echo "ddplint: $ddplint_src ($("$ddplint" --version 2>/dev/null | head -1 || true), built $(date -u -r "$ddplint" +%Y-%m-%dT%H:%MZ), timed as a copy in a temp folder)"
 echo "python: $PY ($("$PY" --version 2>&1)), py_compile per file into a fresh temp folder, one process"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at start; $runs timed rounds; $(date -u +%Y-%m-%dT%H:%MZ)"
 echo

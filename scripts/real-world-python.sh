@@ -96,6 +96,11 @@ echo
 echo "ddplint: $ddplint ($("$ddplint" --version 2>/dev/null | head -1 || true); checkout at $build_rev," \
      "binary built $(date -u -r "$ddplint" +%Y-%m-%dT%H:%MZ)); --jobs $jobs; $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
+# Run a copy: a build that relinks the binary during the run would otherwise
+# make some files fail with 'Permission denied' or a crash of a half-written file.
+mkdir -p "$out/bin"
+cp -p "$ddplint" "$out/bin/ddplint"
+ddplint="$out/bin/ddplint"
 
 status=0
 : > "$out/results.tsv"
@@ -120,7 +125,7 @@ for name in $names; do
   [ "$have" = "$commit" ] || echo "real-world-python.sh: $name: extracted at $have, list says $commit" >&2
 
   json="$out/json/$name.json"
-  rm -f "$json"
+  rm -rf "$json" "$out/json/$name.d" "$out/logs/$name.failed"   # nothing from an earlier run
   t0=$(date +%s.%N)
   mapfile -t files < "$out/lists/$name.files"
   (cd "$dir" && timeout "$timeout_s" "$ddplint" --format json --jobs "$jobs" --root "$dir" -q \
