@@ -113,3 +113,48 @@ void ModelBasedCheck::emit(const core::Finding &f, clangfe::ModelBuilder &model,
 }
 
 } // namespace ddplint::tidy
+
+namespace ddplint::tidy {
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+FactBasedCheck::FactBasedCheck(llvm::StringRef name, clang::tidy::ClangTidyContext *context,
+                               std::string_view ruleId)
+    : ClangTidyCheck(name, context), ruleId_(ruleId) {
+  user_ = readUserApi(Options, ruleId_);
+}
+
+void FactBasedCheck::registerMatchers(MatchFinder *finder) {
+  finder->addMatcher(translationUnitDecl().bind("tu"), this);
+}
+
+void FactBasedCheck::storeOptions(clang::tidy::ClangTidyOptions::OptionMap &opts) {
+  storeUserApi(Options, opts, user_, ruleId_);
+}
+
+void FactBasedCheck::check(const MatchFinder::MatchResult &result) {
+  if (result.Nodes.getNodeAs<TranslationUnitDecl>("tu"))
+    runOn(*result.Context);
+}
+
+void FactBasedCheck::runOn(ASTContext &ctx) {
+  clangfe::ApiMatcher api(core::builtinApi(), user_);
+  clangfe::FactsBuilder facts(ctx, api);
+  core::Program program;
+  run(program, facts, ctx);
+}
+
+void FactBasedCheck::emit(const core::Finding &f, clangfe::FactsBuilder &facts,
+                          llvm::ArrayRef<FixItHint> fixes) {
+  {
+    DiagnosticBuilder d = diag(facts.locs().get(f.loc), "%0");
+    d << f.message;
+    for (const auto &fix : fixes)
+      d << fix;
+  } // the warning is flushed here, so its notes follow it
+  for (const auto &n : f.notes)
+    diag(facts.locs().get(n.loc), "%0", DiagnosticIDs::Note) << n.message;
+}
+
+} // namespace ddplint::tidy

@@ -58,3 +58,37 @@ protected:
 };
 
 } // namespace ddplint::tidy
+
+#include "clang-frontend/FactsBuilder.h"
+#include "ddplint/core/FactRules.h"
+
+namespace ddplint::tidy {
+
+// Base of the checks decided on facts (ddplint/core/Facts.h): `run` asks the
+// FactsBuilder for the facts its rule needs, calls the core rule
+// (ddplint/core/FactRules.h) and emits the findings, rendering their FixHints.
+// The unit is matched once; the builder walks the user's own functions.
+class FactBasedCheck : public clang::tidy::ClangTidyCheck {
+public:
+  FactBasedCheck(llvm::StringRef name, clang::tidy::ClangTidyContext *context,
+                 std::string_view ruleId);
+  void registerMatchers(clang::ast_matchers::MatchFinder *finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &result) override;
+  void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &opts) override;
+  bool isLanguageVersionSupported(const clang::LangOptions &lo) const override {
+    return lo.CPlusPlus;
+  }
+
+protected:
+  virtual void run(core::Program &program, clangfe::FactsBuilder &facts,
+                   clang::ASTContext &ctx) = 0;
+  // Builds the facts of the unit in `ctx` and calls `run`.
+  void runOn(clang::ASTContext &ctx);
+  void emit(const core::Finding &f, clangfe::FactsBuilder &facts,
+            llvm::ArrayRef<clang::FixItHint> fixes = {});
+
+  clangfe::UserApi user_;
+  std::string ruleId_;
+};
+
+} // namespace ddplint::tidy

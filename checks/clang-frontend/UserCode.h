@@ -1,4 +1,4 @@
-// Cheap walks over the user's own code for the ddp checks.  A translation
+// Cheap walks over the user's own code for the fact builders.  A translation
 // unit that includes <torch/torch.h> holds hundreds of thousands of nodes in
 // system headers: matching every call or function there, or asking
 // ASTContext::getParents() (which indexes the whole unit on first use), costs
@@ -21,7 +21,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
-namespace ddplint::tidy {
+namespace ddplint::clangfe {
 
 class LocalParents {
 public:
@@ -90,7 +90,7 @@ template <class Fn>
 void forEachUserFunction(const clang::DeclContext *dc, const clang::SourceManager &sm, Fn &&fn,
                          bool instantiations = false) {
   for (const clang::Decl *d : dc->decls()) {
-    if (d->isImplicit() || !clangfe::isUserCode(sm, d->getLocation()))
+    if (d->isImplicit() || !isUserCode(sm, d->getLocation()))
       continue;
     if (const auto *ftd = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) {
       if (instantiations)
@@ -129,4 +129,4 @@ void forEachUserFunction(const clang::DeclContext *dc, const clang::SourceManage
   }
 }
 
-} // namespace ddplint::tidy
+} // namespace ddplint::clangfe
