@@ -508,6 +508,8 @@ const PythonKey kPythonKeys[] = {
     {"local_rank_attributes", "localRankAttributes"},
     {"main_process_attributes", "mainProcessAttributes"},
     {"local_main_process_attributes", "localMainProcessAttributes"},
+    {"main_process_functions", "mainProcessFunctions"},
+    {"local_main_process_functions", "localMainProcessFunctions"},
     {"main_only_decorators", "mainOnlyDecorators"},
     {"rank_parameters", "rankParameters"},
     {"local_rank_parameters", "localRankParameters"},

@@ -30,6 +30,32 @@ bool contains(const std::vector<std::string> &v, std::string_view s) {
 }
 bool has(const std::set<std::string> &v, std::string_view s) { return v.count(std::string(s)) > 0; }
 
+// Names that hold a rank's own data in training code (`loss`, `val_loss`,
+// `batch`, `logits`): judged by the last word, so `output_dir` is not one.
+bool perRankDataName(std::string_view name) {
+  auto dot = name.rfind('.');
+  if (dot != std::string_view::npos)
+    name = name.substr(dot + 1);
+  auto us = name.rfind('_');
+  std::string_view last = us == std::string_view::npos ? name : name.substr(us + 1);
+  static const std::set<std::string, std::less<>> words = {
+      "loss", "losses", "logits", "batch", "inputs", "targets", "images", "labels",
+      "outputs", "output", "preds", "predictions", "grad", "grads", "norm"};
+  return words.count(last) > 0 && name != "batch_size";
+}
+// Device handles are rank-specific by design (`cuda:{local_rank}`), but what is
+// computed on them is not: a device argument does not make a result rank-dependent.
+bool deviceName(std::string_view name) {
+  auto dot = name.rfind('.');
+  if (dot != std::string_view::npos)
+    name = name.substr(dot + 1);
+  if (!name.empty() && name.front() == '[' && name.back() == ']')
+    name = name.substr(1, name.size() - 2); // device_ids=[local_rank]
+  return name == "device" || name == "dev" || endsWith(name, "_device") || name == "local_rank" ||
+         name == "gpu" || name == "device_id" || name == "device_ids" || name == "rank" ||
+         name == "map_location";
+}
+
 // A keyword or positional argument as written.
 struct PyArg {
   std::string name; // empty: positional
@@ -44,6 +70,7 @@ struct Val {
   Dep dep = Dep::Uniform;
   RankKind rank = RankKind::None; // the value *is* a rank (not just derived from one)
   std::optional<Cond> cond;       // the value is this condition (`is_main = rank == 0`)
+  bool agreed = false;            // a collective made it the same on every rank
 };
 
 Val joinVal(const Val &a, const Val &b) {
@@ -85,6 +112,13 @@ struct FnInfo {
   bool returnsRank = false;
 };
 
+std::string unquote(std::string_view t, bool &literal) {
+  literal = t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front();
+  if (!literal)
+    return std::string(t);
+  return std::string(t.substr(1, t.size() - 2));
+}
+
 class Builder {
 public:
   Builder(const SyntaxTree &t, const UserNames &u) : tree_(t), user_(u) {}
@@ -102,6 +136,9 @@ private:
   std::map<std::string, Val> attrs_;       // "self.rank", "args.local_rank" -> value
   std::map<std::string, Val> globals_;
   std::set<std::string> spawned_; // functions started by mp.spawn: first parameter is the rank
+  std::set<std::string> memoryFiles_; // io.BytesIO() objects: torch.save into them is no file
+  std::map<std::string, std::string> instances_; // variable -> class of this module
+  std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
   bool fullStateDict_ = false;
   bool hasDdp_ = false;
   bool usesDist_ = false;
@@ -235,7 +272,24 @@ private:
   Loc argsEnd(TSNode call);
   void envSet(TSNode name, TSNode value, TSNode at);
   void envSetNamed(const std::string &name, TSNode value, TSNode at);
+  void envRead(TSNode name, TSNode at);
 };
+
+void Builder::envRead(TSNode name, TSNode at) {
+  core::EnvSetting e;
+  e.loc = loc(at);
+  bool lit = false;
+  e.name = unquote(text(name), lit);
+  e.nameKnown = lit;
+  if (!lit)
+    return; // a computed name read: nothing to say about it
+  if (is(name, "string") && ts_node_named_child_count(name) <= 3) {
+    e.nameLoc = loc(name);
+    e.renameFixable = true;
+  }
+  e.isSet = false;
+  facts().env.push_back(e);
+}
 
 // The end of a call's argument list, where `, name=value` can be inserted
 // (0: the list is not a plain argument list).
@@ -254,12 +308,6 @@ Loc Builder::argsEnd(TSNode c) {
   return locByte(ts_node_start_byte(al) + 1);
 }
 
-std::string unquote(std::string_view t, bool &literal) {
-  literal = t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front();
-  if (!literal)
-    return std::string(t);
-  return std::string(t.substr(1, t.size() - 2));
-}
 
 void Builder::envSet(TSNode name, TSNode value, TSNode at) {
   core::EnvSetting e;
@@ -473,6 +521,12 @@ void Builder::collectFunctions(TSNode blk, const std::string &prefix, const std:
 ObjKind Builder::kindOfCtor(TSNode c) const {
   if (!is(c, "call"))
     return ObjKind::None;
+  // `Accuracy(...).to(device)`, `DDP(model).cuda()`
+  if (TSNode fn = field(c, "function"); is(fn, "attribute")) {
+    std::string m = str(field(fn, "attribute"));
+    if (m == "to" || m == "cuda" || m == "cpu")
+      return kindOfCtor(unparen(field(fn, "object")));
+  }
   const std::string q = qualified(field(c, "function"));
   const std::string l = lastPart(q);
   if (q.empty())
@@ -523,6 +577,14 @@ void Builder::collectObjects(TSNode n) {
             }
           }
         }
+      }
+    }
+    if (is(s, "assignment")) {
+      TSNode left = field(s, "left"), right = unparen(field(s, "right"));
+      if (is(right, "call") && (is(left, "identifier") || is(left, "attribute"))) {
+        std::string cls = lastPart(qualified(field(right, "function")));
+        if (classBases_.count(cls))
+          instances_[str(left)] = cls;
       }
     }
     if (is(s, "identifier") || is(s, "attribute")) {
@@ -619,6 +681,10 @@ std::optional<RankKind> Builder::rankSource(TSNode e) {
       return std::nullopt;
     }
     std::string attr = lastPart(t);
+    // `self.rank` of a layer (LoRA's rank, a tensor rank) is a hyper-parameter;
+    // a LightningModule's self.global_rank is the process rank.
+    if (str(field(e, "object")) == "self" && isNnModule(curClass_) && !isLightningModule(curClass_))
+      return std::nullopt;
     if (has(api().rankAttributes, attr))
       return RankKind::Global;
     if (has(api().localRankAttributes, attr))
@@ -640,15 +706,24 @@ Val Builder::value(TSNode e) {
   const std::string_view k = kindOf(e);
   if (k == "identifier") {
     auto it = env_.vars.find(str(e));
-    if (it != env_.vars.end())
-      return it->second;
+    if (it != env_.vars.end()) {
+      Val r = it->second;
+      if (!r.agreed && r.dep == Dep::Uniform && perRankDataName(str(e)))
+        r.dep = Dep::Local;
+      return r;
+    }
     auto g = globals_.find(str(e));
     if (g != globals_.end())
       return g->second;
+    if (perRankDataName(str(e)))
+      v.dep = Dep::Local;
     return v;
   }
   if (k == "attribute") {
     std::string t = str(e);
+    auto ev = env_.vars.find(t);
+    if (ev != env_.vars.end())
+      return ev->second;
     auto a = attrs_.find(t);
     if (a != attrs_.end())
       return a->second;
@@ -718,6 +793,18 @@ Val Builder::callValue(TSNode c) {
   // A collective's result is the same on every rank.
   if (startsWith(q, "torch.distributed.") || (is(fn, "attribute") && has(api().agreeingMethods, l)))
     return v;
+  if (is(fn, "attribute")) {
+    const std::string recv = str(field(fn, "object"));
+    auto o = objects_.find(recv);
+    if (o != objects_.end() && o->second == ObjKind::Metric && l == "compute")
+      return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
+    // Moving or converting a value keeps its dependence: `x.to(local_rank)`.
+    if (l == "to" || l == "cuda" || l == "cpu" || l == "float" || l == "half" || l == "detach" ||
+        l == "clone" || l == "contiguous" || l == "bfloat16" || l == "double")
+      return value(field(fn, "object"));
+  }
+  if (q == "torch.device")
+    return v;
   // User helpers: a predicate on the rank keeps its condition.
   auto f = fns_.find(resolveCallee(fn));
   if (f != fns_.end() && f->second.returnsCond) {
@@ -725,7 +812,27 @@ Val Builder::callValue(TSNode c) {
     v.dep = v.cond->dependence();
     return v;
   }
-  if (has(user_.mainProcessFunctions, q) || has(user_.mainProcessFunctions, l)) {
+  if (is(fn, "attribute") && (has(api().mainProcessAttributes, l) ||
+                              has(api().localMainProcessAttributes, l))) {
+    // trainer.is_world_process_zero(), state.is_local_main_process()
+    Cond mc = has(api().mainProcessAttributes, l) ? Cond::rankCmp(core::CmpOp::EQ, 0)
+                                                  : Cond::atom("local-main", Dep::Rank);
+    mc.localMain = !has(api().mainProcessAttributes, l);
+    mc.text = str(c);
+    v.cond = mc;
+    v.dep = Dep::Rank;
+    return v;
+  }
+  if (has(api().localMainProcessFunctions, q)) {
+    Cond lm = Cond::atom("local-main", Dep::Rank);
+    lm.localMain = true;
+    lm.text = str(c);
+    v.cond = lm;
+    v.dep = Dep::Rank;
+    return v;
+  }
+  if (has(api().mainProcessFunctions, q) || has(user_.mainProcessFunctions, q) ||
+      has(user_.mainProcessFunctions, l)) {
     v.cond = Cond::rankCmp(core::CmpOp::EQ, 0);
     v.cond->text = str(c);
     v.dep = Dep::Rank;
@@ -735,15 +842,27 @@ Val Builder::callValue(TSNode c) {
   if (is(fn, "attribute"))
     v.dep = value(field(fn, "object")).dep;
   for (const auto &a : args(c))
-    v.dep = core::join(v.dep, value(a.value).dep);
+    if (!deviceName(a.name) && !deviceName(a.text))
+      v.dep = core::join(v.dep, value(a.value).dep);
   return v;
 }
 
 Cond Builder::atom(TSNode e, Dep d) {
-  Cond c = Cond::atom(str(e), d);
+  // The same spelling in another function is another value (`flag` there may
+  // be agreed, here not); within a function it is one decision.
+  Cond c = Cond::atom(fnKey() + ":" + str(e), d);
   c.text = str(e);
   c.loc = 0;
   return c;
+}
+
+// Every leaf of a condition is tested where the condition is written: the
+// core reports a decision once per position.
+void stamp(Cond &c, Loc at) {
+  if (c.loc == 0)
+    c.loc = at;
+  for (auto &k : c.kids)
+    stamp(k, at);
 }
 
 bool intLiteral(std::string_view t, std::int64_t &out) {
@@ -991,11 +1110,24 @@ std::string Builder::resolveCallee(TSNode fn) const {
     }
     return fns_.count(n) ? n : "";
   }
-  if (is(fn, "attribute") && str(field(fn, "object")) == "self" && !curClass_.empty()) {
-    std::string m = str(field(fn, "attribute"));
+  if (!is(fn, "attribute"))
+    return "";
+  const std::string obj = str(field(fn, "object"));
+  std::string cls;
+  if (obj == "self")
+    cls = curClass_;
+  else if (auto it = instances_.find(obj); it != instances_.end())
+    cls = it->second;
+  if (cls.empty())
+    return "";
+  // The method of the class, or of a base class defined in this module.
+  const std::string m = str(field(fn, "attribute"));
+  for (int depth = 0; depth < 8 && !cls.empty(); ++depth) {
     for (const auto &[key, fi] : fns_)
-      if (fi.className == curClass_ && fi.name == m)
+      if (fi.className == cls && fi.name == m)
         return key;
+    auto b = classBases_.find(cls);
+    cls = b == classBases_.end() || b->second.empty() ? "" : lastPart(b->second.front());
   }
   return "";
 }
@@ -1016,7 +1148,10 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
   const bool dist = startsWith(q, "torch.distributed.") &&
                     q.find('.', std::string("torch.distributed.").size()) == std::string::npos;
 
-  // Environment settings (async error handling)
+  // Environment reads and settings (async error handling)
+  if ((q == "os.environ.get" || q == "os.getenv" || q == "environ.get") && !as.empty() &&
+      as[0].name.empty())
+    envRead(as[0].value, c);
   if ((q == "os.putenv" || q == "os.environ.setdefault") && as.size() >= 2)
     envSet(as[0].value, as[1].value, c);
   if (q == "os.environ.update")
@@ -1099,7 +1234,9 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
   }
 
   // Explicit collectives
-  if (dist || has(api().collectiveFunctions, q)) {
+  if (has(api().collectiveFunctions, q))
+    return event(EventKind::Collective, q);
+  if (dist) {
     if (has(api().barriers, l))
       return event(EventKind::Barrier, l);
     if (has(api().pointToPoint, l))
@@ -1110,7 +1247,12 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
       const PyArg *outArg = as.empty() ? nullptr : &as[0];
       if (outArg && (l == "all_reduce" || l == "broadcast" || l == "broadcast_object_list" ||
                      l == "all_gather" || l == "all_gather_object" || l == "all_gather_into_tensor"))
-        bind(outArg->value, Val{});
+        bind(outArg->value, Val{Dep::Uniform, RankKind::None, std::nullopt, true});
+      // reduce/gather/scatter leave each rank with its own result.
+      else if (outArg && (l == "reduce" || l == "gather" || l == "scatter" || l == "reduce_scatter" ||
+                          l == "all_to_all" || l == "all_to_all_single" || l == "gather_object" ||
+                          l == "scatter_object_list" || l == "reduce_scatter_tensor"))
+        bind(outArg->value, Val{Dep::Local, RankKind::None, std::nullopt, false});
       return;
     }
   }
@@ -1144,7 +1286,7 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
   // Implicit collectives of wrapped models and friends
   if (is(fn, "identifier") || is(fn, "attribute")) {
     ObjKind k = objKind(str(fn));
-    if (k == ObjKind::Ddp && noSync_ == 0)
+    if (k == ObjKind::Ddp)
       return event(EventKind::Collective,
                    "forward of the DistributedDataParallel model '" + str(fn) +
                        "' (buffer broadcast)");
@@ -1156,7 +1298,8 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
     ObjKind k = objKind(recv);
     if (l == "backward" && hasDdp_ && noSync_ == 0 && as.empty())
       return event(EventKind::Collective, "backward (DDP gradient allreduce)");
-    if (k == ObjKind::Fsdp && l == "state_dict" && fullStateDict_)
+    if ((k == ObjKind::Fsdp && l == "state_dict" && fullStateDict_) ||
+        (l == "state_dict" && contains(fullStateScopes_, recv)))
       return event(EventKind::Collective, recv + ".state_dict() (FSDP full state dict all-gather)");
     if (l == "consolidate_state_dict")
       return event(EventKind::Collective, recv + ".consolidate_state_dict()");
@@ -1172,8 +1315,11 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
   // Checkpoint and file writes
   if (has(api().checkpointWriters, q) || has(user_.checkpointWriters, q) ||
       has(user_.checkpointWriters, l)) {
+    const PyArg *p = arg(as, "f", 1);
+    if (p && (memoryFiles_.count(p->text) || p->text.find("BytesIO(") != std::string::npos))
+      return; // serialised into memory, not a file
     Node n = Node::makeEvent(EventKind::CheckpointWrite, q, loc(c));
-    if (const PyArg *p = arg(as, "f", 1))
+    if (p)
       n.pathDep = value(p->value).dep;
     out.push_back(std::move(n));
     return;
@@ -1196,7 +1342,9 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
 
   // Exits
   if (has(api().exitFunctions, q)) {
-    out.push_back(Node::makeExit(ExitKind::Terminate, loc(c)));
+    // sys.exit raises SystemExit; os._exit ends the process: either way this
+    // rank is gone and the others wait in their next collective.
+    out.push_back(Node::makeExit(ExitKind::Throw, loc(c)));
     return;
   }
 
@@ -1245,9 +1393,12 @@ void Builder::expr(TSNode e, std::vector<Node> &out) {
     expr(c, out);
     expr(a, t);
     expr(b, f);
-    if (!t.empty() || !f.empty())
-      out.push_back(Node::makeIf(cond(c), Node::block(std::move(t)), Node::block(std::move(f)),
-                                 loc(e)));
+    if (!t.empty() || !f.empty()) {
+      Loc at = loc(e);
+      Cond cc = cond(c);
+      stamp(cc, at);
+      out.push_back(Node::makeIf(cc, Node::block(std::move(t)), Node::block(std::move(f)), at));
+    }
     return;
   }
   if (k == "boolean_operator") {
@@ -1259,9 +1410,16 @@ void Builder::expr(TSNode e, std::vector<Node> &out) {
       Cond c = cond(field(e, "left"));
       if (str(field(e, "operator")) == "or")
         c = Cond::negate(c);
-      out.push_back(Node::makeIf(c, Node::block(std::move(r)), Node::block(), loc(e)));
+      Loc at = loc(e);
+      stamp(c, at);
+      out.push_back(Node::makeIf(c, Node::block(std::move(r)), Node::block(), at));
     }
     return;
+  }
+  if (k == "subscript") {
+    const std::string v = qualified(field(e, "value"));
+    if (v == "os.environ" || v == "environ")
+      envRead(field(e, "subscript"), e);
   }
   for (TSNode c : namedKids(e))
     expr(c, out);
@@ -1274,7 +1432,7 @@ void Builder::block(TSNode b, std::vector<Node> &out) {
 
 Node Builder::ifChain(TSNode c, TSNode then, const std::vector<TSNode> &alts, size_t i, Loc at) {
   Cond cc = cond(c);
-  cc.loc = at;
+  stamp(cc, at);
   if (cc.text.empty())
     cc.text = str(c);
   Env before = env_;
@@ -1334,7 +1492,21 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
           bind(field(right, "left"), v);
           right = field(right, "right");
         }
-        bind(left, v);
+        // `rank, world = dist.get_rank(), dist.get_world_size()`: element by element.
+        if ((is(left, "pattern_list") || is(left, "tuple_pattern")) &&
+            (is(right, "expression_list") || is(right, "tuple")) &&
+            ts_node_named_child_count(left) == ts_node_named_child_count(right) &&
+            !is(e, "augmented_assignment")) {
+          for (uint32_t i = 0; i < ts_node_named_child_count(left); ++i)
+            bind(ts_node_named_child(left, i), value(ts_node_named_child(right, i)));
+        } else {
+          bind(left, v);
+        }
+        if (is(left, "identifier") && is(unparen(right), "call")) {
+          const std::string l = lastPart(qualified(field(unparen(right), "function")));
+          if (l == "BytesIO" || l == "StringIO")
+            memoryFiles_.insert(str(left));
+        }
       } else {
         expr(e, out);
       }
@@ -1358,8 +1530,27 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
   if (k == "for_statement") {
     TSNode left = field(s, "left"), right = field(s, "right");
     expr(right, out);
-    Val it = value(right);
-    bool loader = isLoaderIterable(right);
+    // enumerate/tqdm/trange wrap the iterable: their other arguments (desc=,
+    // disable=rank != 0) do not change the trip count.
+    TSNode iter = unparen(right);
+    bool enumerated = false;
+    while (is(iter, "call")) {
+      const std::string w = lastPart(qualified(field(iter, "function")));
+      if (w != "enumerate" && w != "tqdm" && w != "trange" && w != "iter")
+        break;
+      enumerated = enumerated || w == "enumerate";
+      const bool isRange = w == "trange";
+      auto wa = args(iter);
+      if (wa.empty() || !wa[0].name.empty())
+        break;
+      if (isRange) {
+        iter = wa[0].value; // trange(n): range(n)
+        break;
+      }
+      iter = unparen(wa[0].value);
+    }
+    Val it = value(iter);
+    bool loader = isLoaderIterable(iter);
     Dep trip = loader ? Dep::Uniform : it.dep;
     Dep elems = loader ? Dep::Local : it.dep;
     LoopCtx lc;
@@ -1375,6 +1566,10 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
     loops_.push_back(lc);
     Env before = env_;
     bindTargets(left, elems);
+    // `for step, batch in enumerate(loader)`: the index is the same on every rank.
+    if (enumerated && (is(left, "pattern_list") || is(left, "tuple_pattern")) &&
+        ts_node_named_child_count(left) == 2)
+      bind(ts_node_named_child(left, 0), Val{trip, RankKind::None, std::nullopt, trip == Dep::Uniform});
     std::vector<Node> body;
     block(field(s, "body"), body);
     env_ = joinEnv(before, env_);
@@ -1413,6 +1608,7 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
   }
   if (k == "with_statement") {
     int syncOff = 0;
+    size_t fullScopes = 0;
     for (TSNode clause : namedKids(s)) {
       if (!is(clause, "with_clause"))
         continue;
@@ -1427,8 +1623,14 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
           std::string l = lastPart(qualified(field(v, "function")));
           if (l == "no_sync" || l == "join")
             ++syncOff; // no_sync: no gradient allreduce; join: uneven inputs are handled
-          if (l == "state_dict_type" && text(v).find("FULL_STATE_DICT") != std::string_view::npos)
+          if (l == "state_dict_type" && text(v).find("FULL_STATE_DICT") != std::string_view::npos) {
             fullStateDict_ = true;
+            auto sa = args(v);
+            if (!sa.empty() && sa[0].name.empty()) {
+              fullStateScopes_.push_back(sa[0].text);
+              ++fullScopes;
+            }
+          }
         }
         expr(v, out);
         if (!ts_node_is_null(target) && ts_node_named_child_count(target) > 0)
@@ -1438,6 +1640,7 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
     noSync_ += syncOff;
     block(field(s, "body"), out);
     noSync_ -= syncOff;
+    fullStateScopes_.resize(fullStateScopes_.size() - fullScopes);
     return;
   }
   if (k == "try_statement") {
@@ -1508,7 +1711,9 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
         if (is(kk, "block"))
           block(kk, body);
       Cond c = atom(b, d);
-      out.push_back(Node::makeIf(c, Node::block(std::move(body)), Node::block(), loc(b)));
+      Loc at = loc(b);
+      stamp(c, at);
+      out.push_back(Node::makeIf(c, Node::block(std::move(body)), Node::block(), at));
     }
     return;
   }
@@ -1535,6 +1740,30 @@ void Builder::forwardFacts(const FnInfo &fi) {
     if (is(id, "identifier") && str(id) != "self")
       inputs.insert(str(id));
   }
+  // What the module's attributes are: `self.drop = nn.Dropout(p)` runs no
+  // parameters; `self.scale = nn.Parameter(...)` is a parameter tensor.
+  std::map<std::string, std::string> attrType;
+  for (const auto &[key, f] : fns_) {
+    if (f.className != fi.className)
+      continue;
+    std::function<void(TSNode)> scan = [&](TSNode n) {
+      if (is(n, "assignment")) {
+        TSNode l = field(n, "left"), r = unparen(field(n, "right"));
+        if (is(l, "attribute") && str(field(l, "object")) == "self" && is(r, "call"))
+          attrType[str(field(l, "attribute"))] = lastPart(qualified(field(r, "function")));
+      }
+      for (TSNode k : namedKids(n))
+        scan(k);
+    };
+    scan(field(f.def, "body"));
+  }
+  static const std::set<std::string> parameterless = {
+      "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "ReLU", "ReLU6", "GELU",
+      "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten",
+      "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+      "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+      "AdaptiveMaxPool2d", "Upsample", "LeakyReLU", "ELU", "Mish", "Hardswish", "Softplus",
+      "PixelShuffle", "ZeroPad2d", "Tanhshrink", "Softsign", "GLU"};
   std::function<bool(TSNode)> fromInput = [&](TSNode e) {
     if (is(e, "identifier"))
       return inputs.count(str(e)) > 0;
@@ -1592,9 +1821,28 @@ void Builder::forwardFacts(const FnInfo &fi) {
             method = true;
             uses(field(f.def, "body"), u);
           }
-        if (!method && !contains(u.modules, name))
+        auto t = attrType.find(name);
+        static const std::set<std::string> reshaping = {
+            "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
+            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+            "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
+            "PixelShuffle", "ZeroPad2d"};
+        if (!method && t != attrType.end() && parameterless.count(t->second)) {
+          if (reshaping.count(t->second))
+            u.shapes.push_back(name + "()");
+        } else if (!method && !contains(u.modules, name)) {
           u.modules.push_back(name);
+        }
+        for (TSNode k : namedKids(field(n, "arguments")))
+          uses(k, u);
+        return;
       }
+    }
+    if (is(n, "attribute") && str(field(n, "object")) == "self") {
+      auto t = attrType.find(str(field(n, "attribute")));
+      if (t != attrType.end() && t->second == "Parameter" &&
+          !contains(u.params, t->first))
+        u.params.push_back(t->first);
     }
     for (TSNode k : namedKids(n))
       uses(k, u);
@@ -1623,6 +1871,38 @@ void Builder::forwardFacts(const FnInfo &fi) {
               fromInput(field(e, "right")))
             inputs.insert(str(field(e, "left")));
       if (!is(st, "if_statement")) {
+        // `return self.a(x) if x.sum() > 0 else self.b(x)`
+        std::function<void(TSNode)> ternaries = [&](TSNode n) {
+          if (is(n, "block") || is(n, "lambda") || is(n, "function_definition"))
+            return;
+          if (is(n, "conditional_expression") && ts_node_named_child_count(n) == 3) {
+            TSNode c = ts_node_named_child(n, 1);
+            shapeExpr.clear();
+            const bool sh = shapeOfInput(c);
+            const bool va = !sh && fromInput(c);
+            if (sh || va) {
+              core::ForwardBranch br;
+              br.kind = core::ForwardBranch::Kind::Conditional;
+              br.loc = loc(n);
+              br.condText = str(c);
+              br.onShape = sh;
+              br.onValues = va;
+              br.shapeExpr = shapeExpr;
+              br.parent = parent;
+              for (uint32_t a : {0u, 2u}) {
+                core::ForwardArm arm;
+                uses(ts_node_named_child(n, a), arm.own);
+                arm.effective = arm.own;
+                br.arms.push_back(arm);
+              }
+              fw.branches.push_back(br);
+              return;
+            }
+          }
+          for (TSNode k : namedKids(n))
+            ternaries(k);
+        };
+        ternaries(st);
         for (TSNode k : namedKids(st))
           if (is(k, "block"))
             visitBlock(k, parent);
@@ -1632,6 +1912,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
       TSNode condNode = field(st, "condition");
       const bool onShape = shapeOfInput(condNode);
       const bool onValues = !onShape && fromInput(condNode);
+      const bool onRank = !onShape && !onValues && value(condNode).dep == Dep::Rank;
       core::ArmUse rest;
       for (size_t j = i + 1; j < stmts.size(); ++j)
         uses(stmts[j], rest);
@@ -1641,6 +1922,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
       br.condText = str(condNode);
       br.onShape = onShape;
       br.onValues = onValues;
+      br.onRank = onRank;
       br.shapeExpr = shapeExpr;
       br.parent = parent;
       std::vector<TSNode> armBlocks{field(st, "consequence")};
@@ -1665,8 +1947,8 @@ void Builder::forwardFacts(const FnInfo &fi) {
         none.effective = rest;
         br.arms.push_back(none);
       }
-      const int me = (onShape || onValues) ? int(fw.branches.size()) : parent;
-      if (onShape || onValues)
+      const int me = (onShape || onValues || onRank) ? int(fw.branches.size()) : parent;
+      if (onShape || onValues || onRank)
         fw.branches.push_back(br);
       for (TSNode ab : armBlocks)
         visitBlock(ab, me);
@@ -1767,7 +2049,9 @@ PyModel Builder::run() {
   m_.positions.clear();
   m_.byteOffsets.clear();
   m_.ifNodes.clear();
+  const bool usesCuda = facts().usesCuda;
   m_.program.facts = core::Facts{};
+  facts().usesCuda = usesCuda;
   // Attributes and module globals assigned a rank anywhere (`self.rank = dist.get_rank()`,
   // `args.local_rank = int(os.environ["LOCAL_RANK"])`): two rounds settle chains.
   for (int round = 0; round < 2; ++round) {

@@ -113,6 +113,7 @@ struct PythonApi {
   std::set<std::string> rankEnvVars, localRankEnvVars;
   std::set<std::string> rankAttributes, localRankAttributes; // `args.rank`, `self.local_rank`
   std::set<std::string> mainProcessAttributes, localMainProcessAttributes;
+  std::set<std::string> mainProcessFunctions, localMainProcessFunctions; // qualified
   std::set<std::string> mainOnlyDecorators;
   std::set<std::string> rankParameters, localRankParameters;
   std::set<std::string> worldSizeFunctions; // qualified
