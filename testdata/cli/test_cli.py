@@ -177,8 +177,10 @@ class Formats(Project):
     def test_progress_on_a_tty(self):
         # stderr on a pseudo-terminal: a long run shows [i/N] progress.
         master, slave = pty.openpty()
+        # The line waits for a run's first second (a fast run prints nothing): see it at once.
+        env = dict(os.environ, DDPLINT_PROGRESS_DELAY_MS="0")
         p = subprocess.Popen([DDPLINT, "-p", self.build], cwd=self.src, stdout=subprocess.PIPE,
-                             stderr=slave)
+                             stderr=slave, env=env)
         os.close(slave)
         seen = b""
         while True:
@@ -624,6 +626,248 @@ class PreCommit(Project):
         self.assertIn("Failed", p.stdout)
         self.assertIn("[ddp-divergent-collective]", p.stdout)
         self.assertNotIn("clean.cpp:", p.stdout)
+
+
+def tty_stderr(args, cwd, env):
+    """Runs ddplint with stderr on a pseudo-terminal; returns what it wrote there."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen([DDPLINT] + args, cwd=cwd, stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        r, _, _ = select.select([master], [], [], TIMEOUT)
+        if not r:
+            p.kill()
+            raise AssertionError("ddplint did not finish")
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    p.communicate(timeout=TIMEOUT)
+    os.close(master)
+    return seen
+
+
+class Cache(Project):
+    """Shared precompiled preambles and their cache (issue 10): the same report
+    with no preamble, no cache, a cold and a warm cache; stale, corrupt and
+    unwritable caches; flags from .ddplint.yaml when there is no database."""
+
+    def setUp(self):
+        super().setUp()
+        self.cache = os.path.join(self.tmp, "cache")
+        # A user header included at the top of a unit: inside its preamble, so
+        # inside the PCH.  Its finding must survive.
+        self.write("src/helpers.h", """\
+            #pragma once
+            #include <torch/torch.h>
+            #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+            #include <vector>
+            inline void sync_metrics(c10::intrusive_ptr<c10d::ProcessGroup> pg,
+                                     std::vector<at::Tensor> &m) {
+              if (pg->getRank() == 0)
+                pg->allreduce(m)->wait();
+            }
+            """)
+        self.write("src/uses_helpers.cpp", """\
+            // A unit whose preamble holds a user header with a finding.
+            #include "helpers.h"
+
+            void step(c10::intrusive_ptr<c10d::ProcessGroup> pg, std::vector<at::Tensor> &m) {
+              sync_metrics(pg, m);
+              if (pg->getRank() == 1)
+                pg->barrier()->wait();
+            }
+            """)
+        self.units = [self.train, self.eval, self.clean,
+                      os.path.join(self.src, "src", "uses_helpers.cpp")]
+
+    def lint(self, *extra, cache=True):
+        args = ["-p", self.build, "--format", "json", "-v", "-j2", *self.units, *extra]
+        if cache:
+            args += ["--cache-dir", self.cache]
+        p = run(args, cwd=self.src)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        return json.loads(p.stdout), p.stderr
+
+    def report(self, out):
+        # Everything a user sees: rule, severity, message, position, notes, fix-its.
+        return out["findings"], out["errors"], out["summary"]
+
+    def test_no_preamble_no_cache_cold_and_warm_give_the_same_report(self):
+        whole, _ = self.lint("--no-preamble", cache=False)
+        nocache, err = self.lint("--no-cache")
+        self.assertIn("not kept (--no-cache)", err)
+        self.assertFalse(os.path.exists(self.cache))
+        cold, err = self.lint()
+        self.assertRegex(err, r"preambles: 0 reused .*, [1-9]\d* built")
+        warm, err = self.lint()
+        self.assertRegex(err, r"preambles: [1-9]\d* reused .*, 0 built, 0 rebuilt")
+        self.assertEqual(self.report(whole), self.report(nocache))
+        self.assertEqual(self.report(whole), self.report(cold))
+        self.assertEqual(self.report(whole), self.report(warm))
+        # The finding inside the user header of the preamble is there, once.
+        in_header = [f for f in warm["findings"] if f["file"].endswith("helpers.h")]
+        self.assertEqual([(f["line"], f["rule"]) for f in in_header], [(8, "ddp-divergent-collective")])
+        # and the fixtures' own findings, fix-its included.
+        self.assertTrue(any(f["fixes"] for f in warm["findings"]))
+
+    def test_a_header_change_inside_the_preamble_is_seen_by_the_next_run(self):
+        cold, _ = self.lint()
+        self.assertTrue(any(f["file"].endswith("helpers.h") for f in cold["findings"]))
+        # Fix the bug in the header: same size, so only the contents and mtime differ.
+        path = os.path.join(self.src, "src", "helpers.h")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        fixed = text.replace("if (pg->getRank() == 0)", "if (pg->getSize() >= 0)")
+        self.assertEqual(len(fixed), len(text))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(fixed)
+        st = os.stat(path)
+        os.utime(path, (st.st_atime, st.st_mtime + 5))  # a different second, whatever the clock
+        after, err = self.lint()
+        self.assertRegex(err, r"[1-9]\d* rebuilt")
+        self.assertFalse(any(f["file"].endswith("helpers.h") for f in after["findings"]),
+                         after["findings"])
+        whole, _ = self.lint("--no-preamble", cache=False)
+        self.assertEqual(self.report(whole), self.report(after))
+
+    def test_corrupt_and_truncated_entries_are_rebuilt_not_trusted(self):
+        cold, _ = self.lint()
+        pchs = sorted(f for f in os.listdir(self.cache) if f.endswith(".pch"))
+        metas = sorted(f for f in os.listdir(self.cache) if f.endswith(".meta"))
+        self.assertTrue(pchs and len(pchs) == len(metas), os.listdir(self.cache))
+        # A PCH cut short, a PCH with flipped bytes, a manifest cut short.
+        with open(os.path.join(self.cache, pchs[0]), "r+b") as f:
+            f.truncate(4096)
+        if len(pchs) > 1:
+            with open(os.path.join(self.cache, pchs[1]), "r+b") as f:
+                f.seek(100000)
+                f.write(b"\xff" * 64)
+        with open(os.path.join(self.cache, metas[-1]), "r+b") as f:
+            f.truncate(50)
+        after, err = self.lint()
+        self.assertRegex(err, r"[1-9]\d* rebuilt")
+        self.assertEqual(self.report(cold), self.report(after))
+        again, err = self.lint()
+        self.assertRegex(err, r"0 built, 0 rebuilt")
+        self.assertEqual(self.report(cold), self.report(again))
+
+    def test_unwritable_cache_folder_is_a_warning_and_the_run_goes_on(self):
+        whole, _ = self.lint("--no-preamble", cache=False)
+        blocker = os.path.join(self.tmp, "a-file")
+        with open(blocker, "w") as f:
+            f.write("x")
+        p = run(["-p", self.build, "--format", "json", *self.units, "--cache-dir",
+                 os.path.join(blocker, "cache")], cwd=self.src)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("warning: cannot create the cache folder", p.stderr)
+        self.assertEqual(self.report(whole), self.report(json.loads(p.stdout)))
+
+    def test_cache_stats_and_clear(self):
+        self.lint()
+        foreign = os.path.join(self.cache, "notes.txt")
+        with open(foreign, "w") as f:
+            f.write("not ddplint's")
+        p = run(["cache", "stats", "--cache-dir", self.cache], cwd=self.src)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"preambles:\s+[1-9]")
+        self.assertIn(self.cache, p.stdout)
+        p = run(["cache", "clear", "--cache-dir", self.cache], cwd=self.src)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"removed [1-9]\d* file")
+        self.assertEqual(os.listdir(self.cache), ["notes.txt"])  # only its own files
+        p = run(["cache", "stats", "--cache-dir", self.cache], cwd=self.src)
+        self.assertRegex(p.stdout, r"preambles:\s+0")
+        p = run(["cache", "nonsense"], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+
+    def test_cache_folder_from_config_and_xdg(self):
+        self.write(".ddplint.yaml", "version: 1\ncache: .ddplint-cache\n")
+        p = run(["-p", self.build, self.train, "-v"], cwd=self.src)
+        self.assertIn(os.path.join(self.src, ".ddplint-cache"), p.stderr)
+        self.assertTrue(any(f.endswith(".pch") for f in os.listdir(os.path.join(self.src, ".ddplint-cache"))))
+        self.write(".ddplint.yaml", "version: 1\ncache: off\n")
+        p = run(["-p", self.build, self.train, "-v"], cwd=self.src)
+        self.assertIn("not kept (--no-cache)", p.stderr)
+        os.remove(os.path.join(self.src, ".ddplint.yaml"))
+        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(self.tmp, "xdg"))
+        p = run(["-p", self.build, self.train, "-v"], cwd=self.src, env=env)
+        self.assertIn(os.path.join(self.tmp, "xdg", "ddplint"), p.stderr)
+        self.write(".ddplint.yaml", "version: 1\ncache: {size: 3}\n")
+        p = run(["-p", self.build, self.train], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        self.assertRegex(p.stderr, r"\.ddplint\.yaml:2:\d+: error: unknown key 'cache\.size'")
+
+    def test_flags_from_config_when_there_is_no_database(self):
+        expected = findings(run(["-p", self.build, self.train], cwd=self.src).stdout)
+        shutil.rmtree(self.build)  # a fresh clone: no build folder
+        p = run([self.train], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        lines = [l for l in (p.stdout + p.stderr).splitlines() if "no compilation database" in l]
+        self.assertEqual(len(lines), 1, p.stdout + p.stderr)
+        self.assertIn("flags: in .ddplint.yaml", lines[0])
+        self.write(".ddplint.yaml", f"""\
+            version: 1
+            flags: [-std=c++17, -isystem, {MOCK_INCLUDE}]
+            """)
+        p = run([self.train, "--cache-dir", self.cache], cwd=self.src)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(findings(p.stdout), expected)
+
+    def test_progress_only_after_a_second(self):
+        env = dict(os.environ, DDPLINT_PROGRESS_DELAY_MS="600000")
+        quiet = tty_stderr(["-p", self.build, self.train, "--cache-dir", self.cache], self.src, env)
+        self.assertNotIn(b"[0/1]", quiet)
+        self.assertNotIn(b"[1/1]", quiet)
+        env["DDPLINT_PROGRESS_DELAY_MS"] = "0"
+        shown = tty_stderr(["-p", self.build, self.train, "--cache-dir", self.cache], self.src, env)
+        self.assertIn(b"[1/1]", shown)
+
+
+class CacheTrainer(unittest.TestCase):
+    """The same report with no preamble, no cache, a cold and a warm cache on
+    the LibTorch example trainer (examples/trainer, real <torch/torch.h>)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ddplint-cache-trainer-")
+        self.src = os.path.join(self.tmp, "trainer")
+        shutil.copytree(os.path.join(REPO, "examples", "trainer"), self.src,
+                        ignore=shutil.ignore_patterns("build"))
+        self.build = os.path.join(self.src, "build")
+        p = subprocess.run(["cmake", "-S", self.src, "-B", self.build], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def lint(self, *extra):
+        p = subprocess.run([DDPLINT, "-p", self.build, "-j2", "-v", "--format", "json",
+                            "train.cpp", "model.cpp", *extra], cwd=self.src, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        out = json.loads(p.stdout)
+        return (out["findings"], out["errors"], out["summary"]), p.stderr
+
+    def test_trainer_same_report_every_way(self):
+        cache = os.path.join(self.tmp, "cache")
+        whole, _ = self.lint("--no-preamble")
+        nocache, _ = self.lint("--no-cache")
+        cold, err = self.lint("--cache-dir", cache)
+        self.assertRegex(err, r"0 reused .*, 2 built")
+        warm, err = self.lint("--cache-dir", cache)
+        self.assertRegex(err, r"2 reused .*, 0 built, 0 rebuilt")
+        self.assertEqual(whole, nocache)
+        self.assertEqual(whole, cold)
+        self.assertEqual(whole, warm)
+        with open(os.path.join(self.src, "expected-findings.txt"), encoding="utf-8") as f:
+            expected = sorted(l.strip() for l in f if l.strip() and not l.startswith("#"))
+        got = sorted(f"{f['file']}:{f['line']}: {f['rule']}" for f in warm[0])
+        self.assertEqual(got, expected)
 
 
 if __name__ == "__main__":

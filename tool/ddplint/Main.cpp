@@ -794,6 +794,7 @@ int runLint(const Args &a) {
 
   std::vector<RunResult> perFile(jobs.size());
   std::atomic<size_t> next{0};
+  std::atomic<unsigned> wholeAfterPreamble{0};
   auto worker = [&] {
     for (size_t i; (i = next++) < jobs.size();) {
       std::optional<PreambleUse> use;
@@ -802,8 +803,10 @@ int runLint(const Args &a) {
       bool broken = false;
       runChecksOnFile(jobs[i].first, *jobs[i].second, configs, topts, perFile[i],
                       use ? &*use : nullptr, &broken);
-      if (broken)
+      if (broken) {
         store->invalidate(specs[i].key);
+        ++wholeAfterPreamble;
+      }
       progress.step(jobs[i].first);
     }
   };
@@ -820,7 +823,8 @@ int runLint(const Args &a) {
     if (a.verbose)
       std::cerr << "ddplint: preambles: " << st.hits << " reused from " << store->dir() << ", "
                 << st.built << " built, " << st.rebuilt << " rebuilt (stale or corrupt), "
-                << st.failed << " failed (those units parsed whole)"
+                << st.failed << " failed (those units parsed whole); " << wholeAfterPreamble
+                << " unit(s) parsed whole after failing with one"
                 << (store->persistent() ? "" : "; not kept (--no-cache)") << "\n";
     store->prune();
   }

@@ -427,7 +427,10 @@ std::optional<PreambleUse> PreambleStore::get(const PreambleSpec &spec,
   auto it = slots_.find(spec.key);
   if (it != slots_.end()) {
     cv_.wait(lock, [&] { return slots_[spec.key].done; });
-    return slots_[spec.key].use;
+    std::optional<PreambleUse> use = slots_[spec.key].use;
+    if (use)
+      use->bytes = spec.bytes; // same directives, but this unit's own comments around them
+    return use;
   }
   slots_[spec.key] = Slot{};
   lock.unlock();

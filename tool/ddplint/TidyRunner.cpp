@@ -471,6 +471,10 @@ void runChecksOnFile(const std::string &absFile, const clang::tooling::Compilati
   const bool wholeFailed = runOnce(absFile, db, configs, opts, whole, nullptr).failed;
   if (preambleBroken && !wholeFailed)
     *preambleBroken = true;
+  if (!wholeFailed && std::getenv("DDPLINT_DEBUG_PREAMBLE"))
+    for (const auto &e : withPreamble.errors)
+      llvm::errs() << "ddplint: debug: " << absFile << ": with the preamble: " << e.location.file
+                   << ":" << e.location.line << ": " << e.message << "\n";
   out = std::move(whole);
 }
 
