@@ -953,6 +953,22 @@ Cond Builder::cond(TSNode e) {
       } else if (litOf(o, lit)) {
         lits.push_back(lit);
       }
+      // A rank is never negative: `local_rank == -1` (not distributed) is
+      // false in every distributed run, `!= -1` true.
+      const bool eqLike = op == "==" || op == "in" || op == "is";
+      const bool neLike = op == "!=" || op == "not in" || op == "is not";
+      if (!lits.empty() && (eqLike || neLike)) {
+        std::vector<std::int64_t> kept;
+        for (auto x : lits)
+          if (x >= 0 || mod != 0)
+            kept.push_back(x);
+        if (kept.empty()) {
+          Cond k = Cond::constant(neLike);
+          k.text = str(e);
+          return k;
+        }
+        lits = kept;
+      }
       if (!lits.empty()) {
         core::CmpOp cop = core::CmpOp::EQ;
         bool known = true;

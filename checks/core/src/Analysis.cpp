@@ -998,10 +998,17 @@ struct Analyzer::Impl {
       if (p.exit != ExitKind::Terminate)
         allTerm = false;
     res.alwaysTerminates = allTerm;
+    // What a call contributes: the longest synchronising sequence of a path
+    // that returns.  Paths that differ by rank decisions are reported inside
+    // the callee; those that differ by uniform ones (`if force or step % n`)
+    // may all run, so the call may run the collectives of the longest.
+    bool first = true;
     for (const auto &p : res.paths)
       if (p.exit == ExitKind::None || p.exit == ExitKind::Return) {
-        res.summary = syncOnly(p.seq);
-        break;
+        auto seq = syncOnly(p.seq);
+        if (first || seq.size() > res.summary.size())
+          res.summary = std::move(seq);
+        first = false;
       }
     comparePaths(res.paths);
     fnStack.pop_back();
