@@ -617,7 +617,8 @@ void writeFile(const std::string &path, const std::string &text) {
 int main(int argc, char **argv) {
   if (argc < 4) {
     std::cerr << "usage: gen_catalog CATALOG.yaml API.yaml (--cpp OUT --checklist OUT | --ids | "
-                 "--ids-frontend clang-tidy|launch | --docs-index | --api-names)\n";
+                 "--ids-frontend clang-tidy|launch|python | --ids-language c|c++|python | --docs-index | "
+                 "--api-names)\n";
     return 2;
   }
   const std::string catalogFile = argv[1], apiFile = argv[2];
@@ -643,7 +644,7 @@ int main(int argc, char **argv) {
     if (mode == "--ids-frontend") {
       // A typo here would silently list nothing and let a consistency test pass.
       if (argc != 5 || !knownFrontend(argv[4])) {
-        std::cerr << "gen_catalog: --ids-frontend takes clang-tidy or launch\n";
+        std::cerr << "gen_catalog: --ids-frontend takes clang-tidy, launch or python\n";
         return 2;
       }
       for (const auto &r : rules)
@@ -651,13 +652,31 @@ int main(int argc, char **argv) {
           std::cout << r.id << "\n";
       return 0;
     }
+    if (mode == "--ids-language") {
+      const std::string lang = argc == 5 ? argv[4] : "";
+      if (lang != "c" && lang != "c++" && lang != "python") {
+        std::cerr << "gen_catalog: --ids-language takes c, c++ or python\n";
+        return 2;
+      }
+      for (const auto &r : rules)
+        for (const auto &l : r.languages)
+          if (l == lang)
+            std::cout << r.id << "\n";
+      return 0;
+    }
     if (mode == "--docs-index") {
       std::cout << "# ddplint checks\n\n"
                    "Generated from `rules/catalog.yaml`; do not edit by hand.\n\n"
-                   "| check | severity | front end | summary |\n|---|---|---|---|\n";
-      for (const auto &r : rules)
+                   "| check | severity | front end | languages | summary |\n"
+                   "|---|---|---|---|---|\n";
+      for (const auto &r : rules) {
+        std::string langs;
+        for (const auto &l : r.languages)
+          langs += (langs.empty() ? "" : ", ") + l;
         std::cout << "| [" << r.id << "](" << r.id << ".md) | " << r.severity << " | "
-                  << r.frontend << " | " << r.summary << " |\n";
+                  << r.frontend << " | " << (langs.empty() ? "launch files" : langs) << " | "
+                  << r.summary << " |\n";
+      }
       return 0;
     }
     if (mode != "--cpp" || argc != 7 || std::string(argv[5]) != "--checklist") {

@@ -80,7 +80,7 @@ Val joinVal(const Val &a, const Val &b) {
 }
 
 // Objects whose method calls or calls are collectives.
-enum class ObjKind : std::uint8_t { None, Ddp, Fsdp, Metric, Accelerator, DataLoader, Zero };
+enum class ObjKind : std::uint8_t { None, Ddp, Fsdp, Prepared, Metric, Accelerator, DataLoader, Zero };
 
 struct Env {
   std::map<std::string, Val> vars;
@@ -572,7 +572,7 @@ void Builder::collectObjects(TSNode n) {
             std::string lower = name;
             std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
             if (lower.find("model") != std::string::npos) {
-              objects_[name] = ObjKind::Ddp;
+              objects_[name] = ObjKind::Prepared;
               hasDdp_ = true;
             }
           }
@@ -804,6 +804,10 @@ Val Builder::callValue(TSNode c) {
       return value(field(fn, "object"));
   }
   if (q == "torch.device")
+    return v;
+  // A DistributedSampler pads every rank to the same number of samples, and a
+  // loader over it has the same length everywhere.
+  if (kindOfCtor(c) == ObjKind::DataLoader || endsWith(q, "DistributedSampler"))
     return v;
   // User helpers: a predicate on the rank keeps its condition.
   auto f = fns_.find(resolveCallee(fn));
@@ -1090,6 +1094,9 @@ void Builder::bindTargets(TSNode target, Dep d) { bind(target, Val{d, RankKind::
 
 bool Builder::isLoaderIterable(TSNode it) const {
   it = unparen(it);
+  // `tqdm(loader) if rank == 0 else loader`: either way the same batches.
+  if (is(it, "conditional_expression") && ts_node_named_child_count(it) == 3)
+    return isLoaderIterable(ts_node_named_child(it, 0)) || isLoaderIterable(ts_node_named_child(it, 2));
   if (is(it, "call")) {
     std::string l = lastPart(qualified(field(it, "function")));
     if (l == "enumerate" || l == "tqdm" || l == "zip" || l == "iter") {
@@ -1197,7 +1204,13 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
     if (splat)
       pg.timeoutGiven = true; // *args / **kwargs may carry it
     pg.fixAnchor = argsEnd(c);
-    facts().processGroups.push_back(pg);
+    // No peer to wait for: a test backend, or a group of one process.
+    const PyArg *ws = arg(as, "world_size", 4);
+    const bool single = ws && ws->text == "1";
+    const PyArg *bk = arg(as, "backend", 0);
+    const bool fake = bk && (bk->text == "\"fake\"" || bk->text == "'fake'");
+    if (!single && !fake)
+      facts().processGroups.push_back(pg);
     if (l == "new_group")
       event(EventKind::Collective, "new_group");
     return;
@@ -1306,6 +1319,10 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
       return event(EventKind::Collective,
                    "forward of the DistributedDataParallel model '" + str(fn) +
                        "' (buffer broadcast)");
+    if (k == ObjKind::Prepared)
+      return event(EventKind::Collective,
+                   "forward of the model '" + str(fn) +
+                       "' prepared by accelerate (DDP buffer broadcast or FSDP all-gather)");
     if (k == ObjKind::Fsdp)
       return event(EventKind::Collective,
                    "forward of the FSDP model '" + str(fn) + "' (parameter all-gather)");
@@ -1667,6 +1684,14 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
         for (TSNode kk : namedKids(c))
           if (is(kk, "block"))
             body = kk;
+        // A handler that cleans up and re-raises changes nothing: the exception
+        // ends this process as it would have, and the launcher (torchrun,
+        // mp.spawn) tears the other workers down.
+        auto hs = namedKids(body);
+        while (!hs.empty() && is(hs.back(), "comment"))
+          hs.pop_back();
+        if (!hs.empty() && is(hs.back(), "raise_statement"))
+          continue;
         std::vector<Node> h;
         Env before = env_;
         block(body, h);
@@ -1753,8 +1778,20 @@ void Builder::forwardFacts(const FnInfo &fi) {
   std::set<std::string> inputs;
   for (TSNode p : namedKids(field(fi.def, "parameters"))) {
     TSNode id = is(p, "identifier") ? p : field(p, "name");
-    if (is(id, "identifier") && str(id) != "self")
-      inputs.insert(str(id));
+    if (!is(id, "identifier") || str(id) == "self")
+      continue;
+    // A flag the caller chooses (`skip_head: bool = False`, `mode="train"`) is
+    // the same on every rank: only tensors (and untyped, undefaulted
+    // parameters) are the input.
+    TSNode def = field(p, "value"), type = field(p, "type");
+    const std::string_view dk = kindOf(def);
+    if (dk == "true" || dk == "false" || dk == "none" || dk == "integer" || dk == "float" ||
+        dk == "string")
+      continue;
+    const std::string ty(text(type));
+    if (ty == "bool" || ty == "int" || ty == "str" || ty == "float" || startsWith(ty, "Optional[bool"))
+      continue;
+    inputs.insert(str(id));
   }
   // What the module's attributes are: `self.drop = nn.Dropout(p)` runs no
   // parameters; `self.scale = nn.Parameter(...)` is a parameter tensor.

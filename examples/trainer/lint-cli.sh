@@ -4,7 +4,9 @@
 #   examples/trainer/lint-cli.sh [extra ddplint args...]
 #
 # Configures the example's CMake project (for compile_commands.json), then runs
-#   ddplint -p <build> --jobs 2 train.cpp model.cpp
+#   ddplint -p <build> --jobs 2 train.cpp model.cpp train.py
+# (the C++ units through the compile database, the Python trainer without one,
+# in one report)
 # Exit status is ddplint's: 0 no findings, 1 findings, 2 the lint itself failed
 # (configure error, compile error, missing binary).
 #
@@ -30,4 +32,4 @@ if ! cmake_log="$(cmake -S "$here" -B "$build" "${generator[@]}" 2>&1)"; then
   echo "lint-cli.sh: configuring the example failed (needs libtorch-dev and libgloo-dev)" >&2
   exit 2
 fi
-cd "$here" && exec "$ddplint" -p "$build" --jobs 2 "$@" train.cpp model.cpp
+cd "$here" && exec "$ddplint" -p "$build" --jobs 2 "$@" train.cpp model.cpp train.py

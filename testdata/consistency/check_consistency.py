@@ -41,8 +41,10 @@ def main():
         sys.exit("error: the catalog lists no rules")
     tidy_ids = run([a.gen, catalog, api, "--ids-frontend", "clang-tidy"]).split()
     launch_ids = run([a.gen, catalog, api, "--ids-frontend", "launch"]).split()
+    python_only_ids = run([a.gen, catalog, api, "--ids-frontend", "python"]).split()
+    python_ids = run([a.gen, catalog, api, "--ids-language", "python"]).split()
     for i in ids:
-        if i not in tidy_ids and i not in launch_ids:
+        if i not in tidy_ids and i not in launch_ids and i not in python_only_ids:
             errors.append(f"{i}: belongs to no known front end")
 
     # 1. Registered checks == catalog entries.
@@ -52,8 +54,8 @@ def main():
         if i not in registered:
             errors.append(f"{i}: in rules/catalog.yaml but not registered by the plugin")
     for r in registered:
-        if r in launch_ids:
-            errors.append(f"{r}: a launch rule (frontend: launch) registered as a clang-tidy check")
+        if r in launch_ids or r in python_only_ids:
+            errors.append(f"{r}: a rule of another front end registered as a clang-tidy check")
         elif r not in ids:
             errors.append(f"{r}: registered by the plugin but missing from rules/catalog.yaml")
 
@@ -135,6 +137,19 @@ def main():
             errors.append(f"{i}: launch rule without testdata/launch/CMakeLists.txt")
         elif i not in launch_tested:
             errors.append(f"{i}: no test in testdata/launch names it")
+
+    # Every rule that applies to Python has a Python lit test (testdata/python)
+    # with an annotation that expects it.
+    py_tested = set()
+    for t in glob.glob(os.path.join(a.repo, "testdata", "python", "*.py")):
+        with open(t, encoding="utf-8") as f:
+            py_tested |= set(re.findall(r"CHECK-MESSAGES:.*\[(ddp-[a-z0-9-]+)\]", f.read()))
+    for i in python_ids:
+        if i not in py_tested:
+            errors.append(f"{i}: applies to python but no testdata/python test expects it")
+    for r in py_tested:
+        if r not in python_ids:
+            errors.append(f"testdata/python expects {r}, which does not apply to python")
 
     # 5. Harness: every scenario a rule names exists.
     if a.harness:

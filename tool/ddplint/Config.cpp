@@ -78,7 +78,7 @@ std::string knownRules() {
 
 bool Config::clangTidyRule(const std::string &id) const {
   const core::RuleInfo *r = core::findRule(id);
-  return r && r->frontend != "launch";
+  return r && r->frontend == "clang-tidy";
 }
 
 std::string Config::checksGlob() const {
@@ -267,6 +267,11 @@ bool parseConfig(const std::string &path, const std::string &text, Config &out,
         if (p.scalar(l->second, "'launch.torch_version'"))
           out.torchVersion = l->second.as<std::string>();
       }
+    } else if (key == "torch_version") {
+      // The PyTorch version the program runs on: Python has no version.h
+      // (ddp-async-error-handling); the same setting as launch.torch_version.
+      if (p.scalar(v, "'torch_version'"))
+        out.torchVersion = v.as<std::string>();
     } else if (key == "flags") {
       // Compiler flags for files the compile database does not list (or when
       // there is none), as clangd's CompileFlags.Add; relative paths in them
@@ -309,7 +314,7 @@ bool parseConfig(const std::string &path, const std::string &text, Config &out,
     } else {
       p.error(it->first.Mark(), "unknown key '" + key +
                                     "' (known: version, checks, options, wrappers, exclude, "
-                                    "launch, flags, cache)");
+                                    "launch, torch_version, flags, cache)");
     }
   }
   } catch (const YAML::Exception &e) { // e.g. a key that is a list, not a string

@@ -14,6 +14,7 @@
 #include "PreambleCache.h"
 #include "Report.h"
 #include "RulesTable.h"
+#include "PythonRunner.h"
 #include "TidyRunner.h"
 
 #include "ddplint/core/Catalog.h"
@@ -61,8 +62,10 @@ const char *kUsage = R"(usage: ddplint [OPTIONS] [PATHS...] [-- COMPILER_FLAGS..
        ddplint check-launch [OPTIONS] FILES...
        ddplint cache stats|clear [--cache-dir DIR]
 
-Lints C and C++ translation units with the ddp checks.  PATHS are source files or
-directories; without PATHS every file in the compilation database is linted.
+Lints C and C++ translation units and Python files with the ddp checks.  PATHS
+are source files or directories (a directory brings its .py files and, through
+the database, its C and C++ units); Python files need no database.  Without
+PATHS every file in the compilation database is linted.
 
 Input:
   -p BUILD_DIR            folder with compile_commands.json (default: searched
@@ -657,6 +660,31 @@ int runLint(const Args &a) {
     }
     if (fs::is_directory(abs, ec)) {
       bool any = false;
+      // Python files need no database: every .py under the folder is linted.
+      bool cxxOnDisk = false;
+      for (auto it = fs::recursive_directory_iterator(abs, ec);
+           it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (it->is_directory(ec) && (name.empty() || name[0] == '.' || name == "__pycache__" ||
+                                     name == "node_modules" || name == "site-packages")) {
+          it.disable_recursion_pending();
+          continue;
+        }
+        if (!it->is_regular_file(ec))
+          continue;
+        if (isPythonFile(it->path().string())) {
+          add(absolute(it->path().string()));
+          any = true;
+        } else if (isTranslationUnit(it->path())) {
+          cxxOnDisk = true;
+        }
+      }
+      if (!cxxOnDisk) {
+        if (!any)
+          result.errors.push_back(
+              fileError(abs, "no C, C++ or Python files under this folder"));
+        continue;
+      }
       if (!a.fixedFlags) {
         if (const auto *db = dbs.forFolder(abs, result.errors))
           for (const auto &f : db->getAllFiles()) {
@@ -675,7 +703,7 @@ int runLint(const Args &a) {
           }
       }
       if (!any)
-        result.errors.push_back(fileError(abs, "no C or C++ translation units under this folder"));
+        result.errors.push_back(fileError(abs, "no C, C++ or Python files under this folder"));
       continue;
     }
     add(abs);
@@ -712,6 +740,7 @@ int runLint(const Args &a) {
 
   // 3. Files that cannot be C++ sources, and the databases.
   std::vector<std::pair<std::string, const clang::tooling::CompilationDatabase *>> jobs;
+  std::vector<std::string> pyJobs; // Python: no database, no preamble
   for (const auto &f : todo) {
     std::error_code ec;
     if (!fs::exists(f, ec)) { // explicit paths were checked above: this one is the database's
@@ -722,6 +751,10 @@ int runLint(const Args &a) {
     }
     if (looksBinary(f)) {
       result.errors.push_back(fileError(f, "binary file, not a C++ source; skipped"));
+      continue;
+    }
+    if (isPythonFile(f)) {
+      pyJobs.push_back(f);
       continue;
     }
     if (const auto *db = dbs.forFile(f, result.errors))
@@ -828,6 +861,25 @@ int runLint(const Args &a) {
                 << (store->persistent() ? "" : "; not kept (--no-cache)") << "\n";
     store->prune();
   }
+  // Python files take milliseconds each: the same workers, after the units.
+  std::vector<RunResult> perPyFile(pyJobs.size());
+  {
+    std::atomic<size_t> nextPy{0};
+    auto pyWorker = [&] {
+      for (size_t i; (i = nextPy++) < pyJobs.size();)
+        runChecksOnPythonFile(pyJobs[i], configs, perPyFile[i]);
+    };
+    const unsigned pn =
+        std::max(1u, std::min<unsigned>(a.jobs, static_cast<unsigned>(pyJobs.size())));
+    std::vector<std::thread> pyThreads;
+    for (unsigned t = 1; t < pn; ++t)
+      pyThreads.emplace_back(pyWorker);
+    pyWorker();
+    for (auto &t : pyThreads)
+      t.join();
+  }
+  for (auto &r : perPyFile)
+    perFile.push_back(std::move(r));
   for (auto &r : perFile) {
     for (auto &f : r.findings)
       result.findings.push_back(std::move(f));

@@ -543,7 +543,10 @@ struct Analyzer::Impl {
           for (const auto &e : bp.seq)
             if (e.isCall || !e.sync()) {
               Ev c = e;
-              c.inLoop.insert(c.inLoop.begin(), bp.guard.begin(), bp.guard.end());
+              // Only the decisions taken before it: a guard later in the body
+              // (`if local_rank == 0:` after an unguarded save) does not cover it.
+              const size_t before = std::min(e.guardLen, bp.guard.size());
+              c.inLoop.insert(c.inLoop.begin(), bp.guard.begin(), bp.guard.begin() + before);
               normal.seq.push_back(std::move(c));
             }
         out.push_back(std::move(normal));
@@ -634,11 +637,24 @@ struct Analyzer::Impl {
     f.rule = "ddp-error-path-exit";
     f.loc = skips.exitLoc ? skips.exitLoc : e.loc;
     std::string how = skips.exit == ExitKind::Throw ? "throws" : skips.exit == ExitKind::Break ? "leaves the loop" : "returns";
-    f.message = "error-path exit: when '" + spelled + "' reports a failure on one rank, that rank " +
-                how + " here while the other ranks wait in " + eventName(e) +
-                " and hang; abort the communicator instead (ncclCommAbort, MPI_Abort, or abort() "
-                "under a watchdog) so every rank fails fast";
-    f.notes.push_back({l->loc ? l->loc : a.loc, "failure checked here"});
+    if (program.facts.language == SourceLanguage::Python) {
+      // A caught exception: the frontend spells the atom "an exception is raised".
+      f.message = "error-path exit: when " +
+                  (a.errorCheck && spelled == "an exception is raised"
+                       ? std::string("an exception is caught")
+                       : "'" + spelled + "' reports a failure") +
+                  " on one rank, that rank " + how + " here while the other ranks wait in " +
+                  eventName(e) +
+                  " and hang; re-raise it (torchrun and mp.spawn then stop every worker) or agree "
+                  "on the failure first (all_reduce an error flag) so every rank leaves together";
+      f.notes.push_back({l->loc ? l->loc : a.loc, "exception caught here"});
+    } else {
+      f.message = "error-path exit: when '" + spelled + "' reports a failure on one rank, that rank " +
+                  how + " here while the other ranks wait in " + eventName(e) +
+                  " and hang; abort the communicator instead (ncclCommAbort, MPI_Abort, or abort() "
+                  "under a watchdog) so every rank fails fast";
+      f.notes.push_back({l->loc ? l->loc : a.loc, "failure checked here"});
+    }
     errorExits.push_back(std::move(f));
   }
 

@@ -1,0 +1,73 @@
+"""ddp-error-path-exit in Python: an exception caught on one rank (an OOM, a
+corrupt sample, an exhausted iterator) whose handler returns, breaks or
+continues while a collective is still ahead of the other ranks.  At most one
+report per function, at the exit.  A handler that re-raises is fine: the
+exception ends the process, and torchrun / mp.spawn stop every worker.
+"""
+import torch
+import torch.distributed as dist
+
+
+def step_skips_on_oom(model, batch, t):
+    try:
+        out = model(batch)
+    except torch.cuda.OutOfMemoryError:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: an exception is caught on one rank, that rank returns here{{.*}}all_reduce{{.*}} [ddp-error-path-exit]
+        return None
+    t += out.sum()
+    dist.all_reduce(t)
+    return t
+
+
+def loop_leaves_on_exhausted_iterator(it, t, steps):
+    for _ in range(steps):
+        try:
+            batch = next(it)
+        except StopIteration:
+            # CHECK-MESSAGES: :[[@LINE+1]]:13: warning: {{.*}}leaves the loop{{.*}} [ddp-error-path-exit]
+            break
+        t += batch.sum()
+        dist.all_reduce(t)
+    return t
+
+
+# ---- hard negatives ---------------------------------------------------------
+
+
+def handler_reraises(model, batch, t):
+    try:
+        out = model(batch)
+    except RuntimeError:
+        print("step failed")
+        raise  # the process ends; the launcher stops the others
+    dist.all_reduce(out)
+    return out
+
+
+def agreed_failure(model, batch, t):
+    failed = torch.zeros(1)
+    try:
+        model(batch)
+    except RuntimeError:
+        failed.fill_(1.0)
+    dist.all_reduce(failed)  # every rank learns whether any rank failed
+    if failed.item() > 0:
+        return None
+    dist.all_reduce(t)
+    return t
+
+
+def no_collective_after(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def not_distributed_cleanup(path, data):
+    try:
+        torch.save(data, path)
+    except OSError:
+        return False
+    return True
