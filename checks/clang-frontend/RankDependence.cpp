@@ -1,5 +1,7 @@
 #include "clang-frontend/RankDependence.h"
 
+#include "ddplint/core/Catalog.h"
+
 #include "clang-frontend/CodeScope.h"
 #include "clang-frontend/SafeAst.h"
 
@@ -900,6 +902,43 @@ struct DependenceAnalyzer::Impl {
   }
 
   // (rank [% m]) or a constant
+  // The node-local rank: read from LOCAL_RANK (or the launcher's equivalent)
+  // through conversions and variables.  `local_rank == 0` passes one process
+  // per node, not one per job.
+  bool isLocalRank(const Expr *e, int depth = 0) {
+    e = strip(e);
+    if (!e || depth > 8)
+      return false;
+    if (const auto *c = dyn_cast<CallExpr>(e)) {
+      CallInfo info = api.classify(c);
+      if (info.role == CallRole::RankSource && info.arg < 0) {
+        for (const auto &v : core::builtinPythonApi().localRankEnvVars)
+          if (info.op.find("\"" + v + "\"") != std::string::npos)
+            return true;
+        return false;
+      }
+      if (const FunctionDecl *fd = c->getDirectCallee())
+        if (isStoiLike(qualifiedName(fd)) && c->getNumArgs() >= 1)
+          return isLocalRank(c->getArg(0), depth + 1);
+      if (const auto *m = dyn_cast<CXXMemberCallExpr>(c))
+        if (m->getMethodDecl() && m->getMethodDecl()->getName() == "c_str")
+          return isLocalRank(m->getImplicitObjectArgument(), depth + 1);
+      return false;
+    }
+    if (const auto *ce = dyn_cast<CXXConstructExpr>(e))
+      return writtenArgs(ce) == 1 && isLocalRank(ce->getArg(0), depth + 1);
+    const ValueDecl *d = declOf(e);
+    if (!d)
+      return false;
+    const std::vector<const Expr *> ds = realDefs(cast<ValueDecl>(d->getCanonicalDecl()));
+    if (ds.empty())
+      return false;
+    for (const Expr *def : ds)
+      if (!isLocalRank(def, depth + 1))
+        return false;
+    return true;
+  }
+
   bool rankOperand(const Expr *e, std::int64_t &mod) {
     e = strip(e);
     mod = 0;
@@ -1029,6 +1068,32 @@ struct DependenceAnalyzer::Impl {
           }
         std::optional<std::int64_t> rv = constInt(b->getRHS(), ctx);
         std::optional<std::int64_t> lv = constInt(b->getLHS(), ctx);
+        // `local_rank == 0`: true on local rank 0 of every node.
+        for (int side = 0; side < 2; ++side) {
+          const std::optional<std::int64_t> &v = side ? lv : rv;
+          const Expr *r = side ? b->getRHS() : b->getLHS();
+          if (!v || !isLocalRank(r))
+            continue;
+          const core::CmpOp o = side ? flip(op) : op; // local `o` v
+          auto holds = [&](std::int64_t l) {
+            switch (o) {
+            case core::CmpOp::EQ: return l == *v;
+            case core::CmpOp::NE: return l != *v;
+            case core::CmpOp::LT: return l < *v;
+            case core::CmpOp::LE: return l <= *v;
+            case core::CmpOp::GT: return l > *v;
+            default: return l >= *v;
+            }
+          };
+          const bool zero = holds(0), others = holds(1) || holds(2);
+          Cond local = Cond::atom("local-main", Dep::Rank);
+          local.localMain = true;
+          if (zero && !others)
+            return withText(local, orig);
+          if (!zero && others)
+            return withText(Cond::negate(local), orig);
+          return withText(Cond::atom("local:" + text(orig), Dep::Rank), orig);
+        }
         if (rv && rankOperand(b->getLHS(), mod))
           return withText(Cond::rankCmp(op, *rv, mod), orig);
         if (lv && rankOperand(b->getRHS(), mod))

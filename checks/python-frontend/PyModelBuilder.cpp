@@ -58,9 +58,9 @@ bool deviceName(std::string_view name) {
 
 // A keyword or positional argument as written.
 struct PyArg {
-  std::string name; // empty: positional
+  std::string_view name; // empty: positional (views into the source)
   TSNode value{};
-  std::string text;
+  std::string_view text;
 };
 
 // What a value is, as far as the rules care.
@@ -217,12 +217,12 @@ private:
         continue;
       PyArg pa;
       if (is(a, "keyword_argument")) {
-        pa.name = str(field(a, "name"));
+        pa.name = text(field(a, "name"));
         pa.value = field(a, "value");
       } else {
         pa.value = a;
       }
-      pa.text = str(pa.value);
+      pa.text = text(pa.value);
       out.push_back(pa);
     }
     return out;
@@ -588,20 +588,25 @@ void Builder::collectObjects(TSNode n) {
       }
     }
     if (is(s, "identifier") || is(s, "attribute")) {
-      std::string t = str(s);
-      if (endsWith(t, "FULL_STATE_DICT"))
+      if (endsWith(text(s), "FULL_STATE_DICT"))
         fullStateDict_ = true;
     }
     if (is(s, "call")) {
-      std::string q = qualified(field(s, "function"));
-      std::string l = lastPart(q);
-      if ((l == "spawn" || l == "start_processes") && (startsWith(q, "torch.multiprocessing") ||
+      // Cheap test on the spelling first: most calls are none of these.
+      const std::string_view ft = text(field(s, "function"));
+      const bool maybe = endsWith(ft, "spawn") || endsWith(ft, "start_processes") ||
+                         endsWith(ft, "cuda") || endsWith(ft, "to") || endsWith(ft, "device") ||
+                         endsWith(ft, "set_device");
+      std::string q = maybe ? qualified(field(s, "function")) : std::string();
+      std::string l = maybe ? lastPart(q) : std::string();
+      if (maybe && (l == "spawn" || l == "start_processes") && (startsWith(q, "torch.multiprocessing") ||
                                                        startsWith(q, "mp.") || q == "spawn")) {
         auto as = args(s);
         if (const PyArg *fn = arg(as, "fn", 0))
-          spawned_.insert(fn->text);
+          spawned_.insert(std::string(fn->text));
       }
-      if (l == "cuda" || (l == "to" && text(field(s, "arguments")).find("cuda") !=
+      if (!maybe) {
+      } else if (l == "cuda" || (l == "to" && text(field(s, "arguments")).find("cuda") !=
                                            std::string_view::npos) ||
           (l == "device" && text(field(s, "arguments")).find("cuda") != std::string_view::npos) ||
           l == "set_device")
@@ -629,7 +634,7 @@ std::optional<RankKind> Builder::rankSource(TSNode e) {
       return rankSource(as[0].value);
     // os.environ.get("RANK"), os.getenv("LOCAL_RANK", 0)
     if ((q == "os.environ.get" || q == "os.getenv" || q == "environ.get") && !as.empty()) {
-      std::string var = as[0].text;
+      std::string var(as[0].text);
       var.erase(std::remove(var.begin(), var.end(), '"'), var.end());
       var.erase(std::remove(var.begin(), var.end(), '\''), var.end());
       if (has(api().rankEnvVars, var))
@@ -1180,7 +1185,7 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
   if (q == "os.environ.update")
     for (const auto &a : as)
       if (!a.name.empty())
-        envSetNamed(a.name, a.value, c);
+        envSetNamed(std::string(a.name), a.value, c);
 
   // Process groups
   if ((dist || q == "init_process_group" || q == "new_group") &&
@@ -1191,7 +1196,7 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
     pg.api = l;
     const PyArg *b = arg(as, "backend", l == "init_process_group" ? 0 : 3);
     if (b) {
-      std::string t = b->text;
+      std::string t(b->text);
       t.erase(std::remove(t.begin(), t.end(), '"'), t.end());
       t.erase(std::remove(t.begin(), t.end(), '\''), t.end());
       if (t == "nccl" || t == "gloo" || t == "mpi" || t == "cpu:gloo,cuda:nccl")
@@ -1236,7 +1241,7 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
     };
     if (const PyArg *w = arg(as, "num_workers", 5)) {
       std::int64_t n = 0;
-      dl.numWorkersText = w->text;
+      dl.numWorkersText = std::string(w->text);
       dl.numWorkers = intLiteral(w->text, n)
                           ? (n > 0 ? core::DataLoaderCreation::Workers::Positive
                                    : core::DataLoaderCreation::Workers::Zero)
@@ -1349,7 +1354,8 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
   if (has(api().checkpointWriters, q) || has(user_.checkpointWriters, q) ||
       has(user_.checkpointWriters, l)) {
     const PyArg *p = arg(as, "f", 1);
-    if (p && (memoryFiles_.count(p->text) || p->text.find("BytesIO(") != std::string::npos))
+    if (p && (memoryFiles_.count(std::string(p->text)) ||
+              p->text.find("BytesIO(") != std::string_view::npos))
       return; // serialised into memory, not a file
     Node n = Node::makeEvent(EventKind::CheckpointWrite, q, loc(c));
     if (p)
@@ -1359,7 +1365,7 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
   }
   if (q == "open" || q == "io.open" || q == "builtins.open") {
     const PyArg *mode = arg(as, "mode", 1);
-    if (mode && mode->text.find_first_of("wax+") != std::string::npos) {
+    if (mode && mode->text.find_first_of("wax+") != std::string_view::npos) {
       Node n = Node::makeEvent(EventKind::FileWrite, "open", loc(c));
       if (const PyArg *p = arg(as, "file", 0))
         n.pathDep = value(p->value).dep;
@@ -1660,7 +1666,7 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
             fullStateDict_ = true;
             auto sa = args(v);
             if (!sa.empty() && sa[0].name.empty()) {
-              fullStateScopes_.push_back(sa[0].text);
+              fullStateScopes_.push_back(std::string(sa[0].text));
               ++fullScopes;
             }
           }
@@ -2076,7 +2082,9 @@ PyModel Builder::run() {
         if (!is(s, "comment") && !(is(s, "expression_statement") && ts_node_named_child_count(s) == 1 &&
                                    is(ts_node_named_child(s, 0), "string")))
           real.push_back(s);
-      if (real.empty() || !is(real.back(), "return_statement") ||
+      // Predicates are short: a longer body is not read as one (and reading
+      // every body twice would double the model's cost).
+      if (real.empty() || real.size() > 6 || !is(real.back(), "return_statement") ||
           ts_node_named_child_count(real.back()) != 1)
         continue;
       curFn_ = key;
@@ -2107,7 +2115,7 @@ PyModel Builder::run() {
   facts().usesCuda = usesCuda;
   // Attributes and module globals assigned a rank anywhere (`self.rank = dist.get_rank()`,
   // `args.local_rank = int(os.environ["LOCAL_RANK"])`): two rounds settle chains.
-  for (int round = 0; round < 2; ++round) {
+  for (int round = 0; round < 1; ++round) {
     std::vector<TSNode> stack{root};
     while (!stack.empty()) {
       TSNode n = stack.back();

@@ -54,17 +54,44 @@ std::vector<SourcePos> SyntaxTree::syntaxErrors(size_t max) const {
 }
 
 TSNode field(TSNode n, const char *name) {
-  return ts_node_child_by_field_name(n, name, static_cast<uint32_t>(std::strlen(name)));
+  if (ts_node_is_null(n))
+    return n;
+  // Field names are string literals: their ids are looked up once each.
+  thread_local std::vector<std::pair<const char *, TSFieldId>> ids;
+  TSFieldId id = 0;
+  bool found = false;
+  for (const auto &[p, i] : ids)
+    if (p == name) {
+      id = i;
+      found = true;
+      break;
+    }
+  if (!found) {
+    id = ts_language_field_id_for_name(tree_sitter_python(), name,
+                                       static_cast<uint32_t>(std::strlen(name)));
+    ids.emplace_back(name, id);
+  }
+  if (id == 0) {
+    TSNode none{};
+    return none;
+  }
+  return ts_node_child_by_field_id(n, id);
 }
 
+// With a cursor: ts_node_named_child(n, i) walks from the first child each time.
 std::vector<TSNode> namedKids(TSNode n) {
   std::vector<TSNode> out;
-  if (ts_node_is_null(n))
+  if (ts_node_is_null(n) || ts_node_child_count(n) == 0)
     return out;
-  const uint32_t c = ts_node_named_child_count(n);
-  out.reserve(c);
-  for (uint32_t i = 0; i < c; ++i)
-    out.push_back(ts_node_named_child(n, i));
+  TSTreeCursor c = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&c)) {
+    do {
+      TSNode k = ts_tree_cursor_current_node(&c);
+      if (ts_node_is_named(k))
+        out.push_back(k);
+    } while (ts_tree_cursor_goto_next_sibling(&c));
+  }
+  ts_tree_cursor_delete(&c);
   return out;
 }
 

@@ -7,7 +7,11 @@
 #include "ddplint/core/FactRules.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 namespace ddplint::pyfe {
 namespace {
@@ -249,9 +253,31 @@ bool suppressed(const std::string &source, unsigned line, const std::string &rul
   return false;
 }
 
+namespace {
+// DDPLINT_PY_TIMING=1: where the time goes (parse, model, rules), summed over
+// the run and printed at exit; for the benchmark's breakdown.
+struct Timing {
+  std::atomic<long long> parse{0}, model{0}, rules{0};
+  ~Timing() {
+    if (std::getenv("DDPLINT_PY_TIMING"))
+      std::fprintf(stderr, "ddplint: python time: parse %.3f s, model %.3f s, rules %.3f s\n",
+                   parse / 1e9, model / 1e9, rules / 1e9);
+  }
+};
+Timing gTiming;
+long long nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+} // namespace
+
 PyLintResult lintPython(const std::string &source, const PyOptions &options) {
   PyLintResult res;
+  const long long t0 = nowNs();
   SyntaxTree tree(source);
+  const long long t1 = nowNs();
+  gTiming.parse += t1 - t0;
   if (!tree.ok()) {
     res.parserFailed = true;
     return res;
@@ -260,6 +286,8 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
   UserNames user{options.rankFunctions, options.mainProcessFunctions, options.collectiveFunctions,
                  options.barrierFunctions, options.checkpointWriters};
   PyModel model = buildModel(tree, user);
+  const long long t2 = nowNs();
+  gTiming.model += t2 - t1;
   res.functions = model.functionsAnalysed;
   core::Facts &facts = model.program.facts;
   if (options.torchVersion > 0) {
@@ -311,6 +339,7 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
   if (enabled("ddp-forward-shape-branch"))
     add(core::forwardShapeBranchFindings(model.program));
 
+  gTiming.rules += nowNs() - t2;
   Renderer r(tree, model);
   const int timeout = defaultTimeoutSeconds();
   for (const auto &f : findings) {

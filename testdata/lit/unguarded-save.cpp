@@ -1,6 +1,7 @@
 // RUN: %check_ddp_tidy %s ddp-unguarded-save %t -- -- %mock_flags
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,7 +33,24 @@ void train_loop(PG pg, torch::nn::Linear model) {
   }
 }
 
+// One writer per node: LOCAL_RANK is the rank within the node, so on storage
+// shared by the nodes, every node's local rank 0 writes the same file.
+void local_rank_zero_saves(PG pg, torch::nn::Linear model) {
+  const int local_rank = std::atoi(std::getenv("LOCAL_RANK"));
+  pg->barrier()->wait();
+  if (local_rank == 0)
+    torch::save(model, "checkpoint.pt");
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'torch::save' is guarded by the node-local rank, so one process per node writes the same path{{.*}} [ddp-unguarded-save]
+  pg->barrier()->wait();
+}
+
 // ---- hard negatives -----------------------------------------------------------
+
+void global_rank_zero_saves(PG pg, torch::nn::Linear model) {
+  const int rank = std::atoi(std::getenv("RANK")); // the global rank: one writer per job
+  if (rank == 0)
+    torch::save(model, "checkpoint.pt");
+}
 
 void rank0_saves(PG pg, torch::nn::Linear model) {
   if (pg->getRank() == 0)

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the ddplint CLI on Python files: the same run, report,
+exit codes, baselines, --fix, suppressions and config as C++, and the
+pre-commit hook on staged .py files.  Every test works in a temporary folder.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+from test_cli import DDPLINT, MOCK_INCLUDE, REPO, TIMEOUT, findings, run
+
+TRAIN = """\
+    import os
+    import torch
+    import torch.distributed as dist
+
+
+    def main():
+        dist.init_process_group("gloo")
+        rank = dist.get_rank()
+        t = torch.zeros(1)
+        if rank == 0:
+            dist.all_reduce(t)
+        torch.save(t, "ckpt.pt")
+
+
+    if __name__ == "__main__":
+        main()
+    """
+
+CPP = """\
+    #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+    void step(c10::intrusive_ptr<c10d::ProcessGroup> pg, std::vector<at::Tensor> &t) {
+      if (pg->getRank() == 0)
+        pg->allreduce(t)->wait();
+    }
+    """
+
+
+class PythonProject(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ddplint-py-cli-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write(self, rel, text):
+        path = os.path.join(self.tmp, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+        return path
+
+    def lint(self, *args):
+        return run(list(args), cwd=self.tmp)
+
+
+class PythonRuns(PythonProject):
+    def test_python_file_needs_no_database(self):
+        self.write("train.py", TRAIN)
+        p = self.lint("train.py")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        got = {(f, l, r) for f, l, _, r in findings(p.stdout)}
+        self.assertEqual(got, {("train.py", 7, "ddp-init-timeout"),
+                               ("train.py", 11, "ddp-divergent-collective"),
+                               ("train.py", 12, "ddp-unguarded-save")})
+        self.assertIn("1 file analyzed", p.stderr)
+
+    def test_python_and_cpp_in_one_report(self):
+        self.write("py/train.py", TRAIN)
+        self.write("cpp/step.cpp", CPP)
+        p = self.lint("--format", "json", "py/train.py", "cpp/step.cpp", "--",
+                      "-std=c++17", f"-isystem{MOCK_INCLUDE}")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = json.loads(p.stdout)
+        files = {os.path.basename(f["file"]) for f in doc["findings"]}
+        self.assertEqual(files, {"train.py", "step.cpp"})
+        self.assertEqual(doc["summary"]["filesAnalyzed"], 2)
+
+    def test_folder_brings_its_python_files(self):
+        self.write("pkg/a.py", TRAIN)
+        self.write("pkg/sub/b.py", "import torch\nprint(torch.zeros(1))\n")
+        self.write("pkg/.venv/lib/c.py", TRAIN)  # hidden folders are not the project's
+        p = self.lint("--format", "json", "pkg")
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["summary"]["filesAnalyzed"], 2, p.stderr)
+        self.assertTrue(all(f["file"].endswith("a.py") for f in doc["findings"]))
+
+    def test_sarif_for_python(self):
+        self.write("train.py", TRAIN)
+        p = self.lint("--format", "sarif", "train.py")
+        doc = json.loads(p.stdout)
+        results = doc["runs"][0]["results"]
+        self.assertEqual(len(results), 3)
+        loc = results[0]["locations"][0]["physicalLocation"]
+        self.assertTrue(loc["artifactLocation"]["uri"].endswith("train.py"))
+
+    def test_baseline(self):
+        self.write("train.py", TRAIN)
+        base = os.path.join(self.tmp, "base.json")
+        self.assertEqual(self.lint("--write-baseline", base, "train.py").returncode, 0)
+        p = self.lint("--baseline", base, "train.py")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_noqa_and_nolint(self):
+        src = TRAIN.replace('dist.all_reduce(t)', 'dist.all_reduce(t)  # noqa: ddp-divergent-collective')
+        src = src.replace('torch.save(t, "ckpt.pt")', 'torch.save(t, "ckpt.pt")  # NOLINT(ddp-unguarded-save)')
+        src = src.replace('dist.init_process_group("gloo")', 'dist.init_process_group("gloo")  # noqa: E501')
+        self.write("train.py", src)
+        p = self.lint("train.py")
+        got = {(l, r) for _, l, _, r in findings(p.stdout)}
+        # A noqa for another linter's code does not silence ours.
+        self.assertEqual(got, {(7, "ddp-init-timeout")})
+
+    def test_config_disables_and_sets_severity(self):
+        self.write("train.py", TRAIN)
+        self.write(".ddplint.yaml", """\
+            version: 1
+            checks:
+              ddp-init-timeout: off
+              ddp-unguarded-save: warning
+            """)
+        p = self.lint("--format", "json", "train.py")
+        doc = json.loads(p.stdout)
+        sev = {f["rule"]: f["severity"] for f in doc["findings"]}
+        self.assertEqual(sev, {"ddp-divergent-collective": "error",
+                               "ddp-unguarded-save": "warning"})
+
+    def test_fix_inserts_timeout_and_loader_options(self):
+        path = self.write("train.py", """\
+            import torch.distributed as dist
+            from torch.utils.data import DataLoader
+
+
+            def setup(ds):
+                dist.init_process_group(backend="gloo")
+                return DataLoader(ds, batch_size=8, num_workers=4)
+            """)
+        p = self.lint("--fix", "--fail-on", "never", "train.py")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        fixed = open(path).read()
+        self.assertIn("import datetime\n", fixed)
+        self.assertIn('dist.init_process_group(backend="gloo", timeout=datetime.timedelta(seconds=', fixed)
+        self.assertIn("DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True)", fixed)
+        compile(fixed, path, "exec")  # still valid Python
+        # The fixed file is clean for those rules.
+        p = self.lint("train.py")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_syntax_error_names_the_line_and_keeps_findings(self):
+        self.write("train.py", TRAIN + "\ndef broken(:\n    pass\n")
+        p = self.lint("train.py")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertRegex(p.stdout + p.stderr, r"train\.py:18:\d+: error: Python syntax error")
+        rules = {r for _, _, _, r in findings(p.stdout)}
+        self.assertIn("ddp-divergent-collective", rules)
+
+    def test_torch_version_from_config(self):
+        src = """\
+            import torch.distributed as dist
+            from datetime import timedelta
+            dist.init_process_group("nccl", timeout=timedelta(minutes=5))
+            """
+        self.write("train.py", src)
+        self.write(".ddplint.yaml", 'version: 1\ntorch_version: "1.13"\n')
+        p = self.lint("train.py")
+        self.assertEqual({r for _, _, _, r in findings(p.stdout)}, {"ddp-async-error-handling"})
+        self.write(".ddplint.yaml", 'version: 1\ntorch_version: "2.4"\n')
+        p = self.lint("train.py")
+        self.assertEqual(p.returncode, 0, p.stdout)
+
+    def test_not_distributed_script_is_quiet(self):
+        self.write("train.py", """\
+            import torch
+            model = torch.nn.Linear(4, 4)
+            for epoch in range(3):
+                torch.save(model.state_dict(), "ckpt.pt")
+            """)
+        p = self.lint("train.py")
+        self.assertEqual(p.returncode, 0, p.stdout)
+
+
+class PythonPreCommit(PythonProject):
+    """The `ddplint` hook of .pre-commit-hooks.yaml on staged Python files."""
+
+    def test_hook_lints_staged_python(self):
+        if shutil.which("pre-commit") is None:
+            self.fail("pre-commit is not installed (scripts/setup.sh installs it)")
+        env = dict(os.environ)
+        env["PATH"] = os.path.dirname(os.path.abspath(DDPLINT)) + os.pathsep + env["PATH"]
+        env["PRE_COMMIT_HOME"] = os.path.join(self.tmp, "pre-commit-home")
+        env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+                   GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+        src = os.path.join(self.tmp, "proj")
+        os.makedirs(src)
+        git = lambda *a: subprocess.run(["git", *a], cwd=src, env=env, check=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        timeout=TIMEOUT)
+        git("init", "-q")
+        with open(os.path.join(src, "clean.py"), "w") as f:
+            f.write("import torch\nprint(torch.ones(2))\n")
+        with open(os.path.join(src, "train.py"), "w") as f:
+            f.write(textwrap.dedent(TRAIN))
+        git("add", "clean.py")
+        hook = lambda: subprocess.run(["pre-commit", "try-repo", REPO, "ddplint", "--verbose"],
+                                      cwd=src, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, timeout=300)
+        p = hook()
+        self.assertEqual(p.returncode, 0, p.stdout)
+        git("add", "train.py")
+        p = hook()
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("[ddp-divergent-collective]", p.stdout)
+        self.assertNotIn("clean.py:", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
