@@ -64,7 +64,7 @@ class PythonRuns(PythonProject):
         self.write("train.py", TRAIN)
         p = self.lint("train.py")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        got = {(f, l, r) for f, l, _, r in findings(p.stdout)}
+        got = {(f, l, r) for f, l, r, _ in findings(p.stdout)}
         self.assertEqual(got, {("train.py", 7, "ddp-init-timeout"),
                                ("train.py", 11, "ddp-divergent-collective"),
                                ("train.py", 12, "ddp-unguarded-save")})
@@ -112,7 +112,7 @@ class PythonRuns(PythonProject):
         src = src.replace('dist.init_process_group("gloo")', 'dist.init_process_group("gloo")  # noqa: E501')
         self.write("train.py", src)
         p = self.lint("train.py")
-        got = {(l, r) for _, l, _, r in findings(p.stdout)}
+        got = {(l, r) for _, l, r, _ in findings(p.stdout)}
         # A noqa for another linter's code does not silence ours.
         self.assertEqual(got, {(7, "ddp-init-timeout")})
 
@@ -156,7 +156,7 @@ class PythonRuns(PythonProject):
         p = self.lint("train.py")
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertRegex(p.stdout + p.stderr, r"train\.py:18:\d+: error: Python syntax error")
-        rules = {r for _, _, _, r in findings(p.stdout)}
+        rules = {r for _, _, r, _ in findings(p.stdout)}
         self.assertIn("ddp-divergent-collective", rules)
 
     def test_torch_version_from_config(self):
@@ -168,7 +168,7 @@ class PythonRuns(PythonProject):
         self.write("train.py", src)
         self.write(".ddplint.yaml", 'version: 1\ntorch_version: "1.13"\n')
         p = self.lint("train.py")
-        self.assertEqual({r for _, _, _, r in findings(p.stdout)}, {"ddp-async-error-handling"})
+        self.assertEqual({r for _, _, r, _ in findings(p.stdout)}, {"ddp-async-error-handling"})
         self.write(".ddplint.yaml", 'version: 1\ntorch_version: "2.4"\n')
         p = self.lint("train.py")
         self.assertEqual(p.returncode, 0, p.stdout)
