@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# Is `ddplint --jobs 2` at least as fast as `run-clang-tidy -j 2` with the
-# plugin, on a project of N translation units that include <torch/torch.h>?
+# How fast is `ddplint --jobs 2` against `run-clang-tidy -j 2` with the plugin,
+# without and with its shared preambles and their cache, on a project of N
+# translation units that include <torch/torch.h>?  And a pre-commit run?
 #
-#   bench/cli_vs_run_clang_tidy.sh [-n TUS] [-r ROUNDS]     # defaults: 20, 1
+#   bench/cli_vs_run_clang_tidy.sh [-n TUS] [-r ROUNDS] [-s]     # defaults: 20, 1
 #
 # Generates a CMake project of TUS translation units (each a small c10d
 # trainer: <torch/torch.h>, the c10d Gloo headers, one planted ddp bug) in a
-# temporary folder, configures it for compile_commands.json, then runs, in
-# alternating order for ROUNDS rounds, under /usr/bin/time -v:
+# temporary folder, configures it for compile_commands.json, then runs, ROUNDS
+# times, each under /usr/bin/time -v:
 #   (a) run-clang-tidy-19 -j 2 -load build/lib/ddplint-tidy.so -checks='-*,ddp-*' -p BUILD
-#   (b) build/bin/ddplint --jobs 2 -p BUILD
-#   (c) build/bin/ddplint --jobs 2 -p BUILD --parse-system-bodies  (what (b) saves by
-#       skipping function bodies in system headers)
-# and checks that (a), (b) and (c) report the same findings (file:line rule).
-# Prints a markdown report; exits 1 if (b) is slower than (a) or the findings
-# differ, 2 on a tool failure.
+#   (b) ddplint --jobs 2 -p BUILD --no-preamble   every unit parsed whole (before issue 10)
+#   (c) ddplint --jobs 2 -p BUILD --no-cache      one preamble per run, shared, not kept
+#   (d) ddplint --jobs 2 -p BUILD, cold cache     (an empty --cache-dir)
+#   (e) ddplint --jobs 2 -p BUILD, warm cache     (the same --cache-dir again)
+#   (f) pre-commit: ddplint --jobs 2 src/tu01.cpp, warm cache (one staged file)
+#   (g) clang-tidy-19 --load ddplint-tidy.so on src/tu01.cpp alone (what (f) replaces)
+#   (s) with -s also ddplint --jobs 2 --no-preamble --parse-system-bodies
+# and checks that (a)-(e) report the same findings (file:line rule), and (f)
+# and (g) the same for tu01.  Prints a markdown report; exits 1 if a target
+# is missed (warm >= 5x and cold >= 3x faster than (a), (f) <= 1/10 of (g),
+# (b) not slower than (a), peak RSS of (c)-(e) at most (b)'s plus the PCH's
+# size) or the findings differ, 2 on a tool failure.
 #
 # Environment: RUN_CLANG_TIDY (default run-clang-tidy-19), CLANG_TIDY
 # (default clang-tidy-19), DDPLINT, DDPLINT_PLUGIN.
@@ -23,11 +30,13 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 tus=20
 rounds=1
-while getopts "n:r:h" opt; do
+systembodies=0
+while getopts "n:r:sh" opt; do
   case $opt in
   n) tus=$OPTARG ;;
   r) rounds=$OPTARG ;;
-  *) sed -n '2,23p' "$0"; exit 2 ;;
+  s) systembodies=1 ;;
+  *) sed -n '2,28p' "$0"; exit 2 ;;
   esac
 done
 rct="${RUN_CLANG_TIDY:-run-clang-tidy-19}"
@@ -121,17 +130,24 @@ findings_of() {
   sed -n -E 's#^(.*/)?([^/:]+):([0-9]+):[0-9]+: (warning|error|note): .*\[(ddp-[a-z0-9-]+)(,-warnings-as-errors)?\]$#\2:\3 \5#p' "$1" | LC_ALL=C sort -u
 }
 
+keys="a b c d e f g"
+((systembodies)) && keys="$keys s"
 declare -A wall cpu rss
-for k in a b c; do wall[$k]=0; cpu[$k]=0; rss[$k]=0; done
+for k in $keys; do wall[$k]=0; cpu[$k]=0; rss[$k]=0; done
+cache="$tmp/cache"
 for round in $(seq 1 "$rounds"); do
-  order="a b c"
-  ((round % 2 == 0)) && order="c b a"
-  for k in $order; do
+  rm -rf "$cache" # (d) starts cold every round; (e) and (f) reuse what (d) left
+  for k in $keys; do
     case $k in
     a) r=$(measure a "$rct" -j 2 -quiet -clang-tidy-binary "$(command -v "$tidy")" -load "$plugin" \
              -checks='-*,ddp-*' -p "$build") ;;
-    b) r=$(measure b "$ddplint" --jobs 2 -q -p "$build") ;;
-    c) r=$(measure c "$ddplint" --jobs 2 -q -p "$build" --parse-system-bodies) ;;
+    b) r=$(measure b "$ddplint" --jobs 2 -q -p "$build" --no-preamble) ;;
+    c) r=$(measure c "$ddplint" --jobs 2 -q -v -p "$build" --no-cache) ;;
+    d) r=$(measure d "$ddplint" --jobs 2 -q -v -p "$build" --cache-dir "$cache") ;;
+    e) r=$(measure e "$ddplint" --jobs 2 -q -v -p "$build" --cache-dir "$cache") ;;
+    f) r=$(cd "$proj" && measure f "$ddplint" --jobs 2 -q -v --cache-dir "$cache" src/tu01.cpp) ;;
+    g) r=$(measure g "$tidy" --load "$plugin" --checks='-*,ddp-*' --quiet -p "$build" "$proj/src/tu01.cpp") ;;
+    s) r=$(measure s "$ddplint" --jobs 2 -q -p "$build" --no-preamble --parse-system-bodies) ;;
     esac
     read -r w c m <<<"$r"
     wall[$k]=$(echo "${wall[$k]} + $w" | bc -l)
@@ -139,43 +155,74 @@ for round in $(seq 1 "$rounds"); do
     ((m > rss[$k])) && rss[$k]=$m
   done
 done
-for k in a b c; do
-  wall[$k]=$(printf '%.1f' "$(echo "${wall[$k]} / $rounds" | bc -l)")
-  cpu[$k]=$(printf '%.1f' "$(echo "${cpu[$k]} / $rounds" | bc -l)")
+for k in $keys; do
+  wall[$k]=$(printf '%.2f' "$(echo "${wall[$k]} / $rounds" | bc -l)")
+  cpu[$k]=$(printf '%.2f' "$(echo "${cpu[$k]} / $rounds" | bc -l)")
 done
 
-findings_of "$tmp/a.out" >"$tmp/a.f"
-findings_of "$tmp/b.out" >"$tmp/b.f"
-findings_of "$tmp/c.out" >"$tmp/c.f"
+for k in $keys; do findings_of "$tmp/$k.out" >"$tmp/$k.f"; done
 nf=$(wc -l <"$tmp/a.f")
-ratio=$(printf '%.2f' "$(echo "${wall[a]} / ${wall[b]}" | bc -l)")
+ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
+pch_mib=$(du -m -c "$cache"/*.pch 2>/dev/null | awk 'END {print $1+0}')
+row() { # key label
+  echo "| $2 | ${wall[$1]} | ${cpu[$1]} | ${rss[$1]} | $(wc -l <"$tmp/$1.f") | $(ratio "${wall[a]}" "${wall[$1]}")x |"
+}
 cat <<REPORT
 ## ddplint --jobs 2 vs run-clang-tidy -j 2 with the plugin
 
 $tus translation units, each including <torch/torch.h> and the c10d Gloo headers
-(LibTorch $(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null || echo '?')), $(nproc) cores, $rounds round(s), $(date -u +%F).
+(LibTorch $(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null || echo '?')), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $rounds round(s), $(date -u +'%F %H:%M') UTC.
+
+| run | wall (s) | CPU user+sys (s) | peak RSS (MiB) | findings | speed-up vs (a) |
+|---|---:|---:|---:|---:|---:|
+$(row a "(a) \`run-clang-tidy-19 -j 2 -load ddplint-tidy.so\`")
+$(row b "(b) \`ddplint --jobs 2 --no-preamble\` (every unit parsed whole)")
+$(row c "(c) \`ddplint --jobs 2 --no-cache\` (one shared preamble, not kept)")
+$(row d "(d) \`ddplint --jobs 2\`, cold cache")
+$(row e "(e) \`ddplint --jobs 2\`, warm cache")
+$( ((systembodies)) && row s "(s) \`ddplint --jobs 2 --no-preamble --parse-system-bodies\`")
+
+Pre-commit, one staged file (src/tu01.cpp):
 
 | run | wall (s) | CPU user+sys (s) | peak RSS (MiB) | findings |
 |---|---:|---:|---:|---:|
-| (a) \`run-clang-tidy-19 -j 2 -load ddplint-tidy.so\` | ${wall[a]} | ${cpu[a]} | ${rss[a]} | $nf |
-| (b) \`ddplint --jobs 2\` | ${wall[b]} | ${cpu[b]} | ${rss[b]} | $(wc -l <"$tmp/b.f") |
-| (c) \`ddplint --jobs 2 --parse-system-bodies\` | ${wall[c]} | ${cpu[c]} | ${rss[c]} | $(wc -l <"$tmp/c.f") |
+| (f) \`ddplint --jobs 2 src/tu01.cpp\`, warm cache | ${wall[f]} | ${cpu[f]} | ${rss[f]} | $(wc -l <"$tmp/f.f") |
+| (g) \`clang-tidy-19 --load ddplint-tidy.so src/tu01.cpp\` | ${wall[g]} | ${cpu[g]} | ${rss[g]} | $(wc -l <"$tmp/g.f") |
 
-Speed-up of (b) over (a), wall time: **${ratio}x**. Peak RSS is /usr/bin/time's
-maximum: for (a) the largest single clang-tidy process (two run at a time), for
-(b) and (c) the whole ddplint process with two translation units in flight.
+(f) takes $(ratio "${wall[f]}" "${wall[g]}") of (g)'s wall time. Cache after (d): $(ls "$cache"/*.pch 2>/dev/null | wc -l) preamble(s), $pch_mib MiB.
+Peak RSS is /usr/bin/time's maximum: for (a) the largest single clang-tidy
+process (two run at a time), for (b)-(f) the whole ddplint process with two
+translation units in flight.  Preambles: (c) $(grep -o 'preambles:.*' "$tmp/c.err" | head -1)
+(d) $(grep -o 'preambles:.*' "$tmp/d.err" | head -1)
+(e) $(grep -o 'preambles:.*' "$tmp/e.err" | head -1)
 REPORT
 status=0
-if ! diff -u "$tmp/a.f" "$tmp/b.f" >"$tmp/diff" || ! diff -u "$tmp/a.f" "$tmp/c.f" >>"$tmp/diff"; then
-  echo; echo "FINDINGS DIFFER (- run-clang-tidy, + ddplint):"; cat "$tmp/diff"
+: >"$tmp/diff"
+for k in b c d e; do
+  diff -u "$tmp/a.f" "$tmp/$k.f" | sed "s/^/($k) /" >>"$tmp/diff" || true
+done
+((systembodies)) && { diff -u "$tmp/a.f" "$tmp/s.f" | sed "s/^/(s) /" >>"$tmp/diff" || true; }
+grep '^tu01\.cpp:' "$tmp/a.f" >"$tmp/a1.f" || true
+diff -u "$tmp/a1.f" "$tmp/f.f" | sed "s/^/(f) /" >>"$tmp/diff" || true
+diff -u "$tmp/a1.f" "$tmp/g.f" | sed "s/^/(g) /" >>"$tmp/diff" || true
+if [[ -s "$tmp/diff" ]]; then
+  echo; echo "FINDINGS DIFFER (- run-clang-tidy, + the other run):"; cat "$tmp/diff"
   status=1
 fi
 if [[ "$nf" -ne "$tus" ]]; then
   echo; echo "expected $tus findings (one planted per TU), run-clang-tidy reported $nf"
   status=1
 fi
-if (($(echo "${wall[b]} > ${wall[a]}" | bc -l))); then
-  echo; echo "ddplint --jobs 2 was slower than run-clang-tidy -j 2"
-  status=1
-fi
+check() { # condition message
+  if (($(echo "$1" | bc -l))); then echo "- PASS: $2"; else echo "- FAIL: $2"; status=1; fi
+}
+echo
+echo "Targets:"
+check "${wall[b]} <= ${wall[a]}" "(b) no slower than (a): $(ratio "${wall[a]}" "${wall[b]}")x"
+check "${wall[a]} >= 5 * ${wall[e]}" "warm cache (e) >= 5x faster than (a): $(ratio "${wall[a]}" "${wall[e]}")x"
+check "${wall[a]} >= 3 * ${wall[d]}" "cold cache (d) >= 3x faster than (a): $(ratio "${wall[a]}" "${wall[d]}")x"
+check "${wall[f]} * 10 <= ${wall[g]}" "pre-commit (f) <= 1/10 of clang-tidy on that file (g): $(ratio "${wall[f]}" "${wall[g]}")"
+for k in c d e; do
+  check "${rss[$k]} <= ${rss[b]} + $pch_mib" "peak RSS of ($k) ${rss[$k]} MiB <= (b)'s ${rss[b]} MiB + the PCH's $pch_mib MiB"
+done
 exit $status

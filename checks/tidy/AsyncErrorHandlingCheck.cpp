@@ -1,5 +1,6 @@
 #include "tidy/AsyncErrorHandlingCheck.h"
 
+#include "clang/Lex/ExternalPreprocessorSource.h"
 #include "clang/Lex/MacroInfo.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
@@ -34,28 +35,27 @@ public:
       *slot = static_cast<int>(value);
   }
 
-  // A precompiled header or preamble (the ddplint CLI's cache, clangd) brings
-  // <torch/version.h> in already defined, with no MacroDefined callback: read
-  // the macros from the preprocessor at the end of the unit instead.
-  void EndOfMainFile() override {
-    read("TORCH_VERSION_MAJOR", check_.versionMajor);
-    read("TORCH_VERSION_MINOR", check_.versionMinor);
-  }
-
 private:
-  void read(llvm::StringRef name, std::optional<int> &slot) {
-    if (slot)
-      return;
-    const MacroInfo *mi = pp_.getMacroInfo(pp_.getIdentifierInfo(name));
-    if (!mi || mi->getNumTokens() != 1 || !mi->tokens().front().is(tok::numeric_constant))
-      return;
-    unsigned value = 0;
-    if (!llvm::StringRef(pp_.getSpelling(mi->tokens().front())).getAsInteger(10, value))
-      slot = static_cast<int>(value);
-  }
   Preprocessor &pp_;
   AsyncErrorHandlingCheck &check_;
 };
+
+// A precompiled header or preamble (the ddplint CLI's cache, clangd) brings
+// <torch/version.h> in already defined, with no MacroDefined callback: the
+// macro as the preprocessor has it once the unit is parsed.
+void readVersionMacro(Preprocessor &pp, llvm::StringRef name, std::optional<int> &slot) {
+  if (slot)
+    return;
+  IdentifierInfo *ii = pp.getIdentifierInfo(name);
+  if (ii->isOutOfDate() && pp.getExternalSource())
+    pp.getExternalSource()->updateOutOfDateIdentifier(*ii);
+  const MacroInfo *mi = pp.getMacroInfo(ii);
+  if (!mi || mi->getNumTokens() != 1 || !mi->tokens().front().is(tok::numeric_constant))
+    return;
+  unsigned value = 0;
+  if (!llvm::StringRef(pp.getSpelling(mi->tokens().front())).getAsInteger(10, value))
+    slot = static_cast<int>(value);
+}
 
 } // namespace
 
@@ -66,12 +66,18 @@ AsyncErrorHandlingCheck::AsyncErrorHandlingCheck(llvm::StringRef name,
 void AsyncErrorHandlingCheck::registerPPCallbacks(const SourceManager &, Preprocessor *pp,
                                                   Preprocessor *) {
   pp->addPPCallbacks(std::make_unique<VersionCallbacks>(*pp, *this));
+  pp_ = pp;
 }
 
 void AsyncErrorHandlingCheck::check(const MatchFinder::MatchResult &result) {
   // The version macros are complete at the end of the unit: decide there.
-  if (result.Nodes.getNodeAs<TranslationUnitDecl>("tu"))
+  if (result.Nodes.getNodeAs<TranslationUnitDecl>("tu")) {
     ctx_ = result.Context;
+    if (pp_) { // the unit is parsed; macros from a PCH are there too
+      readVersionMacro(*pp_, "TORCH_VERSION_MAJOR", versionMajor);
+      readVersionMacro(*pp_, "TORCH_VERSION_MINOR", versionMinor);
+    }
+  }
 }
 
 void AsyncErrorHandlingCheck::onEndOfTranslationUnit() {

@@ -27,6 +27,7 @@ protected:
 
 private:
   clang::ASTContext *ctx_ = nullptr;
+  clang::Preprocessor *pp_ = nullptr; // for version macros that came from a PCH
 };
 
 } // namespace ddplint::tidy

@@ -818,6 +818,29 @@ class Cache(Project):
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertEqual(findings(p.stdout), expected)
 
+    def test_version_macros_inside_the_preamble(self):
+        # <torch/version.h> comes in through the PCH: no MacroDefined callback,
+        # yet ddp-async-error-handling must know it is LibTorch 1.13.
+        src = self.write("src/nccl.cpp", """\
+            #include <torch/torch.h>
+            #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+
+            void make(c10::intrusive_ptr<c10d::Store> store, int rank, int size) {
+              auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size);
+            }
+            """)
+        flags = ["--", "-std=c++17", "-isystem", MOCK_INCLUDE]
+        reports = []
+        for extra in (["--no-preamble"], ["--cache-dir", self.cache], ["--cache-dir", self.cache]):
+            p = run([src, "--format", "json", *extra, *flags], cwd=self.src)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            reports.append(json.loads(p.stdout)["findings"])
+        self.assertEqual(reports[0], reports[1])
+        self.assertEqual(reports[0], reports[2])
+        async_msgs = [f["message"] for f in reports[2] if f["rule"] == "ddp-async-error-handling"]
+        self.assertEqual(len(async_msgs), 1, reports[2])
+        self.assertIn("LibTorch 1.13 reads", async_msgs[0])
+
     def test_progress_only_after_a_second(self):
         env = dict(os.environ, DDPLINT_PROGRESS_DELAY_MS="600000")
         quiet = tty_stderr(["-p", self.build, self.train, "--cache-dir", self.cache], self.src, env)

@@ -511,8 +511,16 @@ std::optional<PreambleUse> PreambleStore::loadOrBuild(const PreambleSpec &spec,
 }
 
 void PreambleStore::invalidate(const std::string &key) {
-  std::error_code ec;
-  fs::remove(joinPath(dir_, key + ".meta"), ec);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(key);
+    if (it != slots_.end() && it->second.done)
+      it->second.use.reset(); // the rest of the run parses those units whole
+  }
+  if (persistent_) {
+    std::error_code ec;
+    fs::remove(joinPath(dir_, key + ".meta"), ec);
+  }
 }
 
 void PreambleStore::prune() {
