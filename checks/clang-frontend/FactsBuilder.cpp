@@ -520,12 +520,13 @@ void FactsBuilder::addProcessGroups(core::Facts &facts) {
         lp.emplace(fd);
       scanner.examine(cast<Expr>(s), *lp, fd);
     };
-    forEachStmt(fd->getBody(), visit);
-    // Constructor initialisers: `opts_(Options::create())`, `pg_(make_intrusive<PG>(...))`.
+    // Constructor initialisers first (source order: the async rule reports at
+    // the first NCCL group): `opts_(Options::create())`, `pg_(make_intrusive<PG>(...))`.
     if (const auto *ctor = dyn_cast<CXXConstructorDecl>(fd))
       for (const CXXCtorInitializer *init : ctor->inits())
         if (init->isWritten())
           forEachStmt(init->getInit(), visit);
+    forEachStmt(fd->getBody(), visit);
   }, /*instantiations=*/true);
 }
 
@@ -535,7 +536,7 @@ void FactsBuilder::addEnvironment(core::Facts &facts) {
   for (const auto &f : api_.api().envFunctions)
     envFunctions.push_back(f);
   forEachUserFunction(ctx_.getTranslationUnitDecl(), sm, [&](const FunctionDecl *fd) {
-    forEachStmt(fd->getBody(), [&](const Stmt *s) {
+    auto visit = [&](const Stmt *s) {
       const auto *call = dyn_cast<CallExpr>(s);
       if (!call || !isUserCode(sm, call->getBeginLoc()))
         return;
@@ -576,7 +577,13 @@ void FactsBuilder::addEnvironment(core::Facts &facts) {
             !at.isMacroID() && literal->getNumConcatenated() == 1 && literal->isOrdinary();
       }
       facts.env.push_back(std::move(use));
-    });
+    };
+    // Constructor initialisers first: they run before the body.
+    if (const auto *ctor = dyn_cast<CXXConstructorDecl>(fd))
+      for (const CXXCtorInitializer *init : ctor->inits())
+        if (init->isWritten())
+          forEachStmt(init->getInit(), visit);
+    forEachStmt(fd->getBody(), visit);
   }, /*instantiations=*/true);
 }
 
