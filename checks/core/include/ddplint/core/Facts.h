@@ -187,7 +187,10 @@ struct ForwardBranch {
   // What the condition reads.  Precedence in messages: shape, values, rank.
   bool onShape = false;  // the input's shape (x.size(0), x.dim(), len(x))
   bool onValues = false; // the input's values (x.sum() > 0, a tensor from the batch)
-  bool onRank = false;   // the process rank
+  // The process rank.  A frontend may leave it false where it cannot matter:
+  // the input decides (onShape/onValues), or every arm's `effective` use is
+  // the same (the Clang frontend runs its rank analysis only otherwise).
+  bool onRank = false;
   std::string shapeExpr; // the shape read, when onShape ("x.size(0)"); "" unknown
   // Arms: if/?: then, else (an absent else is an empty arm); switch: one per
   // case segment, plus an empty arm when there is no default.
