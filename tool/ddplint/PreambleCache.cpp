@@ -372,8 +372,8 @@ PreambleSpec planPreamble(const std::string &absFile,
   spec.pchCommand.Directory = cmd.Directory;
   spec.pchCommand.Filename = spec.headerPath;
   spec.pchCommand.CommandLine = args;
-  spec.pchCommand.CommandLine.push_back("-x");
-  spec.pchCommand.CommandLine.push_back(lang == "c" ? "c-header" : "c++-header");
+  spec.pchCommand.CommandLine.emplace_back("-x");
+  spec.pchCommand.CommandLine.emplace_back(lang == "c" ? "c-header" : "c++-header");
   spec.pchCommand.CommandLine.push_back(spec.headerPath);
   spec.usable = true;
   return spec;
