@@ -3,6 +3,7 @@
 #include "ddplint/core/Catalog.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <functional>
 #include <optional>
@@ -80,7 +81,28 @@ Val joinVal(const Val &a, const Val &b) {
 }
 
 // Objects whose method calls or calls are collectives.
-enum class ObjKind : std::uint8_t { None, Ddp, Fsdp, Prepared, Metric, Accelerator, DataLoader, Zero };
+// Subgroup: a DDP model, Fabric or Accelerator on a process group of some
+// ranks only: its collectives are run by the group's members, who are chosen
+// by rank (MPMD roles); like the C++ side's split communicators, they are left
+// out of the comparison.
+enum class ObjKind : std::uint8_t { None, Ddp, Fsdp, Prepared, Metric, Accelerator, DataLoader, Zero, Subgroup };
+
+// `group=pg` / `process_group=pg` with a group of some ranks (not the world).
+bool onSubgroup(std::string_view args) {
+  for (std::string_view key : {"process_group=", "group="}) {
+    size_t at = args.find(key);
+    while (at != std::string_view::npos) {
+      const bool word = at == 0 || !(std::isalnum(static_cast<unsigned char>(args[at - 1])) ||
+                                     args[at - 1] == '_');
+      std::string_view v = args.substr(at + key.size());
+      if (word && v.substr(0, 4) != "None" && v.find("WORLD") != 0 && v.substr(0, 5) != "dist." &&
+          v.find("group.WORLD") == std::string_view::npos)
+        return true;
+      at = args.find(key, at + 1);
+    }
+  }
+  return false;
+}
 
 struct Env {
   std::map<std::string, Val> vars;
@@ -269,6 +291,8 @@ private:
   void buildFunction(const FnInfo &fi);
   std::string resolveCallee(TSNode fn) const;
   void forwardFacts(const FnInfo &fi);
+  Env paramEnv(const FnInfo &fi);
+  void buildFunctionRest(const FnInfo &fi, std::vector<Node> body);
   Loc argsEnd(TSNode call);
   void envSet(TSNode name, TSNode value, TSNode at);
   void envSetNamed(const std::string &name, TSNode value, TSNode at);
@@ -531,6 +555,11 @@ ObjKind Builder::kindOfCtor(TSNode c) const {
   const std::string l = lastPart(q);
   if (q.empty())
     return ObjKind::None;
+  const bool sub = (has(api().ddpClasses, l) || has(api().fsdpClasses, l) ||
+                    has(api().acceleratorClasses, l)) &&
+                   onSubgroup(text(field(c, "arguments")));
+  if (sub)
+    return ObjKind::Subgroup;
   if (has(api().ddpClasses, l))
     return ObjKind::Ddp;
   if (has(api().fsdpClasses, l))
@@ -541,8 +570,12 @@ ObjKind Builder::kindOfCtor(TSNode c) const {
     return ObjKind::Zero;
   if (has(api().dataLoaderClasses, l))
     return ObjKind::DataLoader;
-  if (startsWith(q, "torchmetrics.") || has(api().metricClasses, l))
+  if (startsWith(q, "torchmetrics.") || has(api().metricClasses, l)) {
+    // sync_on_compute=False: compute() reduces nothing across processes.
+    if (text(field(c, "arguments")).find("sync_on_compute=False") != std::string_view::npos)
+      return ObjKind::None;
     return ObjKind::Metric;
+  }
   return ObjKind::None;
 }
 
@@ -711,12 +744,8 @@ Val Builder::value(TSNode e) {
   const std::string_view k = kindOf(e);
   if (k == "identifier") {
     auto it = env_.vars.find(str(e));
-    if (it != env_.vars.end()) {
-      Val r = it->second;
-      if (!r.agreed && r.dep == Dep::Uniform && perRankDataName(str(e)))
-        r.dep = Dep::Local;
-      return r;
-    }
+    if (it != env_.vars.end())
+      return it->second; // a bound value: its origin says how it varies, not its name
     auto g = globals_.find(str(e));
     if (g != globals_.end())
       return g->second;
@@ -733,6 +762,8 @@ Val Builder::value(TSNode e) {
     if (a != attrs_.end())
       return a->second;
     std::string attr = lastPart(t);
+    if (has(api().worldSizeAttributes, attr))
+      return v; // the same on every rank
     if (has(api().mainProcessAttributes, attr)) {
       v.dep = Dep::Rank;
       v.cond = Cond::rankCmp(core::CmpOp::EQ, 0);
@@ -1262,6 +1293,13 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
     dl.argsEnd = argsEnd(c);
     const PyArg *ds = arg(as, "dataset", 0);
     dl.loops = loopInfos(ds ? ds->value : TSNode{});
+    // A sampler over the loop's indices (k-fold) is one loader per input too.
+    for (const char *k : {"sampler", "batch_sampler"})
+      if (const PyArg *sa = arg(as, k, 99)) {
+        auto more = loopInfos(sa->value);
+        for (size_t i = 0; i < more.size() && i < dl.loops.size(); ++i)
+          dl.loops[i].datasetDependsOnLoop |= more[i].datasetDependsOnLoop;
+      }
     dl.storedInContainer = storedInContainer(c);
     facts().dataLoaders.push_back(dl);
     return;
@@ -1270,6 +1308,9 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
   // Explicit collectives
   if (has(api().collectiveFunctions, q))
     return event(EventKind::Collective, q);
+  if (dist && onSubgroup(text(field(c, "arguments"))) &&
+      (has(api().barriers, l) || has(api().collectives, l)) && l != "new_group")
+    return event(EventKind::PointToPoint, l + " on a subgroup");
   if (dist) {
     if (has(api().barriers, l))
       return event(EventKind::Barrier, l);
@@ -1296,6 +1337,8 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
     return event(EventKind::Barrier, l);
 
   // Accelerate and Lightning wrappers
+  if (!recv.empty() && objKind(recv) == ObjKind::Subgroup)
+    return; // its collectives run on a group of some ranks (see ObjKind)
   if (!recv.empty() && (objKind(recv) == ObjKind::Accelerator || recv == "accelerator" ||
                         recv == "self.accelerator" || endsWith(recv, "strategy") ||
                         (recv == "self" && isLightningModule(curClass_)) ||
@@ -1398,6 +1441,12 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
     hc.callee = key;
     hc.calleeName = str(fn);
     hc.loops = loopInfos(TSNode{});
+    // Called with the loop's element (`make_loaders(fold)`): per input.
+    for (const auto &a : as) {
+      auto more = loopInfos(a.value);
+      for (size_t i = 0; i < more.size() && i < hc.loops.size(); ++i)
+        hc.loops[i].datasetDependsOnLoop |= more[i].datasetDependsOnLoop;
+    }
     hc.storedInContainer = storedInContainer(c);
     facts().calls.push_back(hc);
     return;
@@ -1526,6 +1575,13 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
           Val old = value(left);
           v = joinVal(old, v);
         }
+        // A loss, a batch or logits computed by a call are this rank's own
+        // data, even when the call's inputs are not known here.
+        if (is(left, "identifier") && v.dep == Dep::Uniform && !v.agreed && !v.cond &&
+            perRankDataName(text(left)) &&
+            (is(unparen(right), "call") || is(unparen(right), "subscript") ||
+             is(unparen(right), "attribute")))
+          v.dep = Dep::Local;
         // An assignment chain `a = b = x`: the right of the inner is the value.
         while (is(right, "assignment")) {
           bind(field(right, "left"), v);
@@ -1540,6 +1596,12 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
             bind(ts_node_named_child(left, i), value(ts_node_named_child(right, i)));
         } else {
           bind(left, v);
+        }
+        if (is(left, "identifier") && is(unparen(right), "conditional_expression") &&
+            isLoaderIterable(unparen(right))) {
+          // The same batches whichever arm: a progress bar on rank 0 only.
+          objects_[str(left)] = ObjKind::DataLoader;
+          bind(left, Val{});
         }
         if (is(left, "identifier") && is(unparen(right), "call")) {
           const std::string l = lastPart(qualified(field(unparen(right), "function")));
@@ -1597,9 +1659,15 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
     std::string header = str(left) + " " + lc.text;
     std::transform(header.begin(), header.end(), header.begin(), ::tolower);
     lc.perEpoch = header.find("epoch") != std::string::npos;
-    for (TSNode v : is(left, "identifier") ? std::vector<TSNode>{left} : namedKids(left))
+    // Every name the target binds: `for i, (train_idx, val_idx) in enumerate(folds)`.
+    std::function<void(TSNode)> targets = [&](TSNode v) {
       if (is(v, "identifier"))
         lc.vars.insert(str(v));
+      else
+        for (TSNode k : namedKids(v))
+          targets(k);
+    };
+    targets(left);
     Loc at = loc(s);
     lc.loc = at;
     loops_.push_back(lc);
@@ -1828,9 +1896,10 @@ void Builder::forwardFacts(const FnInfo &fi) {
       return inputs.count(str(e)) > 0;
     if (is(e, "attribute")) {
       // Metadata that is the same on every rank does not count.
-      static const std::set<std::string> meta = {"dtype", "device", "is_cuda", "requires_grad",
-                                                 "training", "is_sparse", "layout"};
-      if (meta.count(str(field(e, "attribute"))))
+      static const std::set<std::string> meta = {"dtype", "device", "requires_grad", "training",
+                                                 "layout"};
+      const std::string a = str(field(e, "attribute"));
+      if (meta.count(a) || startsWith(a, "is_")) // is_cuda, is_xpu, is_sparse: device metadata
         return false;
     }
     for (TSNode k : namedKids(e))
@@ -2021,15 +2090,25 @@ void Builder::forwardFacts(const FnInfo &fi) {
 void Builder::buildFunction(const FnInfo &fi) {
   curFn_ = fi.key;
   curClass_ = fi.className;
-  env_ = Env{};
   loops_.clear();
   noSync_ = 0;
-  // Parameters: `rank`/`local_rank` in a distributed program, and the first
-  // parameter of a function started by mp.spawn (the process index).
+  env_ = paramEnv(fi);
+  std::vector<Node> body;
+  if (!ts_node_is_null(fi.def))
+    block(field(fi.def, "body"), body);
+  buildFunctionRest(fi, std::move(body));
+}
+
+// Parameters: `rank`/`local_rank` in a distributed program, and the first
+// parameter of a function started by mp.spawn (the process index).
+Env Builder::paramEnv(const FnInfo &fi) {
+  Env env;
   if (!ts_node_is_null(fi.def)) {
     int i = 0;
     for (TSNode p : namedKids(field(fi.def, "parameters"))) {
       TSNode id = is(p, "identifier") ? p : field(p, "name");
+      if (is(p, "typed_parameter") && ts_node_named_child_count(p) > 0)
+        id = ts_node_named_child(p, 0); // `gpu_id: int` has no name field
       if (!is(id, "identifier"))
         continue;
       std::string name = str(id);
@@ -2044,13 +2123,14 @@ void Builder::buildFunction(const FnInfo &fi) {
       else if (i == 0 && spawned_.count(fi.name))
         v = Val{Dep::Rank, name == "rank" ? RankKind::Global : RankKind::Local, {}};
       if (v.dep != Dep::Uniform)
-        env_.vars[name] = v;
+        env.vars[name] = v;
       ++i;
     }
   }
-  std::vector<Node> body;
-  if (!ts_node_is_null(fi.def))
-    block(field(fi.def, "body"), body);
+  return env;
+}
+
+void Builder::buildFunctionRest(const FnInfo &fi, std::vector<Node> body) {
   core::Function f;
   f.key = fi.key;
   f.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
@@ -2115,16 +2195,20 @@ PyModel Builder::run() {
   facts().usesCuda = usesCuda;
   // Attributes and module globals assigned a rank anywhere (`self.rank = dist.get_rank()`,
   // `args.local_rank = int(os.environ["LOCAL_RANK"])`): two rounds settle chains.
-  for (int round = 0; round < 1; ++round) {
-    std::vector<TSNode> stack{root};
+  // Each function's assignments are read with its parameters bound
+  // (`def __init__(self, gpu_id): self.gpu_id = gpu_id`).
+  auto attrPass = [&](TSNode body, const Env &params) {
+    std::vector<TSNode> stack{body};
     while (!stack.empty()) {
       TSNode n = stack.back();
       stack.pop_back();
+      if (is(n, "function_definition") || is(n, "class_definition"))
+        continue; // their own pass
       if (is(n, "assignment")) {
         TSNode left = field(n, "left");
         TSNode right = field(n, "right");
         if (is(left, "attribute") && !ts_node_is_null(right)) {
-          env_ = Env{};
+          env_ = params;
           Val v = value(right);
           if (v.dep == Dep::Rank)
             attrs_[str(left)] = v;
@@ -2134,6 +2218,14 @@ PyModel Builder::run() {
       for (auto it = kids.rbegin(); it != kids.rend(); ++it)
         stack.push_back(*it);
     }
+  };
+  curFn_.clear();
+  curClass_.clear();
+  attrPass(root, Env{});
+  for (const auto &[key, fi] : fns_) {
+    curFn_ = key;
+    curClass_ = fi.className;
+    attrPass(field(fi.def, "body"), paramEnv(fi));
   }
   // Module-level code is the program's entry.
   {

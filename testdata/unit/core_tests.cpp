@@ -864,9 +864,9 @@ TEST_CASE("a rank-0 collective after 10 uniform ifs is still found", "[fixed-bug
 // The catalog (generated from rules/ at build time)
 // ===========================================================================
 
-TEST_CASE("the builtin catalog has the nine rules and the core API entries", "[catalog]") {
+TEST_CASE("the builtin catalog has the ten rules and the core API entries", "[catalog]") {
   const auto &rules = builtinRules();
-  CHECK(rules.size() == 9);
+  CHECK(rules.size() == 10);
   for (const char *id : {"ddp-divergent-collective", "ddp-error-path-exit", "ddp-unguarded-save",
                          "ddp-rank0-io-barrier", "ddp-forward-shape-branch", "ddp-init-timeout",
                          "ddp-async-error-handling", "ddp-dataloader-recreated"}) {
@@ -877,9 +877,13 @@ TEST_CASE("the builtin catalog has the nine rules and the core API entries", "[c
   }
   // The rules that read the program model run on C as well; the LibTorch-only ones on C++.
   auto langs = [](const char *id) { return findRule(id)->languages; };
-  CHECK(langs("ddp-divergent-collective") == std::vector<std::string>{"c", "c++"});
-  CHECK(langs("ddp-error-path-exit") == std::vector<std::string>{"c", "c++"});
-  CHECK(langs("ddp-init-timeout") == std::vector<std::string>{"c++"});
+  // Every rule but the launch-file one runs on Python too (checks/python-frontend).
+  CHECK(langs("ddp-divergent-collective") == std::vector<std::string>{"c", "c++", "python"});
+  CHECK(langs("ddp-error-path-exit") == std::vector<std::string>{"c", "c++", "python"});
+  CHECK(langs("ddp-init-timeout") == std::vector<std::string>{"c++", "python"});
+  REQUIRE(findRule("ddp-dataloader-options") != nullptr);
+  CHECK(findRule("ddp-dataloader-options")->frontend == "python");
+  CHECK(langs("ddp-dataloader-options") == std::vector<std::string>{"python"});
   // The launch-file rule lives in the catalog like the others, but its front
   // end is `ddplint check-launch`, not clang-tidy.
   REQUIRE(findRule("ddp-launch-env") != nullptr);

@@ -250,19 +250,34 @@ std::vector<Finding> dataLoaderRecreatedFindings(const Program &program) {
   // Functions that build a loader outside any loop of their own, and the
   // factory they call (the first one).
   std::map<std::string, std::string> helpers;
+  // A Python DataLoader without worker processes starts none: say what it does redo.
+  auto noWorkers = [&](const DataLoaderCreation &dl) {
+    return pf.language == SourceLanguage::Python &&
+           (dl.numWorkers == DataLoaderCreation::Workers::Absent ||
+            dl.numWorkers == DataLoaderCreation::Workers::Zero);
+  };
   for (const DataLoaderCreation &dl : pf.dataLoaders) {
     if (dl.storedInContainer)
       continue;
     if (recreatingLoop(dl.loops, /*datasetCounts=*/true)) {
       if (reported.insert(dl.loc).second)
-        out.push_back(
-            make(rule, dl.loc, "data loader built by '" + dl.api + "' inside a loop; " + why));
+        out.push_back(make(rule, dl.loc,
+                           "data loader built by '" + dl.api + "' inside a loop; " +
+                               (noWorkers(dl) ? std::string("its sampler, shuffling and batching "
+                                                            "are set up again on every iteration; "
+                                                            "build the loader once before the loop "
+                                                            "and iterate it every epoch")
+                                              : why)));
       continue;
     }
     helpers.emplace(dl.function, dl.api);
   }
-  auto inLoop = [](const HelperCall &c) {
-    return !c.storedInContainer && recreatingLoop(c.loops, /*datasetCounts=*/false);
+  // Python frontends say when a helper is called with the loop's element
+  // (`get_fold_dataloaders(fold)`): one loader per input, like a dataset
+  // argument that depends on the loop.
+  const bool helperArgsCount = pf.language == SourceLanguage::Python;
+  auto inLoop = [&](const HelperCall &c) {
+    return !c.storedInContainer && recreatingLoop(c.loops, /*datasetCounts=*/helperArgsCount);
   };
   // Helpers of helpers build loaders too (outside any loop of their own).
   for (bool changed = true; changed;) {

@@ -117,6 +117,7 @@ struct PythonApi {
   std::set<std::string> mainOnlyDecorators;
   std::set<std::string> rankParameters, localRankParameters;
   std::set<std::string> worldSizeFunctions; // qualified
+  std::set<std::string> worldSizeAttributes; // `fabric.world_size`, `trainer.num_nodes`
   std::set<std::string> localFunctions;     // qualified: rank-local results (clocks, files)
   std::set<std::string> localMethods;       // method names with rank-local results
   std::set<std::string> fileProbes;         // qualified: tests whether a file exists
