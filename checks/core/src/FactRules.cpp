@@ -95,10 +95,12 @@ std::vector<Finding> initTimeoutFindings(const Program &program) {
           f.fixes.push_back({FixKind::InsertTimeoutArg, pg.fixAnchor, "", ""});
         out.push_back(std::move(f));
       } else {
-        const std::string var = pg.optionsVar.empty() ? "opts" : pg.optionsVar;
-        out.push_back(make(rule, pg.loc,
-                           head + "set '" + var + pg.optionsAccess +
-                               "timeout = ...' before creating the group"));
+        std::string msg = head;
+        msg += "set '";
+        msg += pg.optionsVar.empty() ? "opts" : pg.optionsVar;
+        msg += pg.optionsAccess;
+        msg += "timeout = ...' before creating the group";
+        out.push_back(make(rule, pg.loc, std::move(msg)));
       }
       break;
     }
@@ -339,9 +341,11 @@ std::vector<Finding> dataLoaderOptionsFindings(const Program &program) {
                                              : "does not pass pin_memory=True";
       msg += " although the program trains on CUDA, so every batch is copied to the GPU "
              "from pageable memory";
-      pass += (pass.empty() ? "" : " and ") + std::string("pin_memory=True");
+      pass += pass.empty() ? "pin_memory=True" : " and pin_memory=True";
     }
-    Finding f = make(rule, dl.loc, msg + "; pass " + pass);
+    msg += "; pass ";
+    msg += pass;
+    Finding f = make(rule, dl.loc, std::move(msg));
     auto fix = [&](ArgState s, Loc valueLoc, FixKind insert, FixKind set) {
       if (s == ArgState::False && valueLoc)
         f.fixes.push_back({set, valueLoc, "", ""});
@@ -397,6 +401,7 @@ Divergence compare(const std::vector<ForwardArm> &arms) {
     if (a.throws) // an error path, not a different computation
       return d;
   std::vector<ArmSets> eff;
+  eff.reserve(arms.size());
   for (const ForwardArm &a : arms)
     eff.push_back({{a.effective.modules.begin(), a.effective.modules.end()},
                    {a.effective.params.begin(), a.effective.params.end()},
