@@ -143,7 +143,8 @@ def main():
     py_tested = set()
     for t in glob.glob(os.path.join(a.repo, "testdata", "python", "*.py")):
         with open(t, encoding="utf-8") as f:
-            py_tested |= set(re.findall(r"CHECK-MESSAGES:.*\[(ddp-[a-z0-9-]+)\]", f.read()))
+            py_tested |= set(re.findall(
+                r"CHECK-MESSAGES: :\[\[@LINE[-+0-9]*\]\]:\d+:.*\[(ddp-[a-z0-9-]+)\]", f.read()))
     for i in python_ids:
         if i not in py_tested:
             errors.append(f"{i}: applies to python but no testdata/python test expects it")

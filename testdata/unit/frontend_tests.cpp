@@ -221,7 +221,14 @@ void f() {
   CHECK_FALSE(tu.deps->isRank(tu.init("f", "world")));
   CHECK(tu.deps->depOf(tu.init("f", "world")) == Dep::Uniform);
   CHECK(tu.deps->depOf(tu.init("f", "home")) == Dep::Uniform);
-  CHECK(isRankCmp(tu.deps->condOf(tu.ifCond("f", 0)), CmpOp::EQ, 0));
+  // LOCAL_RANK is the rank within the node: `local == 0` passes one process
+  // per node (an atom marked localMain), not rank 0 alone.
+  {
+    const auto c = tu.deps->condOf(tu.ifCond("f", 0));
+    CHECK(c.kind == ddplint::core::Cond::Kind::Atom);
+    CHECK(c.localMain);
+    CHECK(c.dependence() == Dep::Rank);
+  }
   CHECK(isRankCmp(tu.deps->condOf(tu.ifCond("f", 1)), CmpOp::EQ, 0));
   CHECK(tu.deps->condOf(tu.ifCond("f", 2)).dependence() == Dep::Uniform);
   CHECK(tu.deps->condOf(tu.ifCond("f", 3)).dependence() == Dep::Uniform);
@@ -331,7 +338,14 @@ void f() {
 }
 )cc");
   CHECK(tu.deps->isRank(tu.returned("rank")));
-  CHECK(isRankCmp(tu.deps->condOf(tu.ifCond("f", 0)), CmpOp::EQ, 0));
+  // LOCAL_RANK is the rank within the node: `local == 0` passes one process
+  // per node (an atom marked localMain), not rank 0 alone.
+  {
+    const auto c = tu.deps->condOf(tu.ifCond("f", 0));
+    CHECK(c.kind == ddplint::core::Cond::Kind::Atom);
+    CHECK(c.localMain);
+    CHECK(c.dependence() == Dep::Rank);
+  }
   CHECK(isRankCmp(tu.deps->condOf(tu.ifCond("f", 1)), CmpOp::EQ, 0));
   Cond neg = tu.deps->condOf(tu.ifCond("f", 2));
   REQUIRE(neg.kind == Cond::Kind::Not);
