@@ -29,7 +29,7 @@ PACKAGES=(
   # torch 1.13 (CPU), for Debian's /usr/bin/python3 only; PyYAML for its catalog check
   python3-torch python3-yaml
   # the Python frontend: the tree-sitter runtime (the grammar comes from npm, below)
-  libtree-sitter-dev npm
+  libtree-sitter-dev
 )
 
 missing=()
