@@ -266,7 +266,7 @@ private:
 
   // --- pre-passes -----------------------------------------------------------
   void collectImports(TSNode root);
-  void collectFunctions(TSNode block, const std::string &prefix, const std::string &cls);
+  void collectFunctions(TSNode blk, const std::string &prefix, const std::string &cls);
   void collectObjects(TSNode n);
   ObjKind kindOfCtor(TSNode call) const;
   bool isNnModule(const std::string &cls, int depth = 0) const;
@@ -528,7 +528,11 @@ void Builder::collectFunctions(TSNode blk, const std::string &prefix, const std:
         if (is(b, "identifier") || is(b, "attribute"))
           bases.push_back(qualified(b));
       classBases_[name] = bases;
-      collectFunctions(field(def, "body"), prefix.empty() ? name : prefix + "." + name, name);
+      std::string key = prefix;
+      if (!key.empty())
+        key += ".";
+      key += name;
+      collectFunctions(field(def, "body"), key, name);
     } else if (is(def, "if_statement") || is(def, "try_statement")) {
       // Definitions under `if TYPE_CHECKING:` or `try: ... except ImportError:`.
       for (TSNode k : namedKids(def))
@@ -847,9 +851,11 @@ Val Builder::callValue(TSNode c) {
     return v;
   // User helpers: a predicate on the rank keeps its condition.
   auto f = fns_.find(resolveCallee(fn));
-  if (f != fns_.end() && f->second.returnsCond) {
-    v.cond = *f->second.returnsCond;
-    v.dep = v.cond->dependence();
+  const std::optional<Cond> helperCond =
+      f != fns_.end() ? f->second.returnsCond : std::optional<Cond>();
+  if (helperCond) {
+    v.dep = helperCond->dependence();
+    v.cond = helperCond;
     return v;
   }
   if (is(fn, "attribute") && (has(api().mainProcessAttributes, l) ||
@@ -1162,8 +1168,11 @@ std::string Builder::resolveCallee(TSNode fn) const {
     // innermost definition first: a nested helper, then a module function
     std::string scope = curFn_;
     while (!scope.empty()) {
-      if (fns_.count(scope + "." + n))
-        return scope + "." + n;
+      std::string key = scope;
+      key += '.';
+      key += n;
+      if (fns_.count(key))
+        return key;
       auto dot = scope.rfind('.');
       scope = dot == std::string::npos ? "" : scope.substr(0, dot);
     }
@@ -1734,7 +1743,7 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
             fullStateDict_ = true;
             auto sa = args(v);
             if (!sa.empty() && sa[0].name.empty()) {
-              fullStateScopes_.push_back(std::string(sa[0].text));
+              fullStateScopes_.emplace_back(sa[0].text);
               ++fullScopes;
             }
           }

