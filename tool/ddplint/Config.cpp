@@ -139,7 +139,7 @@ bool parseConfig(const std::string &path, const std::string &text, Config &out,
   try {
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = it->first.as<std::string>();
-    const YAML::Node &v = it->second;
+    const YAML::Node v = it->second; // a copy: the iterator hands out a temporary
     if (key == "version") {
       if (!v.IsScalar() || v.as<std::string>() != "1")
         p.error(v.Mark(), "unsupported config version (this ddplint reads version 1)");
