@@ -346,7 +346,8 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
 
   gTiming.rules += nowNs() - t2;
   Renderer r(tree, model);
-  const int timeout = defaultTimeoutSeconds();
+  const int timeout =
+      options.defaultTimeoutSeconds > 0 ? options.defaultTimeoutSeconds : defaultTimeoutSeconds();
   for (const auto &f : findings) {
     PyDiagnostic d;
     d.rule = f.rule;

@@ -36,6 +36,8 @@ struct PyOptions {
   // Target PyTorch version, major*100+minor (`torch_version:` in .ddplint.yaml); 0 unknown.
   int torchVersion = 0;
   bool requireBarrierBefore = true;
+  // The timeout the init-timeout fix-it passes (ddp-init-timeout.DefaultTimeoutSeconds); 0: the catalog's.
+  int defaultTimeoutSeconds = 0;
   // The user's wrappers, as in the C++ checks' options.
   std::set<std::string> rankFunctions, mainProcessFunctions, collectiveFunctions,
       barrierFunctions, checkpointWriters;

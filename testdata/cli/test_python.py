@@ -151,6 +151,22 @@ class PythonRuns(PythonProject):
         p = self.lint("train.py")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
+    def test_fix_uses_the_configured_timeout(self):
+        path = self.write("train.py", """\
+            import datetime
+            import torch.distributed as dist
+            dist.init_process_group("gloo")
+            """)
+        self.write(".ddplint.yaml", """\
+            version: 1
+            options:
+              ddp-init-timeout.DefaultTimeoutSeconds: 120
+            """)
+        p = self.lint("--fix", "--fail-on", "never", "train.py")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn('dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=120))',
+                      open(path).read())
+
     def test_syntax_error_names_the_line_and_keeps_findings(self):
         self.write("train.py", TRAIN + "\ndef broken(:\n    pass\n")
         p = self.lint("train.py")

@@ -4,6 +4,7 @@
 
 #include "ddplint/core/Catalog.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -86,6 +87,9 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
   if (rb != cfg->checkOptions.end())
     opts.requireBarrierBefore = !(rb->second == "false" || rb->second == "0");
 
+  auto dt = cfg->checkOptions.find("ddp-init-timeout.DefaultTimeoutSeconds");
+  if (dt != cfg->checkOptions.end())
+    opts.defaultTimeoutSeconds = std::atoi(dt->second.c_str());
   pyfe::PyLintResult res = pyfe::lintPython(src, opts);
   if (res.parserFailed) {
     out.errors.push_back(fileError(
