@@ -3,7 +3,8 @@
 #   1. LLVM 19 build: plugin, harness, unit/lit/consistency/harness tests (ctest)
 #   2. LLVM 22 build of the same sources: the plugin, and the lit tests against clang-tidy-22
 #   3. Sanitizer build (ASan + UBSan): the check library, the CLI and their
-#      tests, the stress corpus and the lit programs through the CLI
+#      tests, the stress corpus and the lit programs through the CLI, the
+#      Python lit corpus and the CLI's config and Python tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -28,5 +29,6 @@ if [ "${DDPLINT_SKIP_SANITIZE:-0}" != 1 ]; then
   cmake --build build-asan -j "$jobs" --target ddplint core_tests frontend_tests report_tests
   # LLVM frees nothing at exit on purpose (-disable-free): leaks are not findings.
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$jobs" -R '^(unit/|report/unit|stress/)'
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" \
+      -R '^(unit/|report/unit|stress/|python/lit/|cli/PythonRuns|cli/Configs)'
 fi
