@@ -26,29 +26,11 @@ if installed_ok; then
   exit 0
 fi
 
-if ! command -v npm >/dev/null 2>&1; then
-  echo "setup-sarif-validator: installing npm"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm
-fi
-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo "setup-sarif-validator: fetching $PKG@$VERSION"
-# npm pack, not npm install: the package's bin.js only wraps the native binary,
-# and a plain tarball unpacked into a fixed folder needs no node at test time.
-(cd "$work" && npm pack --silent "$PKG@$VERSION" >pack.out)
-tgz="$work/$(tail -n1 "$work/pack.out")"
-[ -f "$tgz" ] || { echo "setup-sarif-validator: npm pack produced no tarball" >&2; exit 1; }
-
-actual="sha512-$(python3 -c 'import base64,hashlib,sys; print(base64.b64encode(hashlib.sha512(open(sys.argv[1],"rb").read()).digest()).decode())' "$tgz")"
-if [ "$actual" != "$INTEGRITY" ]; then
-  echo "setup-sarif-validator: integrity mismatch for $tgz: got $actual, want $INTEGRITY" >&2
-  exit 1
-fi
-
-mkdir -p "$work/unpacked"
-tar -xzf "$tgz" -C "$work/unpacked"
+# shellcheck source=scripts/npm-pinned.sh
+. "$(dirname "$0")/npm-pinned.sh"
+npm_fetch_verified setup-sarif-validator "$PKG" "$VERSION" "$INTEGRITY" "$work"
 src="$work/unpacked/package"
 [ -f "$src/Sarif.Multitool" ] || { echo "setup-sarif-validator: no Sarif.Multitool in $PKG@$VERSION" >&2; exit 1; }
 [ -f "$src/sarif-2.1.0.json" ] || { echo "setup-sarif-validator: no sarif-2.1.0.json in $PKG@$VERSION" >&2; exit 1; }

@@ -30,28 +30,11 @@ if installed_ok; then
   exit 0
 fi
 
-if ! command -v npm >/dev/null 2>&1; then
-  echo "setup-tree-sitter-python: installing npm"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm
-fi
-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo "setup-tree-sitter-python: fetching $PKG@$VERSION"
-# npm pack, not npm install: only the generated C sources are needed, no node-gyp build.
-(cd "$work" && npm pack --silent "$PKG@$VERSION" >pack.out)
-tgz="$work/$(tail -n1 "$work/pack.out")"
-[ -f "$tgz" ] || { echo "setup-tree-sitter-python: npm pack produced no tarball" >&2; exit 1; }
-
-actual="sha512-$(python3 -c 'import base64,hashlib,sys; print(base64.b64encode(hashlib.sha512(open(sys.argv[1],"rb").read()).digest()).decode())' "$tgz")"
-if [ "$actual" != "$INTEGRITY" ]; then
-  echo "setup-tree-sitter-python: integrity mismatch for $tgz: got $actual, want $INTEGRITY" >&2
-  exit 1
-fi
-
-mkdir -p "$work/unpacked"
-tar -xzf "$tgz" -C "$work/unpacked"
+# shellcheck source=scripts/npm-pinned.sh
+. "$(dirname "$0")/npm-pinned.sh"
+npm_fetch_verified setup-tree-sitter-python "$PKG" "$VERSION" "$INTEGRITY" "$work"
 src="$work/unpacked/package"
 for f in src/parser.c src/scanner.c src/tree_sitter/parser.h LICENSE; do
   [ -f "$src/$f" ] || { echo "setup-tree-sitter-python: no $f in $PKG@$VERSION" >&2; exit 1; }

@@ -1075,16 +1075,7 @@ struct DependenceAnalyzer::Impl {
           if (!v || !isLocalRank(r))
             continue;
           const core::CmpOp o = side ? flip(op) : op; // local `o` v
-          auto holds = [&](std::int64_t l) {
-            switch (o) {
-            case core::CmpOp::EQ: return l == *v;
-            case core::CmpOp::NE: return l != *v;
-            case core::CmpOp::LT: return l < *v;
-            case core::CmpOp::LE: return l <= *v;
-            case core::CmpOp::GT: return l > *v;
-            default: return l >= *v;
-            }
-          };
+          auto holds = [&](std::int64_t l) { return core::compare(o, l, *v); };
           const bool zero = holds(0), others = holds(1) || holds(2);
           Cond local = Cond::atom("local-main", Dep::Rank);
           local.localMain = true;

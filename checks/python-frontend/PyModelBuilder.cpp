@@ -297,21 +297,16 @@ private:
   void envSet(TSNode name, TSNode value, TSNode at);
   void envSetNamed(const std::string &name, TSNode value, TSNode at);
   void envRead(TSNode name, TSNode at);
+  void envName(core::EnvSetting &e, TSNode name);
+  void envValue(core::EnvSetting &e, TSNode value);
 };
 
 void Builder::envRead(TSNode name, TSNode at) {
   core::EnvSetting e;
-  e.loc = loc(at);
-  bool lit = false;
-  e.name = unquote(text(name), lit);
-  e.nameKnown = lit;
-  if (!lit)
+  envName(e, name);
+  if (!e.nameKnown)
     return; // a computed name read: nothing to say about it
-  if (is(name, "string") && ts_node_named_child_count(name) <= 3) {
-    e.nameLoc = loc(name);
-    e.renameFixable = true;
-  }
-  e.isSet = false;
+  e.loc = loc(at);
   facts().env.push_back(e);
 }
 
@@ -333,9 +328,8 @@ Loc Builder::argsEnd(TSNode c) {
 }
 
 
-void Builder::envSet(TSNode name, TSNode value, TSNode at) {
-  core::EnvSetting e;
-  e.loc = loc(at);
+// The variable's name as written: a literal can be reported and renamed in place.
+void Builder::envName(core::EnvSetting &e, TSNode name) {
   bool lit = false;
   e.name = unquote(text(name), lit);
   e.nameKnown = lit;
@@ -343,21 +337,29 @@ void Builder::envSet(TSNode name, TSNode value, TSNode at) {
     e.nameLoc = loc(name);
     e.renameFixable = true;
   }
+}
+
+void Builder::envValue(core::EnvSetting &e, TSNode value) {
+  bool lit = false;
+  e.value = unquote(text(value), lit);
+  e.valueKnown = lit || is(value, "integer");
+}
+
+void Builder::envSet(TSNode name, TSNode value, TSNode at) {
+  core::EnvSetting e;
+  e.loc = loc(at);
   e.isSet = true;
-  bool vlit = false;
-  e.value = unquote(text(value), vlit);
-  e.valueKnown = vlit || is(value, "integer");
+  envName(e, name);
+  envValue(e, value);
   facts().env.push_back(e);
 }
 
 void Builder::envSetNamed(const std::string &name, TSNode value, TSNode at) {
   core::EnvSetting e;
   e.loc = loc(at);
-  e.name = name;
   e.isSet = true;
-  bool vlit = false;
-  e.value = unquote(text(value), vlit);
-  e.valueKnown = vlit || is(value, "integer");
+  e.name = name;
+  envValue(e, value);
   facts().env.push_back(e);
 }
 
@@ -671,9 +673,8 @@ std::optional<RankKind> Builder::rankSource(TSNode e) {
       return rankSource(as[0].value);
     // os.environ.get("RANK"), os.getenv("LOCAL_RANK", 0)
     if ((q == "os.environ.get" || q == "os.getenv" || q == "environ.get") && !as.empty()) {
-      std::string var(as[0].text);
-      var.erase(std::remove(var.begin(), var.end(), '"'), var.end());
-      var.erase(std::remove(var.begin(), var.end(), '\''), var.end());
+      bool literal = false;
+      const std::string var = unquote(as[0].text, literal);
       if (has(api().rankEnvVars, var))
         return RankKind::Global;
       if (has(api().localRankEnvVars, var))
@@ -697,9 +698,8 @@ std::optional<RankKind> Builder::rankSource(TSNode e) {
   if (is(e, "subscript")) {
     std::string v = qualified(field(e, "value"));
     if (v == "os.environ" || v == "environ") {
-      std::string var = str(field(e, "subscript"));
-      var.erase(std::remove(var.begin(), var.end(), '"'), var.end());
-      var.erase(std::remove(var.begin(), var.end(), '\''), var.end());
+      bool literal = false;
+      const std::string var = unquote(text(field(e, "subscript")), literal);
       if (has(api().rankEnvVars, var))
         return RankKind::Global;
       if (has(api().localRankEnvVars, var))
@@ -1034,25 +1034,18 @@ Cond Builder::cond(TSNode e) {
           known = false;
         if (known && (*rk == RankKind::Local || mod == -1)) {
           // The node-local rank: is the test true on local rank 0 only?
-          bool zero = false, others = false;
-          for (std::int64_t r : {std::int64_t(0), std::int64_t(1), std::int64_t(2)}) {
-            bool t = false;
+          // `in`/`==`: some literal matches; `not in`/`!=`: none does.
+          const bool every = op == "not in" || op == "!=" || op == "is not";
+          auto test = [&](std::int64_t r) {
+            bool any = false, all = true;
             for (auto x : lits) {
-              bool one = cop == core::CmpOp::EQ   ? r == x
-                         : cop == core::CmpOp::NE ? r != x
-                         : cop == core::CmpOp::LT ? r < x
-                         : cop == core::CmpOp::LE ? r <= x
-                         : cop == core::CmpOp::GT ? r > x
-                                                  : r >= x;
-              t = (op == "not in" || op == "!=") ? (t || lits.size() == 1 ? one : t) : (t || one);
+              const bool one = core::compare(cop, r, x);
+              any = any || one;
+              all = all && one;
             }
-            if (op == "not in") {
-              t = true;
-              for (auto x : lits)
-                t = t && r != x;
-            }
-            (r == 0 ? zero : others) |= t;
-          }
+            return every ? all : any;
+          };
+          const bool zero = test(0), others = test(1) || test(2);
           Cond c = Cond::atom("local-main", Dep::Rank);
           c.localMain = true;
           c.text = str(e);

@@ -62,21 +62,9 @@ struct Path {
   Loc exitLoc = 0;
 };
 
-bool cmp(CmpOp op, std::int64_t a, std::int64_t b) {
-  switch (op) {
-  case CmpOp::EQ: return a == b;
-  case CmpOp::NE: return a != b;
-  case CmpOp::LT: return a < b;
-  case CmpOp::LE: return a <= b;
-  case CmpOp::GT: return a > b;
-  case CmpOp::GE: return a >= b;
-  }
-  return false;
-}
-
 bool evalRank(const Atom &a, std::int64_t r) {
   std::int64_t v = a.mod > 0 ? r % a.mod : r;
-  return cmp(a.op, v, a.value);
+  return compare(a.op, v, a.value);
 }
 
 // Three-valued evaluation of a condition for rank r (other atoms unknown).

@@ -26,6 +26,19 @@ inline Dep join(Dep a, Dep b) { return a < b ? b : a; }
 
 enum class CmpOp : std::uint8_t { EQ, NE, LT, LE, GT, GE };
 
+// `a op b` for concrete values (a rank against a literal).
+inline bool compare(CmpOp op, std::int64_t a, std::int64_t b) {
+  switch (op) {
+  case CmpOp::EQ: return a == b;
+  case CmpOp::NE: return a != b;
+  case CmpOp::LT: return a < b;
+  case CmpOp::LE: return a <= b;
+  case CmpOp::GT: return a > b;
+  case CmpOp::GE: return a >= b;
+  }
+  return false;
+}
+
 // A branch condition as the core reasons about it.
 struct Cond {
   enum class Kind : std::uint8_t {
