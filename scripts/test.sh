@@ -28,7 +28,9 @@ if [ "${DDPLINT_SKIP_SANITIZE:-0}" != 1 ]; then
         -DDDPLINT_BUILD_HARNESS=OFF -DDDPLINT_BUILD_TESTS=ON >/dev/null
   cmake --build build-asan -j "$jobs" --target ddplint core_tests frontend_tests report_tests
   # LLVM frees nothing at exit on purpose (-disable-free): leaks are not findings.
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  # use_sigaltstack=0: LLVM installs its own signal stack on the thread that
+  # first writes a temporary file; ASan must not unmap it (see Main.cpp).
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:use_sigaltstack=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" \
       -R '^(unit/|report/unit|stress/|python/lit/|cli/PythonRuns|cli/Configs)'
 fi

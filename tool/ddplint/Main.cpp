@@ -1024,6 +1024,19 @@ int runRules(const Args &a) {
 
 } // namespace
 
+#if defined(__SANITIZE_ADDRESS__)
+// The sanitizer build only.  Clang's first temporary output file (a preamble,
+// built on a worker thread) makes LLVM install its own, heap-allocated signal
+// stack on that thread, because ASan's is smaller than LLVM wants.  At thread
+// exit ASan would then unmap LLVM's heap block as if it were its own stack: a
+// CHECK failure ("unable to unmap") or, worse, a silently unmapped heap page,
+// depending on the block's alignment.  Leaving the signal stacks to LLVM
+// avoids both; ASAN_OPTIONS from the environment still take precedence.
+extern "C" const char *__asan_default_options() {
+  return "use_sigaltstack=0:detect_leaks=0";
+}
+#endif
+
 int main(int argc, char **argv) {
   (void)ddpModuleAnchor;
   llvm::CrashRecoveryContext::Enable();
