@@ -60,7 +60,7 @@ bool deviceName(std::string_view name) {
 // A keyword or positional argument as written.
 struct PyArg {
   std::string_view name; // empty: positional (views into the source)
-  TSNode value{};
+  SyntaxNode value{};
   std::string_view text;
 };
 
@@ -126,7 +126,7 @@ Env joinEnv(const Env &a, const Env &b) {
 
 struct FnInfo {
   std::string key, name, className;
-  TSNode def{};
+  SyntaxNode def{};
   std::vector<std::string> decorators;
   bool mainOnly = false; // @rank_zero_only
   bool isModuleMethod = false;
@@ -176,12 +176,12 @@ private:
   };
   std::vector<LoopCtx> loops_;
 
-  std::string_view text(TSNode n) const { return tree_.text(n); }
-  std::string str(TSNode n) const { return std::string(text(n)); }
+  std::string_view text(SyntaxNode n) const { return tree_.text(n); }
+  std::string str(SyntaxNode n) const { return std::string(text(n)); }
 
-  Loc loc(TSNode n) {
+  Loc loc(SyntaxNode n) {
     m_.positions.push_back(startOf(n));
-    m_.byteOffsets.push_back(ts_node_start_byte(n));
+    m_.byteOffsets.push_back(startByte(n));
     return static_cast<Loc>(m_.positions.size());
   }
   std::vector<unsigned> lineStarts_;
@@ -202,13 +202,13 @@ private:
   }
   core::Facts &facts() { return m_.program.facts; }
   std::string fnKey() const { return curFn_.empty() ? "<module>" : curFn_; }
-  std::vector<core::LoopInfo> loopInfos(TSNode datasetArg) const;
-  bool storedInContainer(TSNode call) const;
+  std::vector<core::LoopInfo> loopInfos(SyntaxNode datasetArg) const;
+  bool storedInContainer(SyntaxNode call) const;
 
   // --- names --------------------------------------------------------------
   // The dotted name of an identifier or attribute chain with the import aliases
   // applied: `dist.all_reduce` -> "torch.distributed.all_reduce".
-  std::string qualified(TSNode n) const {
+  std::string qualified(SyntaxNode n) const {
     if (is(n, "identifier")) {
       std::string s = str(n);
       auto it = alias_.find(s);
@@ -223,18 +223,18 @@ private:
     return "";
   }
 
-  static TSNode unparen(TSNode n) {
-    while (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1)
-      n = ts_node_named_child(n, 0);
+  static SyntaxNode unparen(SyntaxNode n) {
+    while (is(n, "parenthesized_expression") && namedChildCount(n) == 1)
+      n = namedChild(n, 0);
     return n;
   }
 
-  std::vector<PyArg> args(TSNode call) const {
+  std::vector<PyArg> args(SyntaxNode call) const {
     std::vector<PyArg> out;
-    TSNode al = field(call, "arguments");
+    SyntaxNode al = field(call, "arguments");
     if (!is(al, "argument_list"))
       return out;
-    for (TSNode a : namedKids(al)) {
+    for (SyntaxNode a : namedKids(al)) {
       if (is(a, "comment"))
         continue;
       PyArg pa;
@@ -265,43 +265,43 @@ private:
   }
 
   // --- pre-passes -----------------------------------------------------------
-  void collectImports(TSNode root);
-  void collectFunctions(TSNode blk, const std::string &prefix, const std::string &cls);
-  void collectObjects(TSNode n);
-  ObjKind kindOfCtor(TSNode call) const;
+  void collectImports(SyntaxNode root);
+  void collectFunctions(SyntaxNode blk, const std::string &prefix, const std::string &cls);
+  void collectObjects(SyntaxNode n);
+  ObjKind kindOfCtor(SyntaxNode call) const;
   bool isNnModule(const std::string &cls, int depth = 0) const;
   bool isLightningModule(const std::string &cls, int depth = 0) const;
 
   // --- values -------------------------------------------------------------
-  Val value(TSNode e);
-  Val callValue(TSNode call);
-  std::optional<RankKind> rankSource(TSNode e);
-  Cond cond(TSNode e);
-  Cond atom(TSNode e, Dep d);
-  void bind(TSNode target, const Val &v);
-  void bindTargets(TSNode target, Dep d);
-  bool isLoaderIterable(TSNode it) const;
+  Val value(SyntaxNode e);
+  Val callValue(SyntaxNode call);
+  std::optional<RankKind> rankSource(SyntaxNode e);
+  Cond cond(SyntaxNode e);
+  Cond atom(SyntaxNode e, Dep d);
+  void bind(SyntaxNode target, const Val &v);
+  void bindTargets(SyntaxNode target, Dep d);
+  bool isLoaderIterable(SyntaxNode it) const;
 
   // --- statements ---------------------------------------------------------
-  void block(TSNode b, std::vector<Node> &out);
-  void statement(TSNode s, std::vector<Node> &out);
-  void expr(TSNode e, std::vector<Node> &out); // events of the calls in e, in order
-  void call(TSNode c, std::vector<Node> &out);
-  Node ifChain(TSNode cond, TSNode then, const std::vector<TSNode> &alts, size_t i, Loc at);
+  void block(SyntaxNode b, std::vector<Node> &out);
+  void statement(SyntaxNode s, std::vector<Node> &out);
+  void expr(SyntaxNode e, std::vector<Node> &out); // events of the calls in e, in order
+  void call(SyntaxNode c, std::vector<Node> &out);
+  Node ifChain(SyntaxNode cond, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at);
   void buildFunction(const FnInfo &fi);
-  std::string resolveCallee(TSNode fn) const;
+  std::string resolveCallee(SyntaxNode fn) const;
   void forwardFacts(const FnInfo &fi);
   Env paramEnv(const FnInfo &fi);
   void buildFunctionRest(const FnInfo &fi, std::vector<Node> body);
-  Loc argsEnd(TSNode call);
-  void envSet(TSNode name, TSNode value, TSNode at);
-  void envSetNamed(const std::string &name, TSNode value, TSNode at);
-  void envRead(TSNode name, TSNode at);
-  void envName(core::EnvSetting &e, TSNode name);
-  void envValue(core::EnvSetting &e, TSNode value);
+  Loc argsEnd(SyntaxNode call);
+  void envSet(SyntaxNode name, SyntaxNode value, SyntaxNode at);
+  void envSetNamed(const std::string &name, SyntaxNode value, SyntaxNode at);
+  void envRead(SyntaxNode name, SyntaxNode at);
+  void envName(core::EnvSetting &e, SyntaxNode name);
+  void envValue(core::EnvSetting &e, SyntaxNode value);
 };
 
-void Builder::envRead(TSNode name, TSNode at) {
+void Builder::envRead(SyntaxNode name, SyntaxNode at) {
   core::EnvSetting e;
   envName(e, name);
   if (!e.nameKnown)
@@ -312,40 +312,40 @@ void Builder::envRead(TSNode name, TSNode at) {
 
 // The end of a call's argument list, where `, name=value` can be inserted
 // (0: the list is not a plain argument list).
-Loc Builder::argsEnd(TSNode c) {
-  TSNode al = field(c, "arguments");
-  if (!is(al, "argument_list") || ts_node_has_error(al))
+Loc Builder::argsEnd(SyntaxNode c) {
+  SyntaxNode al = field(c, "arguments");
+  if (!is(al, "argument_list") || hasError(al))
     return 0;
   // After the last argument (a trailing comma stays where it is).
-  const uint32_t n = ts_node_named_child_count(al);
+  const uint32_t n = namedChildCount(al);
   for (uint32_t i = n; i-- > 0;) {
-    TSNode last = ts_node_named_child(al, i);
+    SyntaxNode last = namedChild(al, i);
     if (is(last, "comment"))
       continue;
-    return locByte(ts_node_end_byte(last));
+    return locByte(endByte(last));
   }
-  return locByte(ts_node_start_byte(al) + 1);
+  return locByte(startByte(al) + 1);
 }
 
 
 // The variable's name as written: a literal can be reported and renamed in place.
-void Builder::envName(core::EnvSetting &e, TSNode name) {
+void Builder::envName(core::EnvSetting &e, SyntaxNode name) {
   bool lit = false;
   e.name = unquote(text(name), lit);
   e.nameKnown = lit;
-  if (lit && is(name, "string") && ts_node_named_child_count(name) <= 3) {
+  if (lit && is(name, "string") && namedChildCount(name) <= 3) {
     e.nameLoc = loc(name);
     e.renameFixable = true;
   }
 }
 
-void Builder::envValue(core::EnvSetting &e, TSNode value) {
+void Builder::envValue(core::EnvSetting &e, SyntaxNode value) {
   bool lit = false;
   e.value = unquote(text(value), lit);
   e.valueKnown = lit || is(value, "integer");
 }
 
-void Builder::envSet(TSNode name, TSNode value, TSNode at) {
+void Builder::envSet(SyntaxNode name, SyntaxNode value, SyntaxNode at) {
   core::EnvSetting e;
   e.loc = loc(at);
   e.isSet = true;
@@ -354,7 +354,7 @@ void Builder::envSet(TSNode name, TSNode value, TSNode at) {
   facts().env.push_back(e);
 }
 
-void Builder::envSetNamed(const std::string &name, TSNode value, TSNode at) {
+void Builder::envSetNamed(const std::string &name, SyntaxNode value, SyntaxNode at) {
   core::EnvSetting e;
   e.loc = loc(at);
   e.isSet = true;
@@ -363,17 +363,17 @@ void Builder::envSetNamed(const std::string &name, TSNode value, TSNode at) {
   facts().env.push_back(e);
 }
 
-std::vector<core::LoopInfo> Builder::loopInfos(TSNode datasetArg) const {
+std::vector<core::LoopInfo> Builder::loopInfos(SyntaxNode datasetArg) const {
   std::vector<core::LoopInfo> out;
   for (auto it = loops_.rbegin(); it != loops_.rend(); ++it) {
     core::LoopInfo li;
     li.loc = it->loc;
     li.perEpoch = it->perEpoch;
-    if (!ts_node_is_null(datasetArg)) {
-      std::function<void(TSNode)> uses = [&](TSNode x) {
+    if (!datasetArg.isNull()) {
+      std::function<void(SyntaxNode)> uses = [&](SyntaxNode x) {
         if (is(x, "identifier") && it->vars.count(str(x)))
           li.datasetDependsOnLoop = true;
-        for (TSNode k : namedKids(x))
+        for (SyntaxNode k : namedKids(x))
           uses(k);
       };
       uses(datasetArg);
@@ -385,12 +385,12 @@ std::vector<core::LoopInfo> Builder::loopInfos(TSNode datasetArg) const {
 
 // `loaders.append(DataLoader(..))`, `loaders[name] = DataLoader(..)`, a list
 // or dict of loaders: one loader per element, kept beyond the iteration.
-bool Builder::storedInContainer(TSNode c) const {
-  TSNode p = ts_node_parent(c);
+bool Builder::storedInContainer(SyntaxNode c) const {
+  SyntaxNode p = parentOf(c);
   while (is(p, "parenthesized_expression"))
-    p = ts_node_parent(p);
+    p = parentOf(p);
   if (is(p, "argument_list")) {
-    TSNode call = ts_node_parent(p);
+    SyntaxNode call = parentOf(p);
     std::string l = lastPart(std::string(text(field(call, "function"))));
     return l == "append" || l == "extend" || l == "insert" || l == "add";
   }
@@ -406,20 +406,20 @@ bool Builder::storedInContainer(TSNode c) const {
 // Catalog of the Python API (rules/python-api.yaml).
 const core::PythonApi &api() { return core::builtinPythonApi(); }
 
-void Builder::collectImports(TSNode root) {
-  std::vector<TSNode> stack{root};
+void Builder::collectImports(SyntaxNode root) {
+  std::vector<SyntaxNode> stack{root};
   bool firstImportSeen = false;
   while (!stack.empty()) {
-    TSNode n = stack.back();
+    SyntaxNode n = stack.back();
     stack.pop_back();
-    const bool topLevel = is(ts_node_parent(n), "module");
+    const bool topLevel = is(parentOf(n), "module");
     if (is(n, "import_statement")) {
       if (!firstImportSeen && topLevel) {
         firstImportSeen = true;
         m_.hasImports = true;
-        m_.importInsertAt = ts_node_start_byte(n);
+        m_.importInsertAt = startByte(n);
       }
-      for (TSNode k : namedKids(n)) {
+      for (SyntaxNode k : namedKids(n)) {
         if (is(k, "dotted_name")) {
           std::string full = str(k);
           alias_[full.substr(0, full.find('.'))] = full.substr(0, full.find('.'));
@@ -439,14 +439,14 @@ void Builder::collectImports(TSNode root) {
       if (!firstImportSeen && topLevel) {
         firstImportSeen = true;
         m_.hasImports = true;
-        m_.importInsertAt = ts_node_start_byte(n);
+        m_.importInsertAt = startByte(n);
       }
       if (startsWith(mod, "torch.distributed") || startsWith(mod, "accelerate") ||
           startsWith(mod, "lightning") || startsWith(mod, "pytorch_lightning"))
         usesDist_ = true;
-      TSNode modNode = field(n, "module_name");
-      for (TSNode k : namedKids(n)) {
-        if (ts_node_eq(k, modNode))
+      SyntaxNode modNode = field(n, "module_name");
+      for (SyntaxNode k : namedKids(n)) {
+        if (k == modNode)
           continue;
         if (is(k, "dotted_name"))
           alias_[str(k)] = mod + "." + str(k);
@@ -501,14 +501,14 @@ bool Builder::isLightningModule(const std::string &cls, int depth) const {
   return false;
 }
 
-void Builder::collectFunctions(TSNode blk, const std::string &prefix, const std::string &cls) {
-  for (TSNode s : namedKids(blk)) {
+void Builder::collectFunctions(SyntaxNode blk, const std::string &prefix, const std::string &cls) {
+  for (SyntaxNode s : namedKids(blk)) {
     std::vector<std::string> decos;
-    TSNode def = s;
+    SyntaxNode def = s;
     if (is(s, "decorated_definition")) {
-      for (TSNode d : namedKids(s))
+      for (SyntaxNode d : namedKids(s))
         if (is(d, "decorator"))
-          decos.push_back(qualified(unparen(ts_node_named_child(d, 0))));
+          decos.push_back(qualified(unparen(namedChild(d, 0))));
       def = field(s, "definition");
     }
     if (is(def, "function_definition")) {
@@ -526,7 +526,7 @@ void Builder::collectFunctions(TSNode blk, const std::string &prefix, const std:
     } else if (is(def, "class_definition")) {
       std::string name = str(field(def, "name"));
       std::vector<std::string> bases;
-      for (TSNode b : namedKids(field(def, "superclasses")))
+      for (SyntaxNode b : namedKids(field(def, "superclasses")))
         if (is(b, "identifier") || is(b, "attribute"))
           bases.push_back(qualified(b));
       classBases_[name] = bases;
@@ -537,22 +537,22 @@ void Builder::collectFunctions(TSNode blk, const std::string &prefix, const std:
       collectFunctions(field(def, "body"), key, name);
     } else if (is(def, "if_statement") || is(def, "try_statement")) {
       // Definitions under `if TYPE_CHECKING:` or `try: ... except ImportError:`.
-      for (TSNode k : namedKids(def))
+      for (SyntaxNode k : namedKids(def))
         if (is(k, "block"))
           collectFunctions(k, prefix, cls);
         else
-          for (TSNode kk : namedKids(k))
+          for (SyntaxNode kk : namedKids(k))
             if (is(kk, "block"))
               collectFunctions(kk, prefix, cls);
     }
   }
 }
 
-ObjKind Builder::kindOfCtor(TSNode c) const {
+ObjKind Builder::kindOfCtor(SyntaxNode c) const {
   if (!is(c, "call"))
     return ObjKind::None;
   // `Accuracy(...).to(device)`, `DDP(model).cuda()`
-  if (TSNode fn = field(c, "function"); is(fn, "attribute")) {
+  if (SyntaxNode fn = field(c, "function"); is(fn, "attribute")) {
     std::string m = str(field(fn, "attribute"));
     if (m == "to" || m == "cuda" || m == "cpu")
       return kindOfCtor(unparen(field(fn, "object")));
@@ -587,13 +587,13 @@ ObjKind Builder::kindOfCtor(TSNode c) const {
 
 // Which spellings hold which objects, over the whole module: the DDP model is
 // usually made in one function and called in another, under the same name.
-void Builder::collectObjects(TSNode n) {
-  std::vector<TSNode> stack{n};
+void Builder::collectObjects(SyntaxNode n) {
+  std::vector<SyntaxNode> stack{n};
   while (!stack.empty()) {
-    TSNode s = stack.back();
+    SyntaxNode s = stack.back();
     stack.pop_back();
     if (is(s, "assignment")) {
-      TSNode left = field(s, "left"), right = unparen(field(s, "right"));
+      SyntaxNode left = field(s, "left"), right = unparen(field(s, "right"));
       ObjKind k = kindOfCtor(right);
       if (k != ObjKind::None && (is(left, "identifier") || is(left, "attribute")))
         objects_[str(left)] = k;
@@ -601,12 +601,12 @@ void Builder::collectObjects(TSNode n) {
         hasDdp_ = true;
       // model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
       if (is(right, "call") && lastPart(qualified(field(right, "function"))) == "prepare") {
-        TSNode recv = field(field(right, "function"), "object");
-        if (!ts_node_is_null(recv) && (objects_.count(str(recv)) || str(recv) == "accelerator")) {
-          std::vector<TSNode> targets =
+        SyntaxNode recv = field(field(right, "function"), "object");
+        if (!recv.isNull() && (objects_.count(str(recv)) || str(recv) == "accelerator")) {
+          std::vector<SyntaxNode> targets =
               is(left, "pattern_list") || is(left, "tuple_pattern") ? namedKids(left)
-                                                                     : std::vector<TSNode>{left};
-          for (TSNode t : targets) {
+                                                                     : std::vector<SyntaxNode>{left};
+          for (SyntaxNode t : targets) {
             std::string name = str(t);
             std::string lower = name;
             std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
@@ -619,7 +619,7 @@ void Builder::collectObjects(TSNode n) {
       }
     }
     if (is(s, "assignment")) {
-      TSNode left = field(s, "left"), right = unparen(field(s, "right"));
+      SyntaxNode left = field(s, "left"), right = unparen(field(s, "right"));
       if (is(right, "call") && (is(left, "identifier") || is(left, "attribute"))) {
         std::string cls = lastPart(qualified(field(right, "function")));
         if (classBases_.count(cls))
@@ -662,7 +662,7 @@ void Builder::collectObjects(TSNode n) {
 // ---------------------------------------------------------------------------
 // Values
 
-std::optional<RankKind> Builder::rankSource(TSNode e) {
+std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
   e = unparen(e);
   // int(x), str(x): the rank converted
   if (is(e, "call")) {
@@ -735,10 +735,10 @@ std::optional<RankKind> Builder::rankSource(TSNode e) {
   return std::nullopt;
 }
 
-Val Builder::value(TSNode e) {
+Val Builder::value(SyntaxNode e) {
   e = unparen(e);
   Val v;
-  if (ts_node_is_null(e))
+  if (e.isNull())
     return v;
   if (auto r = rankSource(e)) {
     v.dep = Dep::Rank;
@@ -790,8 +790,8 @@ Val Builder::value(TSNode e) {
     Val b = value(field(e, "value"));
     Val out;
     out.dep = b.dep;
-    for (TSNode s : namedKids(e))
-      if (!ts_node_eq(s, field(e, "value")))
+    for (SyntaxNode s : namedKids(e))
+      if (s != field(e, "value"))
         out.dep = core::join(out.dep, value(s).dep);
     return out;
   }
@@ -807,13 +807,13 @@ Val Builder::value(TSNode e) {
     return v;
   // Anything else: the strongest dependence of its parts.
   Val out;
-  for (TSNode c : namedKids(e))
+  for (SyntaxNode c : namedKids(e))
     out.dep = core::join(out.dep, value(c).dep);
   return out;
 }
 
-Val Builder::callValue(TSNode c) {
-  TSNode fn = field(c, "function");
+Val Builder::callValue(SyntaxNode c) {
+  SyntaxNode fn = field(c, "function");
   const std::string q = qualified(fn);
   const std::string l = lastPart(q.empty() ? std::string(text(fn)) : q);
   Val v;
@@ -893,7 +893,7 @@ Val Builder::callValue(TSNode c) {
   return v;
 }
 
-Cond Builder::atom(TSNode e, Dep d) {
+Cond Builder::atom(SyntaxNode e, Dep d) {
   // The same spelling in another function is another value (`flag` there may
   // be agreed, here not); within a function it is one decision.
   Cond c = Cond::atom(fnKey() + ":" + str(e), d);
@@ -923,7 +923,7 @@ bool intLiteral(std::string_view t, std::int64_t &out) {
   return true;
 }
 
-Cond Builder::cond(TSNode e) {
+Cond Builder::cond(SyntaxNode e) {
   e = unparen(e);
   const std::string_view k = kindOf(e);
   if (k == "not_operator")
@@ -937,16 +937,15 @@ Cond Builder::cond(TSNode e) {
   }
   if (k == "true" || k == "false")
     return Cond::constant(k == "true");
-  if (k == "comparison_operator" && ts_node_named_child_count(e) == 2) {
-    TSNode lhs = ts_node_named_child(e, 0), rhs = ts_node_named_child(e, 1);
+  if (k == "comparison_operator" && namedChildCount(e) == 2) {
+    SyntaxNode lhs = namedChild(e, 0), rhs = namedChild(e, 1);
     std::string op;
-    for (uint32_t i = 0; i < ts_node_child_count(e); ++i) {
-      TSNode c = ts_node_child(e, i);
-      if (!ts_node_is_named(c))
+    for (SyntaxNode c : allKids(e)) {
+      if (!isNamed(c))
         op += (op.empty() ? "" : " ") + str(c);
     }
     // rank-valued side and a literal or literal list
-    auto evalSide = [&](TSNode side, std::int64_t &mod, std::optional<RankKind> &rk) {
+    auto evalSide = [&](SyntaxNode side, std::int64_t &mod, std::optional<RankKind> &rk) {
       side = unparen(side);
       mod = 0;
       if (is(side, "binary_operator") && str(field(side, "operator")) == "%") {
@@ -966,7 +965,7 @@ Cond Builder::cond(TSNode e) {
     std::optional<RankKind> rkL, rkR;
     evalSide(lhs, modL, rkL);
     evalSide(rhs, modR, rkR);
-    TSNode other = rhs;
+    SyntaxNode other = rhs;
     std::int64_t mod = modL;
     std::optional<RankKind> rk = rkL;
     bool flipped = false;
@@ -978,8 +977,8 @@ Cond Builder::cond(TSNode e) {
     }
     if (rk) {
       std::vector<std::int64_t> lits;
-      TSNode o = unparen(other);
-      auto litOf = [&](TSNode x, std::int64_t &out) {
+      SyntaxNode o = unparen(other);
+      auto litOf = [&](SyntaxNode x, std::int64_t &out) {
         x = unparen(x);
         if (is(x, "unary_operator") && str(field(x, "operator")) == "-" &&
             intLiteral(text(field(x, "argument")), out)) {
@@ -989,7 +988,7 @@ Cond Builder::cond(TSNode e) {
         return intLiteral(text(x), out);
       };
       if ((op == "in" || op == "not in") && (is(o, "list") || is(o, "tuple") || is(o, "set"))) {
-        for (TSNode x : namedKids(o)) {
+        for (SyntaxNode x : namedKids(o)) {
           if (!litOf(x, lit)) {
             lits.clear();
             break;
@@ -1080,7 +1079,7 @@ Cond Builder::cond(TSNode e) {
   if (k == "comparison_operator" || k == "boolean_operator" || k == "not_operator") {
     // Not a rank test: an opaque decision on whatever its operands depend on.
     Dep d = Dep::Uniform;
-    for (TSNode c : namedKids(e))
+    for (SyntaxNode c : namedKids(e))
       d = core::join(d, value(c).dep);
     return atom(e, d);
   }
@@ -1112,7 +1111,7 @@ Cond Builder::cond(TSNode e) {
   return c;
 }
 
-void Builder::bind(TSNode target, const Val &v) {
+void Builder::bind(SyntaxNode target, const Val &v) {
   target = unparen(target);
   if (is(target, "identifier")) {
     env_.vars[str(target)] = v;
@@ -1120,22 +1119,22 @@ void Builder::bind(TSNode target, const Val &v) {
     env_.vars[str(target)] = v;
   } else if (is(target, "pattern_list") || is(target, "tuple_pattern") ||
              is(target, "list_pattern") || is(target, "tuple") || is(target, "list")) {
-    for (TSNode t : namedKids(target))
+    for (SyntaxNode t : namedKids(target))
       bind(t, Val{v.dep, RankKind::None, std::nullopt});
   }
 }
 
-void Builder::bindTargets(TSNode target, Dep d) { bind(target, Val{d, RankKind::None, {}}); }
+void Builder::bindTargets(SyntaxNode target, Dep d) { bind(target, Val{d, RankKind::None, {}}); }
 
-bool Builder::isLoaderIterable(TSNode it) const {
+bool Builder::isLoaderIterable(SyntaxNode it) const {
   it = unparen(it);
   // `tqdm(loader) if rank == 0 else loader`: either way the same batches.
-  if (is(it, "conditional_expression") && ts_node_named_child_count(it) == 3)
-    return isLoaderIterable(ts_node_named_child(it, 0)) || isLoaderIterable(ts_node_named_child(it, 2));
+  if (is(it, "conditional_expression") && namedChildCount(it) == 3)
+    return isLoaderIterable(namedChild(it, 0)) || isLoaderIterable(namedChild(it, 2));
   if (is(it, "call")) {
     std::string l = lastPart(qualified(field(it, "function")));
     if (l == "enumerate" || l == "tqdm" || l == "zip" || l == "iter") {
-      for (TSNode a : namedKids(field(it, "arguments")))
+      for (SyntaxNode a : namedKids(field(it, "arguments")))
         if (isLoaderIterable(a))
           return true;
       return false;
@@ -1155,7 +1154,7 @@ bool Builder::isLoaderIterable(TSNode it) const {
 // ---------------------------------------------------------------------------
 // Statements
 
-std::string Builder::resolveCallee(TSNode fn) const {
+std::string Builder::resolveCallee(SyntaxNode fn) const {
   if (is(fn, "identifier")) {
     std::string n = str(fn);
     // innermost definition first: a nested helper, then a module function
@@ -1193,8 +1192,8 @@ std::string Builder::resolveCallee(TSNode fn) const {
   return "";
 }
 
-void Builder::call(TSNode c, std::vector<Node> &out) {
-  TSNode fn = field(c, "function");
+void Builder::call(SyntaxNode c, std::vector<Node> &out) {
+  SyntaxNode fn = field(c, "function");
   const std::string q = qualified(fn);
   const std::string l = lastPart(q.empty() ? std::string(text(fn)) : q);
   const std::string recv = is(fn, "attribute") ? str(field(fn, "object")) : "";
@@ -1294,7 +1293,7 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
       }
     dl.argsEnd = argsEnd(c);
     const PyArg *ds = arg(as, "dataset", 0);
-    dl.loops = loopInfos(ds ? ds->value : TSNode{});
+    dl.loops = loopInfos(ds ? ds->value : SyntaxNode{});
     // A sampler over the loop's indices (k-fold) is one loader per input too.
     for (const char *k : {"sampler", "batch_sampler"})
       if (const PyArg *sa = arg(as, k, 99)) {
@@ -1442,7 +1441,7 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
     hc.caller = fnKey();
     hc.callee = key;
     hc.calleeName = str(fn);
-    hc.loops = loopInfos(TSNode{});
+    hc.loops = loopInfos(SyntaxNode{});
     // Called with the loop's element (`make_loaders(fold)`): per input.
     for (const auto &a : as) {
       auto more = loopInfos(a.value);
@@ -1457,29 +1456,29 @@ void Builder::call(TSNode c, std::vector<Node> &out) {
   // callbacks are not followed (their caller is not this program).
 }
 
-void Builder::expr(TSNode e, std::vector<Node> &out) {
-  if (ts_node_is_null(e))
+void Builder::expr(SyntaxNode e, std::vector<Node> &out) {
+  if (e.isNull())
     return;
   const std::string_view k = kindOf(e);
   if (k == "lambda" || k == "function_definition" || k == "class_definition")
     return;
   if (k == "call") {
     // The callee's object and the arguments run first.
-    TSNode fn = field(e, "function");
+    SyntaxNode fn = field(e, "function");
     if (is(fn, "attribute"))
       expr(field(fn, "object"), out);
     else if (!is(fn, "identifier"))
       expr(fn, out);
-    for (TSNode a : namedKids(field(e, "arguments")))
+    for (SyntaxNode a : namedKids(field(e, "arguments")))
       expr(is(a, "keyword_argument") ? field(a, "value") : a, out);
     call(e, out);
     return;
   }
-  if (k == "conditional_expression" && ts_node_named_child_count(e) == 3) {
+  if (k == "conditional_expression" && namedChildCount(e) == 3) {
     // a if c else b
     std::vector<Node> t, f, pre;
-    TSNode a = ts_node_named_child(e, 0), c = ts_node_named_child(e, 1),
-           b = ts_node_named_child(e, 2);
+    SyntaxNode a = namedChild(e, 0), c = namedChild(e, 1),
+           b = namedChild(e, 2);
     expr(c, out);
     expr(a, t);
     expr(b, f);
@@ -1511,16 +1510,16 @@ void Builder::expr(TSNode e, std::vector<Node> &out) {
     if (v == "os.environ" || v == "environ")
       envRead(field(e, "subscript"), e);
   }
-  for (TSNode c : namedKids(e))
+  for (SyntaxNode c : namedKids(e))
     expr(c, out);
 }
 
-void Builder::block(TSNode b, std::vector<Node> &out) {
-  for (TSNode s : namedKids(b))
+void Builder::block(SyntaxNode b, std::vector<Node> &out) {
+  for (SyntaxNode s : namedKids(b))
     statement(s, out);
 }
 
-Node Builder::ifChain(TSNode c, TSNode then, const std::vector<TSNode> &alts, size_t i, Loc at) {
+Node Builder::ifChain(SyntaxNode c, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at) {
   Cond cc = cond(c);
   stamp(cc, at);
   if (cc.text.empty())
@@ -1532,7 +1531,7 @@ Node Builder::ifChain(TSNode c, TSNode then, const std::vector<TSNode> &alts, si
   env_ = before;
   std::vector<Node> f;
   if (i < alts.size()) {
-    TSNode a = alts[i];
+    SyntaxNode a = alts[i];
     if (is(a, "elif_clause")) {
       Loc l = loc(a);
       Node inner = ifChain(field(a, "condition"), field(a, "consequence"), alts, i + 1, l);
@@ -1546,12 +1545,12 @@ Node Builder::ifChain(TSNode c, TSNode then, const std::vector<TSNode> &alts, si
   return Node::makeIf(cc, Node::block(std::move(t)), Node::block(std::move(f)), at);
 }
 
-void Builder::statement(TSNode s, std::vector<Node> &out) {
+void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
   const std::string_view k = kindOf(s);
   if (k == "expression_statement") {
-    for (TSNode e : namedKids(s)) {
+    for (SyntaxNode e : namedKids(s)) {
       if (is(e, "assignment") || is(e, "augmented_assignment")) {
-        TSNode right = field(e, "right"), left = field(e, "left");
+        SyntaxNode right = field(e, "right"), left = field(e, "left");
         expr(right, out);
         // os.environ["X"] = "1"
         if (is(left, "subscript") &&
@@ -1560,17 +1559,17 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
         // A name assigned from the loop variable is the loop's too.
         if (!loops_.empty() && is(left, "identifier")) {
           bool fromLoop = false;
-          std::function<void(TSNode)> uses = [&](TSNode x) {
+          std::function<void(SyntaxNode)> uses = [&](SyntaxNode x) {
             if (is(x, "identifier") && loops_.back().vars.count(str(x)))
               fromLoop = true;
-            for (TSNode kk : namedKids(x))
+            for (SyntaxNode kk : namedKids(x))
               uses(kk);
           };
           uses(right);
           if (fromLoop)
             loops_.back().vars.insert(str(left));
         }
-        if (ts_node_is_null(right))
+        if (right.isNull())
           continue;
         Val v = value(right);
         if (is(e, "augmented_assignment")) {
@@ -1592,10 +1591,10 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
         // `rank, world = dist.get_rank(), dist.get_world_size()`: element by element.
         if ((is(left, "pattern_list") || is(left, "tuple_pattern")) &&
             (is(right, "expression_list") || is(right, "tuple")) &&
-            ts_node_named_child_count(left) == ts_node_named_child_count(right) &&
+            namedChildCount(left) == namedChildCount(right) &&
             !is(e, "augmented_assignment")) {
-          for (uint32_t i = 0; i < ts_node_named_child_count(left); ++i)
-            bind(ts_node_named_child(left, i), value(ts_node_named_child(right, i)));
+          for (uint32_t i = 0; i < namedChildCount(left); ++i)
+            bind(namedChild(left, i), value(namedChild(right, i)));
         } else {
           bind(left, v);
         }
@@ -1617,9 +1616,9 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
     return;
   }
   if (k == "if_statement") {
-    std::vector<TSNode> alts;
-    for (uint32_t i = 0; i < ts_node_named_child_count(s); ++i) {
-      TSNode c = ts_node_named_child(s, i);
+    std::vector<SyntaxNode> alts;
+    for (uint32_t i = 0; i < namedChildCount(s); ++i) {
+      SyntaxNode c = namedChild(s, i);
       if (is(c, "elif_clause") || is(c, "else_clause"))
         alts.push_back(c);
     }
@@ -1631,11 +1630,11 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
     return;
   }
   if (k == "for_statement") {
-    TSNode left = field(s, "left"), right = field(s, "right");
+    SyntaxNode left = field(s, "left"), right = field(s, "right");
     expr(right, out);
     // enumerate/tqdm/trange wrap the iterable: their other arguments (desc=,
     // disable=rank != 0) do not change the trip count.
-    TSNode iter = unparen(right);
+    SyntaxNode iter = unparen(right);
     bool enumerated = false;
     while (is(iter, "call")) {
       const std::string w = lastPart(qualified(field(iter, "function")));
@@ -1662,11 +1661,11 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
     std::transform(header.begin(), header.end(), header.begin(), ::tolower);
     lc.perEpoch = header.find("epoch") != std::string::npos;
     // Every name the target binds: `for i, (train_idx, val_idx) in enumerate(folds)`.
-    std::function<void(TSNode)> targets = [&](TSNode v) {
+    std::function<void(SyntaxNode)> targets = [&](SyntaxNode v) {
       if (is(v, "identifier"))
         lc.vars.insert(str(v));
       else
-        for (TSNode k : namedKids(v))
+        for (SyntaxNode k : namedKids(v))
           targets(k);
     };
     targets(left);
@@ -1677,8 +1676,8 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
     bindTargets(left, elems);
     // `for step, batch in enumerate(loader)`: the index is the same on every rank.
     if (enumerated && (is(left, "pattern_list") || is(left, "tuple_pattern")) &&
-        ts_node_named_child_count(left) == 2)
-      bind(ts_node_named_child(left, 0), Val{trip, RankKind::None, std::nullopt, trip == Dep::Uniform});
+        namedChildCount(left) == 2)
+      bind(namedChild(left, 0), Val{trip, RankKind::None, std::nullopt, trip == Dep::Uniform});
     std::vector<Node> body;
     block(field(s, "body"), body);
     env_ = joinEnv(before, env_);
@@ -1686,12 +1685,12 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
     Node loop = Node::makeLoop(trip, lc.text, loc(right), Node::block(std::move(body)), at);
     loop.perEpoch = lc.perEpoch;
     out.push_back(std::move(loop));
-    if (TSNode e = field(s, "alternative"); !ts_node_is_null(e))
+    if (SyntaxNode e = field(s, "alternative"); !e.isNull())
       block(field(e, "body"), out);
     return;
   }
   if (k == "while_statement") {
-    TSNode c = field(s, "condition");
+    SyntaxNode c = field(s, "condition");
     expr(c, out);
     LoopCtx lc;
     lc.text = str(c);
@@ -1718,15 +1717,15 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
   if (k == "with_statement") {
     int syncOff = 0;
     size_t fullScopes = 0;
-    for (TSNode clause : namedKids(s)) {
+    for (SyntaxNode clause : namedKids(s)) {
       if (!is(clause, "with_clause"))
         continue;
-      for (TSNode item : namedKids(clause)) {
-        TSNode v = field(item, "value");
-        TSNode target{};
+      for (SyntaxNode item : namedKids(clause)) {
+        SyntaxNode v = field(item, "value");
+        SyntaxNode target{};
         if (is(v, "as_pattern")) {
           target = field(v, "alias");
-          v = ts_node_named_child(v, 0);
+          v = namedChild(v, 0);
         }
         if (is(v, "call")) {
           std::string l = lastPart(qualified(field(v, "function")));
@@ -1742,8 +1741,8 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
           }
         }
         expr(v, out);
-        if (!ts_node_is_null(target) && ts_node_named_child_count(target) > 0)
-          bindTargets(ts_node_named_child(target, 0), value(v).dep);
+        if (!target.isNull() && namedChildCount(target) > 0)
+          bindTargets(namedChild(target, 0), value(v).dep);
       }
     }
     noSync_ += syncOff;
@@ -1754,16 +1753,16 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
   }
   if (k == "try_statement") {
     block(field(s, "body"), out);
-    for (TSNode c : namedKids(s)) {
+    for (SyntaxNode c : namedKids(s)) {
       if (is(c, "except_clause") || is(c, "except_group_clause")) {
-        TSNode body{};
-        for (TSNode kk : namedKids(c))
+        SyntaxNode body{};
+        for (SyntaxNode kk : namedKids(c))
           if (is(kk, "block"))
             body = kk;
         // A handler that cleans up and re-raises changes nothing: the exception
         // ends this process as it would have, and the launcher (torchrun,
         // mp.spawn) tears the other workers down.
-        auto hs = namedKids(body);
+        std::vector<SyntaxNode> hs = namedKids(body);
         while (!hs.empty() && is(hs.back(), "comment"))
           hs.pop_back();
         if (!hs.empty() && is(hs.back(), "raise_statement"))
@@ -1774,7 +1773,7 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
         env_ = joinEnv(before, env_);
         if (!h.empty()) {
           // An exception can strike one rank alone.
-          Cond ex = Cond::atom("exception@" + std::to_string(ts_node_start_byte(c)), Dep::Local);
+          Cond ex = Cond::atom("exception@" + std::to_string(startByte(c)), Dep::Local);
           ex.errorCheck = true;
           ex.text = "an exception is raised";
           Loc at = loc(c);
@@ -1784,7 +1783,7 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
       } else if (is(c, "else_clause")) {
         block(field(c, "body"), out);
       } else if (is(c, "finally_clause")) {
-        for (TSNode kk : namedKids(c))
+        for (SyntaxNode kk : namedKids(c))
           if (is(kk, "block"))
             block(kk, out);
       }
@@ -1792,13 +1791,13 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
     return;
   }
   if (k == "return_statement") {
-    for (TSNode e : namedKids(s))
+    for (SyntaxNode e : namedKids(s))
       expr(e, out);
     out.push_back(Node::makeExit(ExitKind::Return, loc(s)));
     return;
   }
   if (k == "raise_statement") {
-    for (TSNode e : namedKids(s))
+    for (SyntaxNode e : namedKids(s))
       expr(e, out);
     out.push_back(Node::makeExit(ExitKind::Throw, loc(s)));
     return;
@@ -1817,14 +1816,14 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
     return;
   if (k == "match_statement") {
     // Each case is a branch on the subject.
-    TSNode subj = field(s, "subject");
+    SyntaxNode subj = field(s, "subject");
     expr(subj, out);
     Dep d = value(subj).dep;
-    for (TSNode b : namedKids(field(s, "body"))) {
+    for (SyntaxNode b : namedKids(field(s, "body"))) {
       if (!is(b, "case_clause"))
         continue;
       std::vector<Node> body;
-      for (TSNode kk : namedKids(b))
+      for (SyntaxNode kk : namedKids(b))
         if (is(kk, "block"))
           block(kk, body);
       Cond c = atom(b, d);
@@ -1839,7 +1838,7 @@ void Builder::statement(TSNode s, std::vector<Node> &out) {
     return;
   }
   // assert, delete, print(...) as statements, ERROR nodes: their calls still count.
-  for (TSNode e : namedKids(s))
+  for (SyntaxNode e : namedKids(s))
     expr(e, out);
 }
 
@@ -1852,14 +1851,14 @@ void Builder::forwardFacts(const FnInfo &fi) {
   fw.className = fi.className;
   fw.loc = loc(fi.def);
   std::set<std::string> inputs;
-  for (TSNode p : namedKids(field(fi.def, "parameters"))) {
-    TSNode id = is(p, "identifier") ? p : field(p, "name");
+  for (SyntaxNode p : namedKids(field(fi.def, "parameters"))) {
+    SyntaxNode id = is(p, "identifier") ? p : field(p, "name");
     if (!is(id, "identifier") || str(id) == "self")
       continue;
     // A flag the caller chooses (`skip_head: bool = False`, `mode="train"`) is
     // the same on every rank: only tensors (and untyped, undefaulted
     // parameters) are the input.
-    TSNode def = field(p, "value"), type = field(p, "type");
+    SyntaxNode def = field(p, "value"), type = field(p, "type");
     const std::string_view dk = kindOf(def);
     if (dk == "true" || dk == "false" || dk == "none" || dk == "integer" || dk == "float" ||
         dk == "string")
@@ -1875,13 +1874,13 @@ void Builder::forwardFacts(const FnInfo &fi) {
   for (const auto &[key, f] : fns_) {
     if (f.className != fi.className)
       continue;
-    std::function<void(TSNode)> scan = [&](TSNode n) {
+    std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
       if (is(n, "assignment")) {
-        TSNode l = field(n, "left"), r = unparen(field(n, "right"));
+        SyntaxNode l = field(n, "left"), r = unparen(field(n, "right"));
         if (is(l, "attribute") && str(field(l, "object")) == "self" && is(r, "call"))
           attrType[str(field(l, "attribute"))] = lastPart(qualified(field(r, "function")));
       }
-      for (TSNode k : namedKids(n))
+      for (SyntaxNode k : namedKids(n))
         scan(k);
     };
     scan(field(f.def, "body"));
@@ -1893,7 +1892,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
       "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
       "AdaptiveMaxPool2d", "Upsample", "LeakyReLU", "ELU", "Mish", "Hardswish", "Softplus",
       "PixelShuffle", "ZeroPad2d", "Tanhshrink", "Softsign", "GLU"};
-  std::function<bool(TSNode)> fromInput = [&](TSNode e) {
+  std::function<bool(SyntaxNode)> fromInput = [&](SyntaxNode e) {
     if (is(e, "identifier"))
       return inputs.count(str(e)) > 0;
     if (is(e, "attribute")) {
@@ -1904,16 +1903,16 @@ void Builder::forwardFacts(const FnInfo &fi) {
       if (meta.count(a) || startsWith(a, "is_")) // is_cuda, is_xpu, is_sparse: device metadata
         return false;
     }
-    for (TSNode k : namedKids(e))
+    for (SyntaxNode k : namedKids(e))
       if (fromInput(k))
         return true;
     return false;
   };
   std::string shapeExpr;
-  std::function<bool(TSNode)> shapeOfInput = [&](TSNode e) -> bool {
+  std::function<bool(SyntaxNode)> shapeOfInput = [&](SyntaxNode e) -> bool {
     e = unparen(e);
     if (is(e, "call")) {
-      TSNode fn = field(e, "function");
+      SyntaxNode fn = field(e, "function");
       std::string l = lastPart(std::string(text(fn)));
       if (is(fn, "attribute") && (l == "size" || l == "dim" || l == "numel" || l == "nelement") &&
           fromInput(field(fn, "object"))) {
@@ -1928,21 +1927,21 @@ void Builder::forwardFacts(const FnInfo &fi) {
     if (is(e, "attribute")) {
       std::string l = str(field(e, "attribute"));
       if ((l == "shape" || l == "ndim") && fromInput(field(e, "object"))) {
-        TSNode p = ts_node_parent(e);
+        SyntaxNode p = parentOf(e);
         shapeExpr = is(p, "subscript") ? str(p) : str(e);
         return true;
       }
     }
-    for (TSNode k : namedKids(e))
+    for (SyntaxNode k : namedKids(e))
       if (shapeOfInput(k))
         return true;
     return false;
   };
-  std::function<void(TSNode, core::ArmUse &)> uses = [&](TSNode n, core::ArmUse &u) {
+  std::function<void(SyntaxNode, core::ArmUse &)> uses = [&](SyntaxNode n, core::ArmUse &u) {
     if (is(n, "function_definition") || is(n, "lambda"))
       return;
     if (is(n, "call")) {
-      TSNode fn = field(n, "function");
+      SyntaxNode fn = field(n, "function");
       if (is(fn, "attribute") && str(field(fn, "object")) == "self") {
         std::string name = str(field(fn, "attribute"));
         bool method = false;
@@ -1963,7 +1962,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
         } else if (!method && !contains(u.modules, name)) {
           u.modules.push_back(name);
         }
-        for (TSNode k : namedKids(field(n, "arguments")))
+        for (SyntaxNode k : namedKids(field(n, "arguments")))
           uses(k, u);
         return;
       }
@@ -1974,11 +1973,11 @@ void Builder::forwardFacts(const FnInfo &fi) {
           !contains(u.params, t->first))
         u.params.push_back(t->first);
     }
-    for (TSNode k : namedKids(n))
+    for (SyntaxNode k : namedKids(n))
       uses(k, u);
   };
-  auto exits = [&](TSNode blk, bool &returns, bool &throws) {
-    for (TSNode st : namedKids(blk)) {
+  auto exits = [&](SyntaxNode blk, bool &returns, bool &throws) {
+    for (SyntaxNode st : namedKids(blk)) {
       returns = returns || is(st, "return_statement");
       throws = throws || is(st, "raise_statement");
     }
@@ -1991,22 +1990,22 @@ void Builder::forwardFacts(const FnInfo &fi) {
   };
   // Visit each block statement by statement, so an arm that falls through can
   // be given the rest of its block.
-  std::function<void(TSNode, int)> visitBlock = [&](TSNode blk, int parent) {
+  std::function<void(SyntaxNode, int)> visitBlock = [&](SyntaxNode blk, int parent) {
     auto stmts = namedKids(blk);
     for (size_t i = 0; i < stmts.size(); ++i) {
-      TSNode st = stmts[i];
+      SyntaxNode st = stmts[i];
       if (is(st, "expression_statement"))
-        for (TSNode e : namedKids(st))
+        for (SyntaxNode e : namedKids(st))
           if (is(e, "assignment") && is(field(e, "left"), "identifier") &&
               fromInput(field(e, "right")))
             inputs.insert(str(field(e, "left")));
       if (!is(st, "if_statement")) {
         // `return self.a(x) if x.sum() > 0 else self.b(x)`
-        std::function<void(TSNode)> ternaries = [&](TSNode n) {
+        std::function<void(SyntaxNode)> ternaries = [&](SyntaxNode n) {
           if (is(n, "block") || is(n, "lambda") || is(n, "function_definition"))
             return;
-          if (is(n, "conditional_expression") && ts_node_named_child_count(n) == 3) {
-            TSNode c = ts_node_named_child(n, 1);
+          if (is(n, "conditional_expression") && namedChildCount(n) == 3) {
+            SyntaxNode c = namedChild(n, 1);
             shapeExpr.clear();
             const bool sh = shapeOfInput(c);
             const bool va = !sh && fromInput(c);
@@ -2021,7 +2020,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
               br.parent = parent;
               for (uint32_t a : {0u, 2u}) {
                 core::ForwardArm arm;
-                uses(ts_node_named_child(n, a), arm.own);
+                uses(namedChild(n, a), arm.own);
                 arm.effective = arm.own;
                 br.arms.push_back(arm);
               }
@@ -2029,17 +2028,17 @@ void Builder::forwardFacts(const FnInfo &fi) {
               return;
             }
           }
-          for (TSNode k : namedKids(n))
+          for (SyntaxNode k : namedKids(n))
             ternaries(k);
         };
         ternaries(st);
-        for (TSNode k : namedKids(st))
+        for (SyntaxNode k : namedKids(st))
           if (is(k, "block"))
             visitBlock(k, parent);
         continue;
       }
       shapeExpr.clear();
-      TSNode condNode = field(st, "condition");
+      SyntaxNode condNode = field(st, "condition");
       const bool onShape = shapeOfInput(condNode);
       const bool onValues = !onShape && fromInput(condNode);
       const bool onRank = !onShape && !onValues && value(condNode).dep == Dep::Rank;
@@ -2055,9 +2054,9 @@ void Builder::forwardFacts(const FnInfo &fi) {
       br.onRank = onRank;
       br.shapeExpr = shapeExpr;
       br.parent = parent;
-      std::vector<TSNode> armBlocks{field(st, "consequence")};
+      std::vector<SyntaxNode> armBlocks{field(st, "consequence")};
       bool hasElse = false;
-      for (TSNode a : namedKids(st)) {
+      for (SyntaxNode a : namedKids(st)) {
         if (is(a, "elif_clause"))
           armBlocks.push_back(field(a, "consequence"));
         else if (is(a, "else_clause")) {
@@ -2065,7 +2064,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
           hasElse = true;
         }
       }
-      for (TSNode ab : armBlocks) {
+      for (SyntaxNode ab : armBlocks) {
         core::ForwardArm arm;
         uses(ab, arm.own);
         exits(ab, arm.returns, arm.throws);
@@ -2080,7 +2079,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
       const int me = (onShape || onValues || onRank) ? int(fw.branches.size()) : parent;
       if (onShape || onValues || onRank)
         fw.branches.push_back(br);
-      for (TSNode ab : armBlocks)
+      for (SyntaxNode ab : armBlocks)
         visitBlock(ab, me);
     }
   };
@@ -2096,7 +2095,7 @@ void Builder::buildFunction(const FnInfo &fi) {
   noSync_ = 0;
   env_ = paramEnv(fi);
   std::vector<Node> body;
-  if (!ts_node_is_null(fi.def))
+  if (!fi.def.isNull())
     block(field(fi.def, "body"), body);
   buildFunctionRest(fi, std::move(body));
 }
@@ -2105,12 +2104,12 @@ void Builder::buildFunction(const FnInfo &fi) {
 // parameter of a function started by mp.spawn (the process index).
 Env Builder::paramEnv(const FnInfo &fi) {
   Env env;
-  if (!ts_node_is_null(fi.def)) {
+  if (!fi.def.isNull()) {
     int i = 0;
-    for (TSNode p : namedKids(field(fi.def, "parameters"))) {
-      TSNode id = is(p, "identifier") ? p : field(p, "name");
-      if (is(p, "typed_parameter") && ts_node_named_child_count(p) > 0)
-        id = ts_node_named_child(p, 0); // `gpu_id: int` has no name field
+    for (SyntaxNode p : namedKids(field(fi.def, "parameters"))) {
+      SyntaxNode id = is(p, "identifier") ? p : field(p, "name");
+      if (is(p, "typed_parameter") && namedChildCount(p) > 0)
+        id = namedChild(p, 0); // `gpu_id: int` has no name field
       if (!is(id, "identifier"))
         continue;
       std::string name = str(id);
@@ -2136,7 +2135,7 @@ void Builder::buildFunctionRest(const FnInfo &fi, std::vector<Node> body) {
   core::Function f;
   f.key = fi.key;
   f.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
-  f.loc = ts_node_is_null(fi.def) ? 0 : loc(fi.def);
+  f.loc = fi.def.isNull() ? 0 : loc(fi.def);
   if (fi.mainOnly) {
     Cond main = Cond::rankCmp(core::CmpOp::EQ, 0);
     main.text = "@rank_zero_only";
@@ -2150,24 +2149,24 @@ void Builder::buildFunctionRest(const FnInfo &fi, std::vector<Node> body) {
 }
 
 PyModel Builder::run() {
-  TSNode root = tree_.root();
+  SyntaxNode root = tree_.root();
   collectImports(root);
   collectFunctions(root, "", "");
   collectObjects(root);
   // Helpers that answer "am I the main process?" or "what is my rank?".
   for (int round = 0; round < 2; ++round)
     for (auto &[key, fi] : fns_) {
-      TSNode body = field(fi.def, "body");
+      SyntaxNode body = field(fi.def, "body");
       auto stmts = namedKids(body);
-      std::vector<TSNode> real;
-      for (TSNode s : stmts)
-        if (!is(s, "comment") && !(is(s, "expression_statement") && ts_node_named_child_count(s) == 1 &&
-                                   is(ts_node_named_child(s, 0), "string")))
+      std::vector<SyntaxNode> real;
+      for (SyntaxNode s : stmts)
+        if (!is(s, "comment") && !(is(s, "expression_statement") && namedChildCount(s) == 1 &&
+                                   is(namedChild(s, 0), "string")))
           real.push_back(s);
       // Predicates are short: a longer body is not read as one (and reading
       // every body twice would double the model's cost).
       if (real.empty() || real.size() > 6 || !is(real.back(), "return_statement") ||
-          ts_node_named_child_count(real.back()) != 1)
+          namedChildCount(real.back()) != 1)
         continue;
       curFn_ = key;
       curClass_ = fi.className;
@@ -2175,7 +2174,7 @@ PyModel Builder::run() {
       std::vector<Node> ignored;
       for (size_t i = 0; i + 1 < real.size(); ++i)
         statement(real[i], ignored);
-      TSNode r = ts_node_named_child(real.back(), 0);
+      SyntaxNode r = namedChild(real.back(), 0);
       if (rankSource(r)) {
         fi.returnsRank = true;
         continue;
@@ -2199,17 +2198,17 @@ PyModel Builder::run() {
   // `args.local_rank = int(os.environ["LOCAL_RANK"])`): two rounds settle chains.
   // Each function's assignments are read with its parameters bound
   // (`def __init__(self, gpu_id): self.gpu_id = gpu_id`).
-  auto attrPass = [&](TSNode body, const Env &params) {
-    std::vector<TSNode> stack{body};
+  auto attrPass = [&](SyntaxNode body, const Env &params) {
+    std::vector<SyntaxNode> stack{body};
     while (!stack.empty()) {
-      TSNode n = stack.back();
+      SyntaxNode n = stack.back();
       stack.pop_back();
       if (is(n, "function_definition") || is(n, "class_definition"))
         continue; // their own pass
       if (is(n, "assignment")) {
-        TSNode left = field(n, "left");
-        TSNode right = field(n, "right");
-        if (is(left, "attribute") && !ts_node_is_null(right)) {
+        SyntaxNode left = field(n, "left");
+        SyntaxNode right = field(n, "right");
+        if (is(left, "attribute") && !right.isNull()) {
           env_ = params;
           Val v = value(right);
           if (v.dep == Dep::Rank)

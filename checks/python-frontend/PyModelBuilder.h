@@ -27,7 +27,7 @@ struct PyModel {
   core::Program program; // with program.facts filled (Facts.h)
   std::vector<SourcePos> positions;  // Loc - 1 -> position
   std::vector<unsigned> byteOffsets; // Loc - 1 -> byte offset
-  std::map<core::Loc, TSNode> ifNodes; // Loc of an `if` -> its statement (fix-its)
+  std::map<core::Loc, SyntaxNode> ifNodes; // Loc of an `if` -> its statement (fix-its)
   std::string distAlias;         // how the module spells torch.distributed ("dist")
   std::string timedeltaSpelling; // "datetime.timedelta", "timedelta"; "" (needs an import)
   unsigned importInsertAt = 0;   // byte offset for a new import line

@@ -3,58 +3,146 @@
 #include <cstring>
 
 namespace ddplint::pyfe {
+namespace {
+
+// One parser per thread, reused: its stacks and buffers are allocated once.
+struct Parser {
+  TSParser *p = ts_parser_new();
+  bool ok = p && ts_parser_set_language(p, tree_sitter_python());
+  ~Parser() {
+    if (p)
+      ts_parser_delete(p);
+  }
+};
+
+// Kind names by symbol, with their lengths: compared as string_views, never strlen'd.
+const std::vector<std::string_view> &kindNames() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> v;
+    const TSLanguage *lang = tree_sitter_python();
+    const uint32_t count = ts_language_symbol_count(lang);
+    for (uint32_t s = 0; s < count; ++s) {
+      const char *n = ts_language_symbol_name(lang, static_cast<TSSymbol>(s));
+      v.emplace_back(n ? n : "");
+    }
+    return v;
+  }();
+  return names;
+}
+
+} // namespace
 
 SyntaxTree::SyntaxTree(std::string source) : source_(std::move(source)) {
-  parser_ = ts_parser_new();
-  if (!parser_ || !ts_parser_set_language(parser_, tree_sitter_python()))
+  thread_local Parser parser;
+  if (!parser.ok)
     return; // the grammar's ABI does not match the runtime: ok() says so
-  tree_ = ts_parser_parse_string(parser_, nullptr, source_.data(),
-                                 static_cast<uint32_t>(source_.size()));
+  TSTree *tree = ts_parser_parse_string(parser.p, nullptr, source_.data(),
+                                        static_cast<uint32_t>(source_.size()));
+  if (!tree)
+    return;
+  // Preorder copy with one cursor; then each node's children, grouped by parent.
+  nodes_.reserve(source_.size() / 4 + 16);
+  std::vector<uint32_t> open; // the indices of the current node's ancestors
+  TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(tree));
+  for (;;) {
+    TSNode n = ts_tree_cursor_current_node(&c);
+    Rec r;
+    r.parent = open.empty() ? 0 : open.back();
+    r.startByte = ts_node_start_byte(n);
+    r.endByte = ts_node_end_byte(n);
+    r.start = ts_node_start_point(n);
+    r.end = ts_node_end_point(n);
+    r.symbol = ts_node_symbol(n);
+    r.field = ts_tree_cursor_current_field_id(&c);
+    r.flags = (ts_node_is_named(n) ? Named : 0) | (ts_node_is_missing(n) ? Missing : 0) |
+              (ts_node_has_error(n) ? HasError : 0) | (open.empty() ? IsRoot : 0);
+    nodes_.push_back(r);
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      open.push_back(static_cast<uint32_t>(nodes_.size() - 1));
+      continue;
+    }
+    bool done = false;
+    while (!ts_tree_cursor_goto_next_sibling(&c)) {
+      if (!ts_tree_cursor_goto_parent(&c)) {
+        done = true;
+        break;
+      }
+      open.pop_back();
+    }
+    if (done)
+      break;
+  }
+  ts_tree_cursor_delete(&c);
+  ts_tree_delete(tree);
+
+  // Counting sort by parent keeps each parent's children in source order.
+  const size_t n = nodes_.size();
+  std::vector<uint32_t> count(n + 1, 0), namedCount(n + 1, 0);
+  for (size_t i = 1; i < n; ++i) {
+    ++count[nodes_[i].parent];
+    if (nodes_[i].flags & Named)
+      ++namedCount[nodes_[i].parent];
+  }
+  uint32_t at = 0, namedAt = 0;
+  for (size_t i = 0; i < n; ++i) {
+    nodes_[i].kidsBegin = nodes_[i].kidsEnd = at;
+    nodes_[i].namedBegin = nodes_[i].namedEnd = namedAt;
+    at += count[i];
+    namedAt += namedCount[i];
+  }
+  kids_.resize(at);
+  named_.resize(namedAt);
+  for (size_t i = 1; i < n; ++i) {
+    Rec &p = nodes_[nodes_[i].parent];
+    kids_[p.kidsEnd++] = static_cast<uint32_t>(i);
+    if (nodes_[i].flags & Named)
+      named_[p.namedEnd++] = static_cast<uint32_t>(i);
+  }
+  ok_ = true;
 }
 
-SyntaxTree::~SyntaxTree() {
-  if (tree_)
-    ts_tree_delete(tree_);
-  if (parser_)
-    ts_parser_delete(parser_);
-}
-
-TSNode SyntaxTree::root() const { return ts_tree_root_node(tree_); }
-
-std::string_view SyntaxTree::text(TSNode n) const {
-  if (ts_node_is_null(n))
+std::string_view SyntaxTree::text(SyntaxNode n) const {
+  if (n.isNull())
     return {};
-  const uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
-  if (b > e || e > source_.size())
+  const Rec &r = rec(n);
+  if (r.startByte > r.endByte || r.endByte > source_.size())
     return {};
-  return std::string_view(source_).substr(b, e - b);
+  return std::string_view(source_).substr(r.startByte, r.endByte - r.startByte);
 }
 
 std::vector<SourcePos> SyntaxTree::syntaxErrors(size_t max) const {
   std::vector<SourcePos> out;
-  if (!tree_ || !ts_node_has_error(root()))
+  if (!ok_ || !hasError(root()))
     return out;
   // Depth-first, in source order; only subtrees that contain an error are entered.
-  std::vector<TSNode> stack{root()};
+  std::vector<SyntaxNode> stack{root()};
   while (!stack.empty() && out.size() < max) {
-    TSNode n = stack.back();
+    SyntaxNode n = stack.back();
     stack.pop_back();
-    if (kindOf(n) == "ERROR" || ts_node_is_missing(n)) {
+    if (kindOf(n) == "ERROR" || isMissing(n)) {
       out.push_back(startOf(n));
       continue;
     }
-    const uint32_t c = ts_node_child_count(n);
-    for (uint32_t i = c; i-- > 0;) {
-      TSNode k = ts_node_child(n, i);
-      if (ts_node_has_error(k) || ts_node_is_missing(k))
-        stack.push_back(k);
-    }
+    NodeList k = allKids(n);
+    for (auto it = k.rbegin(); it != k.rend(); ++it)
+      if (hasError(*it) || isMissing(*it))
+        stack.push_back(*it);
   }
   return out;
 }
 
-TSNode field(TSNode n, const char *name) {
-  if (ts_node_is_null(n))
+std::string_view kindOf(SyntaxNode n) {
+  if (n.isNull())
+    return {};
+  const TSSymbol s = n.tree()->rec(n).symbol;
+  if (s == static_cast<TSSymbol>(-1))
+    return "ERROR"; // ts_builtin_sym_error
+  const auto &names = kindNames();
+  return s < names.size() ? names[s] : std::string_view();
+}
+
+SyntaxNode field(SyntaxNode n, const char *name) {
+  if (n.isNull())
     return n;
   // Field names are string literals: their ids are looked up once each.
   thread_local std::vector<std::pair<const char *, TSFieldId>> ids;
@@ -71,37 +159,25 @@ TSNode field(TSNode n, const char *name) {
                                        static_cast<uint32_t>(std::strlen(name)));
     ids.emplace_back(name, id);
   }
-  if (id == 0) {
-    TSNode none{};
-    return none;
-  }
-  return ts_node_child_by_field_id(n, id);
+  if (id == 0)
+    return SyntaxNode();
+  for (SyntaxNode k : allKids(n))
+    if (n.tree()->rec(k).field == id)
+      return k;
+  return SyntaxNode();
 }
 
-// With a cursor: ts_node_named_child(n, i) walks from the first child each time.
-std::vector<TSNode> namedKids(TSNode n) {
-  std::vector<TSNode> out;
-  if (ts_node_is_null(n) || ts_node_child_count(n) == 0)
-    return out;
-  TSTreeCursor c = ts_tree_cursor_new(n);
-  if (ts_tree_cursor_goto_first_child(&c)) {
-    do {
-      TSNode k = ts_tree_cursor_current_node(&c);
-      if (ts_node_is_named(k))
-        out.push_back(k);
-    } while (ts_tree_cursor_goto_next_sibling(&c));
-  }
-  ts_tree_cursor_delete(&c);
-  return out;
-}
-
-SourcePos startOf(TSNode n) {
-  TSPoint p = ts_node_start_point(n);
+SourcePos startOf(SyntaxNode n) {
+  if (n.isNull())
+    return {1, 1};
+  TSPoint p = n.tree()->rec(n).start;
   return {p.row + 1, p.column + 1};
 }
 
-SourcePos endOf(TSNode n) {
-  TSPoint p = ts_node_end_point(n);
+SourcePos endOf(SyntaxNode n) {
+  if (n.isNull())
+    return {1, 1};
+  TSPoint p = n.tree()->rec(n).end;
   return {p.row + 1, p.column + 1};
 }
 

@@ -2,10 +2,18 @@
 // tree-sitter-python grammar (scripts/setup-tree-sitter-python.sh).  A syntax
 // error leaves ERROR nodes in an otherwise complete tree, so the code above and
 // around it is still analysed.
+//
+// The parse tree is copied once, in one cursor walk, into a flat array: the
+// model builder asks for kinds, fields, children and parents many times per
+// node, and tree-sitter answers each of those by walking (a node's parent or
+// its n-th child costs a scan from its parent or first child).  In the array
+// each is an index.
 #pragma once
 
 #include <tree_sitter/api.h>
 
+#include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,33 +26,145 @@ struct SourcePos {
   unsigned line = 0, column = 0; // 1-based; column counts bytes, as Clang's do
 };
 
+class SyntaxTree;
+
+// A node of a SyntaxTree, by value (a tree and an index); default: no node.
+class SyntaxNode {
+public:
+  SyntaxNode() = default;
+  SyntaxNode(const SyntaxTree *t, uint32_t i) : tree_(t), index_(i) {}
+  bool isNull() const { return tree_ == nullptr; }
+  const SyntaxTree *tree() const { return tree_; }
+  uint32_t index() const { return index_; }
+  friend bool operator==(SyntaxNode a, SyntaxNode b) {
+    return a.tree_ == b.tree_ && (a.tree_ == nullptr || a.index_ == b.index_);
+  }
+  friend bool operator!=(SyntaxNode a, SyntaxNode b) { return !(a == b); }
+
+private:
+  const SyntaxTree *tree_ = nullptr;
+  uint32_t index_ = 0;
+};
+
+// Children of a node, as a view into the tree (no copy).
+class NodeList {
+public:
+  class iterator {
+  public:
+    using value_type = SyntaxNode;
+    using difference_type = std::ptrdiff_t;
+    using reference = SyntaxNode;
+    using pointer = void;
+    using iterator_category = std::random_access_iterator_tag;
+    iterator(const SyntaxTree *t, const uint32_t *p) : t_(t), p_(p) {}
+    SyntaxNode operator*() const { return {t_, *p_}; }
+    iterator &operator++() { ++p_; return *this; }
+    iterator &operator--() { --p_; return *this; }
+    iterator operator+(difference_type d) const { return {t_, p_ + d}; }
+    iterator operator-(difference_type d) const { return {t_, p_ - d}; }
+    difference_type operator-(const iterator &o) const { return p_ - o.p_; }
+    bool operator==(const iterator &o) const { return p_ == o.p_; }
+    bool operator!=(const iterator &o) const { return p_ != o.p_; }
+
+  private:
+    const SyntaxTree *t_;
+    const uint32_t *p_;
+  };
+  using reverse_iterator = std::reverse_iterator<iterator>;
+
+  NodeList() = default;
+  NodeList(const SyntaxTree *t, const uint32_t *b, const uint32_t *e) : t_(t), b_(b), e_(e) {}
+  iterator begin() const { return {t_, b_}; }
+  iterator end() const { return {t_, e_}; }
+  reverse_iterator rbegin() const { return reverse_iterator(end()); }
+  reverse_iterator rend() const { return reverse_iterator(begin()); }
+  size_t size() const { return static_cast<size_t>(e_ - b_); }
+  bool empty() const { return b_ == e_; }
+  SyntaxNode operator[](size_t i) const { return {t_, b_[i]}; }
+  SyntaxNode front() const { return (*this)[0]; }
+  SyntaxNode back() const { return (*this)[size() - 1]; }
+  operator std::vector<SyntaxNode>() const { return {begin(), end()}; }
+
+private:
+  const SyntaxTree *t_ = nullptr;
+  const uint32_t *b_ = nullptr, *e_ = nullptr;
+};
+
 class SyntaxTree {
 public:
   explicit SyntaxTree(std::string source);
-  ~SyntaxTree();
   SyntaxTree(const SyntaxTree &) = delete;
   SyntaxTree &operator=(const SyntaxTree &) = delete;
 
-  bool ok() const { return tree_ != nullptr; }
-  TSNode root() const;
+  bool ok() const { return ok_; }
+  SyntaxNode root() const { return ok_ ? SyntaxNode(this, 0) : SyntaxNode(); }
   const std::string &source() const { return source_; }
-  std::string_view text(TSNode n) const;
+  std::string_view text(SyntaxNode n) const;
   // The first syntax errors (ERROR and MISSING nodes), in source order.
   std::vector<SourcePos> syntaxErrors(size_t max = 3) const;
 
+  struct Rec {
+    uint32_t parent = 0; // the root is its own parent (flag Root)
+    uint32_t kidsBegin = 0, kidsEnd = 0, namedBegin = 0, namedEnd = 0;
+    uint32_t startByte = 0, endByte = 0;
+    TSPoint start{}, end{};
+    TSSymbol symbol = 0;
+    TSFieldId field = 0; // the field this node fills in its parent (0: none)
+    uint8_t flags = 0;
+  };
+  enum Flag : uint8_t { Named = 1, Missing = 2, HasError = 4, IsRoot = 8 };
+  const Rec &rec(SyntaxNode n) const { return nodes_[n.index()]; }
+  NodeList kids(SyntaxNode n) const {
+    const Rec &r = rec(n);
+    return {this, kids_.data() + r.kidsBegin, kids_.data() + r.kidsEnd};
+  }
+  NodeList named(SyntaxNode n) const {
+    const Rec &r = rec(n);
+    return {this, named_.data() + r.namedBegin, named_.data() + r.namedEnd};
+  }
+
 private:
   std::string source_;
-  TSParser *parser_ = nullptr;
-  TSTree *tree_ = nullptr;
+  bool ok_ = false;
+  std::vector<Rec> nodes_;      // preorder; 0 is the root
+  std::vector<uint32_t> kids_;  // every node's children, grouped by parent, in order
+  std::vector<uint32_t> named_; // the same, named children only
 };
 
-inline std::string_view kindOf(TSNode n) {
-  return ts_node_is_null(n) ? std::string_view() : std::string_view(ts_node_type(n));
+// The node's kind ("identifier", "call", "ERROR"; "==" for anonymous tokens).
+std::string_view kindOf(SyntaxNode n);
+inline bool is(SyntaxNode n, std::string_view k) { return kindOf(n) == k; }
+// The first child in the grammar field `name` (a string literal), or no node.
+SyntaxNode field(SyntaxNode n, const char *name);
+inline NodeList namedKids(SyntaxNode n) {
+  return n.isNull() ? NodeList() : n.tree()->named(n);
 }
-inline bool is(TSNode n, std::string_view k) { return kindOf(n) == k; }
-TSNode field(TSNode n, const char *name);
-std::vector<TSNode> namedKids(TSNode n);
-SourcePos startOf(TSNode n);
-SourcePos endOf(TSNode n);
+inline uint32_t namedChildCount(SyntaxNode n) {
+  return static_cast<uint32_t>(namedKids(n).size());
+}
+inline SyntaxNode namedChild(SyntaxNode n, uint32_t i) {
+  NodeList k = namedKids(n);
+  return i < k.size() ? k[i] : SyntaxNode();
+}
+inline NodeList allKids(SyntaxNode n) { return n.isNull() ? NodeList() : n.tree()->kids(n); }
+inline SyntaxNode parentOf(SyntaxNode n) {
+  if (n.isNull())
+    return n;
+  const auto &r = n.tree()->rec(n);
+  return (r.flags & SyntaxTree::IsRoot) ? SyntaxNode() : SyntaxNode(n.tree(), r.parent);
+}
+inline uint32_t startByte(SyntaxNode n) { return n.isNull() ? 0 : n.tree()->rec(n).startByte; }
+inline uint32_t endByte(SyntaxNode n) { return n.isNull() ? 0 : n.tree()->rec(n).endByte; }
+inline bool hasError(SyntaxNode n) {
+  return !n.isNull() && (n.tree()->rec(n).flags & SyntaxTree::HasError);
+}
+inline bool isNamed(SyntaxNode n) {
+  return !n.isNull() && (n.tree()->rec(n).flags & SyntaxTree::Named);
+}
+inline bool isMissing(SyntaxNode n) {
+  return !n.isNull() && (n.tree()->rec(n).flags & SyntaxTree::Missing);
+}
+SourcePos startOf(SyntaxNode n);
+SourcePos endOf(SyntaxNode n);
 
 } // namespace ddplint::pyfe

@@ -212,8 +212,8 @@ public:
       auto it = m_.ifNodes.find(f.node->loc);
       const std::string barrier = barrierCall();
       if (it != m_.ifNodes.end() && !barrier.empty() && !is(it->second, "elif_clause")) {
-        TSNode s = it->second;
-        const unsigned start = ts_node_start_byte(s), end = ts_node_end_byte(s);
+        SyntaxNode s = it->second;
+        const unsigned start = startByte(s), end = endByte(s);
         const std::string ind = indentAt(start);
         if (f.missingBefore)
           out.push_back(insert(lineStart(start), ind + barrier + "\n"));
