@@ -12,6 +12,7 @@
 #
 # The two sides, each one process over the whole list, in the same list order:
 #   (a) ddplint: build/bin/ddplint --jobs 1 --format json -q -o TMP/report.json FILES...
+#   (c) the same with --jobs $(nproc), as a user runs it (the default is one job per core)
 #   (b) CPython: /usr/bin/python3 (Debian's 3.11) running py_compile.compile(f,
 #       cfile=TMP/pyc/<n>.pyc, doraise=False) for every file: read, parse, compile
 #       to bytecode, write the .pyc into a fresh temporary folder.  py_compile, not
@@ -21,7 +22,7 @@
 #       counted and still costs its read and parse.
 # Fairness: before timing, every file is read once (page cache warm for both
 # sides alike) and each side runs once untimed (its binary and libraries in the
-# cache); then RUNS rounds alternate a, b, each under /usr/bin/time -v (wall,
+# cache); then RUNS rounds alternate a, c, b, each under /usr/bin/time -v (wall,
 # user+sys CPU, peak RSS).  Medians are reported; lines/s from wall and from CPU
 # (CPU is the steadier measure on a shared, loaded machine).  ddplint's report
 # must show every file analysed and no tool error, or the benchmark fails: a
@@ -97,9 +98,9 @@ with open(files) as fh:
 print(failed)
 EOF
 
-run_ddplint() {  # $1: tag
+run_ddplint() {  # $1: tag, $2: jobs
   rm -f "$tmp/report.json"
-  "$TIME" -v -o "$tmp/time.$1" "$ddplint" --jobs 1 --format json -q -o "$tmp/report.json" \
+  "$TIME" -v -o "$tmp/time.$1" "$ddplint" --jobs "${2:-1}" --format json -q -o "$tmp/report.json" \
     "${files[@]}" > /dev/null 2> "$tmp/err.$1"
   echo $? > "$tmp/rc.$1"
 }
@@ -146,31 +147,35 @@ fi
 echo "py_compile: $(cat "$tmp/out.warmb") of $nfiles files do not compile with $("$PY" --version 2>&1) (newer syntax); their read and parse still count"
 echo
 
-: > "$tmp/a"; : > "$tmp/b"
+: > "$tmp/a"; : > "$tmp/b"; : > "$tmp/c"
 for i in $(seq 1 "$runs"); do
-  run_ddplint "a$i"; measure "$tmp/time.a$i" >> "$tmp/a"
+  run_ddplint "a$i" 1; measure "$tmp/time.a$i" >> "$tmp/a"
+  run_ddplint "c$i" "$(nproc)"; measure "$tmp/time.c$i" >> "$tmp/c"
+  case "$(cat "$tmp/rc.c$i")" in 0|1) ;; *) echo "python_throughput.sh: ddplint run $i (jobs $(nproc)) exited $(cat "$tmp/rc.c$i")" >&2; exit 1 ;; esac
   run_python "b$i";  measure "$tmp/time.b$i" >> "$tmp/b"
   [ "$(cat "$tmp/rc.b$i")" = 0 ] || { echo "python_throughput.sh: py_compile run failed" >&2; cat "$tmp/err.b$i" >&2; exit 1; }
   case "$(cat "$tmp/rc.a$i")" in 0|1) ;; *) echo "python_throughput.sh: ddplint run $i exited $(cat "$tmp/rc.a$i")" >&2; exit 1 ;; esac
 done
 
-"$PY" - "$tmp/a" "$tmp/b" "$lines" <<'EOF'
+"$PY" - "$tmp/a" "$tmp/b" "$lines" "$tmp/c" "$(nproc)" <<'EOF'
 import statistics, sys
 a = [list(map(float, l.split())) for l in open(sys.argv[1])]
 b = [list(map(float, l.split())) for l in open(sys.argv[2])]
-lines = int(sys.argv[3])
+c = [list(map(float, l.split())) for l in open(sys.argv[4])]
+lines, cores = int(sys.argv[3]), int(sys.argv[5])
 def med(rows, i): return statistics.median(r[i] for r in rows)
 print("| side | runs | median wall (s) | min-max wall (s) | median CPU user+sys (s) | lines/s (wall) | lines/s (CPU) | median peak RSS (MiB) |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|")
 res = {}
-for name, rows in (("(a) ddplint --jobs 1 --format json", a), ("(b) python3 py_compile", b)):
+for name, rows in (("(a) ddplint --jobs 1 --format json", a), ("(b) python3 py_compile", b),
+                   ("(c) ddplint --jobs %d (the default: one per core)" % cores, c)):
     w, c, r = med(rows, 0), med(rows, 1), med(rows, 2) / 1024
     res[name] = (w, c)
     print("| %s | %d | %.2f | %.2f-%.2f | %.2f | %.0f | %.0f | %.0f |" % (
         name, len(rows), w, min(x[0] for x in rows), max(x[0] for x in rows), c,
         lines / w if w else float("inf"), lines / c if c else float("inf"), r))
-(wa, ca), (wb, cb) = res.values()
+(wa, ca), (wb, cb), (wc, cc) = res.values()
 print()
-print("ratio ddplint / py_compile: %.2fx the wall time, %.2fx the CPU time "
-      "(py_compile is %.2fx / %.2fx as fast in lines/s)" % (wa / wb, ca / cb, wa / wb, ca / cb))
+print("ratio ddplint --jobs 1 / py_compile: %.2fx the wall time, %.2fx the CPU time" % (wa / wb, ca / cb))
+print("ratio ddplint default jobs / py_compile: %.2fx the wall time, %.2fx the CPU time" % (wc / wb, cc / cb))
 EOF

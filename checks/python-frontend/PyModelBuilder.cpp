@@ -30,6 +30,7 @@ bool contains(const std::vector<std::string> &v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 bool has(const std::set<std::string> &v, std::string_view s) { return v.count(std::string(s)) > 0; }
+bool has(const core::NameSet &v, std::string_view s) { return v.find(s) != v.end(); }
 
 // Names that hold a rank's own data in training code (`loss`, `val_loss`,
 // `batch`, `logits`): judged by the last word, so `output_dir` is not one.

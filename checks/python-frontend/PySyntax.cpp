@@ -30,9 +30,32 @@ const std::vector<std::string_view> &kindNames() {
   return names;
 }
 
+// The arrays of the thread's last tree, kept for the next one: a large file's
+// arrays are megabytes, and fresh ones cost their page faults again.
+struct Spare {
+  std::vector<SyntaxTree::Rec> nodes;
+  std::vector<uint32_t> kids, named;
+};
+thread_local Spare spare;
+
 } // namespace
 
-SyntaxTree::SyntaxTree(std::string source) : source_(std::move(source)) {
+SyntaxTree::~SyntaxTree() {
+  if (nodes_.capacity() > spare.nodes.capacity()) {
+    spare.nodes.swap(nodes_);
+    spare.kids.swap(kids_);
+    spare.named.swap(named_);
+  }
+}
+
+SyntaxTree::SyntaxTree(std::string source)
+    : source_(std::move(source)), kindNames_(&kindNames()) {
+  nodes_.swap(spare.nodes);
+  kids_.swap(spare.kids);
+  named_.swap(spare.named);
+  nodes_.clear();
+  kids_.clear();
+  named_.clear();
   thread_local Parser parser;
   if (!parser.ok)
     return; // the grammar's ABI does not match the runtime: ok() says so
@@ -41,7 +64,7 @@ SyntaxTree::SyntaxTree(std::string source) : source_(std::move(source)) {
   if (!tree)
     return;
   // Preorder copy with one cursor; then each node's children, grouped by parent.
-  nodes_.reserve(source_.size() / 4 + 16);
+  nodes_.reserve(source_.size() / 3 + 16);
   std::vector<uint32_t> open; // the indices of the current node's ancestors
   TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(tree));
   for (;;) {
@@ -129,16 +152,6 @@ std::vector<SourcePos> SyntaxTree::syntaxErrors(size_t max) const {
         stack.push_back(*it);
   }
   return out;
-}
-
-std::string_view kindOf(SyntaxNode n) {
-  if (n.isNull())
-    return {};
-  const TSSymbol s = n.tree()->rec(n).symbol;
-  if (s == static_cast<TSSymbol>(-1))
-    return "ERROR"; // ts_builtin_sym_error
-  const auto &names = kindNames();
-  return s < names.size() ? names[s] : std::string_view();
 }
 
 SyntaxNode field(SyntaxNode n, const char *name) {

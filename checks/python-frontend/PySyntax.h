@@ -93,6 +93,7 @@ private:
 class SyntaxTree {
 public:
   explicit SyntaxTree(std::string source);
+  ~SyntaxTree();
   SyntaxTree(const SyntaxTree &) = delete;
   SyntaxTree &operator=(const SyntaxTree &) = delete;
 
@@ -112,6 +113,11 @@ public:
     TSFieldId field = 0; // the field this node fills in its parent (0: none)
     uint8_t flags = 0;
   };
+  std::string_view kindName(TSSymbol s) const {
+    if (s < kindNames_->size())
+      return (*kindNames_)[s];
+    return s == static_cast<TSSymbol>(-1) ? std::string_view("ERROR") : std::string_view();
+  }
   enum Flag : uint8_t { Named = 1, Missing = 2, HasError = 4, IsRoot = 8 };
   const Rec &rec(SyntaxNode n) const { return nodes_[n.index()]; }
   NodeList kids(SyntaxNode n) const {
@@ -129,11 +135,20 @@ private:
   std::vector<Rec> nodes_;      // preorder; 0 is the root
   std::vector<uint32_t> kids_;  // every node's children, grouped by parent, in order
   std::vector<uint32_t> named_; // the same, named children only
+  const std::vector<std::string_view> *kindNames_; // by symbol, the grammar's names
 };
 
 // The node's kind ("identifier", "call", "ERROR"; "==" for anonymous tokens).
-std::string_view kindOf(SyntaxNode n);
+inline std::string_view kindOf(SyntaxNode n) {
+  return n.isNull() ? std::string_view() : n.tree()->kindName(n.tree()->rec(n).symbol);
+}
 inline bool is(SyntaxNode n, std::string_view k) { return kindOf(n) == k; }
+// A literal kind: its length is known here, so the comparison compiles to a
+// few word compares (the builder asks this for nearly every node it meets).
+template <size_t N> inline bool is(SyntaxNode n, const char (&k)[N]) {
+  std::string_view s = kindOf(n);
+  return s.size() == N - 1 && __builtin_memcmp(s.data(), k, N - 1) == 0;
+}
 // The first child in the grammar field `name` (a string literal), or no node.
 SyntaxNode field(SyntaxNode n, const char *name);
 inline NodeList namedKids(SyntaxNode n) {

@@ -300,11 +300,19 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     facts.versions.torchMajor = options.torchVersion / 100;
     facts.versions.torchMinor = options.torchVersion % 100;
   }
-  for (const auto &[name, value] : options.launchEnv) {
+  for (const auto &v : options.launchEnv) {
     core::EnvSetting e;
-    e.name = name;
-    e.value = value;
-    e.valueKnown = true;
+    e.name = v.name;
+    e.nameKnown = true;
+    e.value = v.value;
+    e.valueKnown = v.valueKnown;
+    e.isSet = true;
+    e.where = core::EnvSetting::Where::LaunchFile;
+    facts.env.push_back(e);
+  }
+  if (options.launchEnvOpen) {
+    core::EnvSetting e; // a name we cannot read: the rules stay quiet about it
+    e.nameKnown = false;
     e.isSet = true;
     e.where = core::EnvSetting::Where::LaunchFile;
     facts.env.push_back(e);

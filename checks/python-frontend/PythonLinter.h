@@ -41,8 +41,15 @@ struct PyOptions {
   // The user's wrappers, as in the C++ checks' options.
   std::set<std::string> rankFunctions, mainProcessFunctions, collectiveFunctions,
       barrierFunctions, checkpointWriters;
-  // Environment variables the launch files set (NAME -> value).
-  std::vector<std::pair<std::string, std::string>> launchEnv;
+  // Environment variables that the program's launch files give it.
+  struct LaunchVariable {
+    std::string name, value;
+    bool valueKnown = true;
+  };
+  std::vector<LaunchVariable> launchEnv;
+  // A launch file may give it variables it does not show (envFrom, an
+  // unreadable sourced file): no variable is known to be unset.
+  bool launchEnvOpen = false;
 };
 
 struct PyLintResult {

@@ -189,6 +189,62 @@ class PythonRuns(PythonProject):
         p = self.lint("train.py")
         self.assertEqual(p.returncode, 0, p.stdout)
 
+    def test_launch_files_give_the_program_their_environment(self):
+        src = """\
+            import torch.distributed as dist
+            from datetime import timedelta
+            dist.init_process_group("nccl", timeout=timedelta(minutes=5))
+            """
+        self.write("src/train.py", src)
+        self.write(".ddplint.yaml", 'version: 1\ntorch_version: "1.13"\n')
+        # srun passes the environment on and sets nothing: the finding stays,
+        # with a note at the launch command.
+        self.write("slurm/job.sbatch", "#!/bin/bash\n#SBATCH --nodes=2\nsrun python src/train.py\n")
+        p = self.lint("src/train.py")
+        self.assertEqual([r for _, _, r, _ in findings(p.stdout)], ["ddp-async-error-handling"])
+        self.assertIn("job.sbatch:3:1: note: launched here without it", p.stdout)
+        # The batch script exports it: the program runs with it on.
+        self.write("slurm/job.sbatch", "#!/bin/bash\n#SBATCH --nodes=2\n"
+                   "export NCCL_ASYNC_ERROR_HANDLING=1\nsrun python src/train.py\n")
+        p = self.lint("src/train.py")
+        self.assertEqual(p.returncode, 0, p.stdout)
+        # ... turned off there: reported, and the note says where.
+        self.write("slurm/job.sbatch", "#!/bin/bash\n#SBATCH --nodes=2\n"
+                   "export NCCL_ASYNC_ERROR_HANDLING=0\nsrun python -m src.train\n")
+        p = self.lint("src/train.py")
+        self.assertIn("its launch file sets it to 0", p.stdout)
+        self.assertIn("job.sbatch:4:1: note: launched here with NCCL_ASYNC_ERROR_HANDLING=0", p.stdout)
+        # ... unless the program turns it on itself, which comes later.
+        self.write("src/train.py", 'import os\nos.environ["NCCL_ASYNC_ERROR_HANDLING"] = "1"\n' +
+                   textwrap.dedent(src))
+        p = self.lint("src/train.py")
+        self.assertEqual(p.returncode, 0, p.stdout)
+        # torchrun exports it on 1.9 and newer; a launch of another script does not count.
+        self.write("src/train.py", src)
+        self.write("slurm/job.sbatch", "#!/bin/bash\ntorchrun --nproc_per_node 8 src/train.py\n")
+        self.assertEqual(self.lint("src/train.py").returncode, 0)
+        self.write("slurm/job.sbatch", "#!/bin/bash\ntorchrun --nproc_per_node 8 src/pretrain.py\n")
+        self.assertEqual([r for _, _, r, _ in findings(self.lint("src/train.py").stdout)],
+                         ["ddp-async-error-handling"])
+        # A Kubernetes container that runs it with the variable set.
+        self.write("slurm/job.sbatch", "#!/bin/bash\nsrun python src/pretrain.py\n")
+        self.write("k8s/job.yaml", """\
+            apiVersion: batch/v1
+            kind: Job
+            metadata: {name: bert}
+            spec:
+              template:
+                spec:
+                  containers:
+                  - name: trainer
+                    image: pytorch/pytorch:1.13.1-cuda11.6-cudnn8-runtime
+                    command: [python, /app/src/train.py]
+                    env:
+                    - {name: NCCL_ASYNC_ERROR_HANDLING, value: "1"}
+                    resources: {limits: {nvidia.com/gpu: 8}}
+            """)
+        self.assertEqual(self.lint("src/train.py").returncode, 0)
+
     def test_not_distributed_script_is_quiet(self):
         self.write("train.py", """\
             import torch

@@ -1,9 +1,12 @@
 #include "PythonRunner.h"
 
+#include "LaunchFiles.h"
+
 #include "python-frontend/PythonLinter.h"
 
 #include "ddplint/core/Catalog.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +27,12 @@ std::set<std::string> optionSet(const Config &cfg, const std::string &key) {
       out.insert(v);
   }
   return out;
+}
+
+// One search of the project's launch files per run, shared by all jobs.
+LaunchFiles &launchFiles() {
+  static LaunchFiles files;
+  return files;
 }
 
 std::string lineText(const std::string &src, unsigned line) {
@@ -91,6 +100,29 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
   if (dt != cfg->checkOptions.end())
     opts.defaultTimeoutSeconds = std::atoi(dt->second.c_str());
   pyfe::PyLintResult res = pyfe::lintPython(src, opts);
+  // The launch files that start this script give it their environment: asked
+  // only when the program alone leaves async error handling off, so a run
+  // searches the project's launch files only for programs that need it.
+  auto asyncOff = [](const pyfe::PyDiagnostic &d) {
+    return d.rule == "ddp-async-error-handling" &&
+           d.message.find("async error handling off") != std::string::npos;
+  };
+  std::vector<launch::LaunchedProcess> launches;
+  if (std::any_of(res.diagnostics.begin(), res.diagnostics.end(), asyncOff)) {
+    launch::Options lo;
+    if (!launch::parseTorchVersion(cfg->torchVersion, lo))
+      lo = launch::Options{};
+    const LaunchFiles::Root root = cfg->path.empty() ? LaunchFiles::projectRoot(absFile)
+                                                     : LaunchFiles::Root{cfg->dir, false};
+    launches = launchFiles().launchesOf(absFile, root, lo);
+    for (const auto &p : launches) {
+      for (const auto &v : p.env)
+        opts.launchEnv.push_back({v.name, v.value, v.valueKnown});
+      opts.launchEnvOpen |= p.mayInherit;
+    }
+    if (!launches.empty())
+      res = pyfe::lintPython(src, opts);
+  }
   if (res.parserFailed) {
     out.errors.push_back(fileError(
         absFile, "the Python grammar does not load into this tree-sitter runtime (ABI mismatch)"));
@@ -125,6 +157,14 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
       ed.endColumn = e.end.column;
       f.fixes.push_back(ed);
     }
+    if (asyncOff(d))
+      for (const auto &p : launches) { // where else it could be set, and how it is
+        std::string how = "launched here without it: set it here or in the program";
+        for (const auto &v : p.env)
+          if (v.valueKnown && v.value == "0" && d.message.find(v.name) != std::string::npos)
+            how = "launched here with " + v.name + "=0";
+        f.notes.push_back({{p.file, p.line, p.column}, how});
+      }
     f.sourceLine = lineText(src, d.pos.line);
     out.findings.push_back(std::move(f));
   }

@@ -189,20 +189,28 @@ std::vector<Finding> asyncErrorHandlingFindings(const Program &program,
   if (!first || readName.empty())
     return out;
   const AsyncErrorMode *defaultMode = asyncErrorMode(facts, std::to_string(range.defaultMode));
-  bool enabled = defaultMode && defaultMode->on, setToOff = false;
+  // The program's own setting comes last and wins; a launch file's counts
+  // where the program sets nothing.  At one level, an explicit 0 wins.
+  bool progOn = false, progOff = false, launchOn = false, launchOff = false, launchKnown = false;
   for (const EnvSetting &use : pf.env) {
     if (!use.isSet)
       continue;
+    const bool launch = use.where == EnvSetting::Where::LaunchFile;
+    launchKnown |= launch;
     const bool ours =
         use.nameKnown && (use.name == readName || contains(range.deprecated, use.name));
     // A name we cannot read may well be this one: stay quiet.
     if (!use.nameKnown || (ours && (!use.valueKnown || use.value != "0")))
-      enabled = true;
+      (launch ? launchOn : progOn) = true;
     else if (ours && use.valueKnown && use.value == "0")
-      setToOff = true;
+      (launch ? launchOff : progOff) = true;
   }
-  if (setToOff)
-    enabled = false;
+  bool enabled = defaultMode && defaultMode->on;
+  if (progOn || progOff)
+    enabled = !progOff;
+  else if (launchOn || launchOff)
+    enabled = !launchOff;
+  const bool setToOff = progOff, launchSetsOff = !progOn && !progOff && launchOff;
   if (enabled)
     return out;
   const std::string how =
@@ -215,7 +223,10 @@ std::vector<Finding> asyncErrorHandlingFindings(const Program &program,
           targetTorchVersionText(pf.versions, facts) + " reads " + readName + " with default " +
           std::to_string(range.defaultMode) + " (" + (defaultMode ? defaultMode->name : "") +
           ")" +
-          (setToOff ? ", and the program sets it to 0" : ", off, and the program never sets it") +
+          (launchSetsOff ? ", and its launch file sets it to 0"
+           : setToOff    ? ", and the program sets it to 0"
+           : launchKnown ? ", off, and neither the program nor its launch files set it"
+                         : ", off, and the program never sets it") +
           ", so a failed or hung collective is not aborted and the other ranks wait forever; " +
           how));
   return out;

@@ -139,6 +139,22 @@ void evaluate(const Env &env, const Subject &s, const Options &opts, Sink &sink,
   const core::AsyncErrorVersionRange &range = core::asyncErrorRange(facts(), target.version);
   const core::LauncherExport *launcher =
       s.launcherId.empty() ? nullptr : core::launcherById(facts(), s.launcherId);
+  if (!s.command.empty()) {
+    // What the process gets, for the program's own checks: the file's settings,
+    // and what its launcher exports for this version.
+    LaunchedProcess p;
+    p.file = sink.file();
+    p.line = s.line;
+    p.column = s.column;
+    p.command = s.command;
+    p.mayInherit = s.mayInherit;
+    for (const auto &[name, st] : env)
+      p.env.push_back({name, st.value, st.known});
+    if (launcher && launcher->exportsReadName && target.version >= launcher->since &&
+        !range.reads.empty() && !env.count(range.reads.front()))
+      p.env.push_back({range.reads.front(), launcher->value, true});
+    sink.process(std::move(p));
+  }
   auto find = [&](const std::string &name) -> const Setting * {
     auto it = env.find(name);
     return it == env.end() ? nullptr : &it->second;

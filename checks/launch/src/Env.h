@@ -27,6 +27,8 @@ using Env = std::map<std::string, Setting>;
 struct Subject {
   // "container 'trainer' in Job 'bert'" / "the torchrun at line 12"
   std::string name;
+  // Its command line (a launch command, a container's command and args).
+  std::string command;
   // The same for the middle of a sentence: "in container ..." / "for the torchrun ..."
   std::string context;
   // The sentence for a missing variable starts with name + missing verb:
@@ -59,6 +61,8 @@ public:
             bool visible = false);
   std::vector<Finding> take();
   std::vector<Skipped> takeSkipped() { return std::move(skipped_); }
+  void process(LaunchedProcess p) { processes_.push_back(std::move(p)); }
+  std::vector<LaunchedProcess> takeProcesses() { return std::move(processes_); }
   const std::string &file() const { return file_; }
 
 private:
@@ -66,6 +70,7 @@ private:
   std::set<std::tuple<unsigned, unsigned, std::string>> reported_;
   std::vector<Finding> findings_;
   std::vector<Skipped> skipped_;
+  std::vector<LaunchedProcess> processes_;
 };
 
 enum class Var { AsyncErrorHandling, FaultHandler };

@@ -510,6 +510,7 @@ private:
     } else if (ray && torchWords) {
       s.launcherId = "ray-train"; // Ray Train starts the torch workers of a Ray job
     }
+    s.command = cmd;
     s.image = scalar(child(c, "image"));
     s.imageVersion = imageTorchVersion(s.image);
     for (const auto &kv : workload_.env)

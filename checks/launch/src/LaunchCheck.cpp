@@ -182,6 +182,7 @@ Result checkLaunchText(const std::string &file, const std::string &rawText, cons
   }
   r.findings = sink.take();
   r.skipped = sink.takeSkipped();
+  r.processes = sink.takeProcesses();
   std::stable_sort(r.errors.begin(), r.errors.end(), [](const Error &a, const Error &b) {
     return std::tie(a.line, a.column) < std::tie(b.line, b.column);
   });

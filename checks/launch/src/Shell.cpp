@@ -797,6 +797,7 @@ private:
         line += w[j]->text + " ";
       if (const core::LauncherExport *l = launcherIn(line))
         s.launcherId = l->id;
+      s.command = line;
     }
     s.name = "the " + launch->label + " at line " + std::to_string(w[k]->line);
     s.context = "for " + s.name;

@@ -98,33 +98,36 @@ struct ApiCatalog {
 // The Python API (rules/api.yaml, section `python`): names as the Python
 // frontend sees them.  Functions of torch.distributed are listed by their last
 // name (`all_reduce`); other entries by the spelling the field's comment gives.
+// Looked up by string_view on the Python frontend's hot path: no temporary strings.
+using NameSet = std::set<std::string, std::less<>>;
+
 struct PythonApi {
-  std::set<std::string> collectives;        // torch.distributed.<name>: every rank calls it
-  std::set<std::string> barriers;           // torch.distributed.<name> that only synchronise
-  std::set<std::string> pointToPoint;       // torch.distributed.<name>: rank-conditional by design
-  std::set<std::string> collectiveFunctions; // qualified names of other collectives
-  std::set<std::string> wrapperCollectives; // accelerator/Lightning/Fabric methods
-  std::set<std::string> wrapperBarriers;
-  std::set<std::string> fsdpCollectiveFunctions; // FSDP/DCP state-dict helpers that gather
-  std::set<std::string> agreeingMethods;    // methods whose result is the same on every rank
-  std::set<std::string> ddpClasses, fsdpClasses, acceleratorClasses, zeroClasses,
+  NameSet collectives;        // torch.distributed.<name>: every rank calls it
+  NameSet barriers;           // torch.distributed.<name> that only synchronise
+  NameSet pointToPoint;       // torch.distributed.<name>: rank-conditional by design
+  NameSet collectiveFunctions; // qualified names of other collectives
+  NameSet wrapperCollectives; // accelerator/Lightning/Fabric methods
+  NameSet wrapperBarriers;
+  NameSet fsdpCollectiveFunctions; // FSDP/DCP state-dict helpers that gather
+  NameSet agreeingMethods;    // methods whose result is the same on every rank
+  NameSet ddpClasses, fsdpClasses, acceleratorClasses, zeroClasses,
       dataLoaderClasses, metricClasses;
-  std::set<std::string> rankFunctions, localRankFunctions; // qualified
-  std::set<std::string> rankEnvVars, localRankEnvVars;
-  std::set<std::string> rankAttributes, localRankAttributes; // `args.rank`, `self.local_rank`
-  std::set<std::string> mainProcessAttributes, localMainProcessAttributes;
-  std::set<std::string> mainProcessFunctions, localMainProcessFunctions; // qualified
-  std::set<std::string> mainOnlyDecorators;
-  std::set<std::string> rankParameters, localRankParameters;
-  std::set<std::string> worldSizeFunctions; // qualified
-  std::set<std::string> worldSizeAttributes; // `fabric.world_size`, `trainer.num_nodes`
-  std::set<std::string> localFunctions;     // qualified: rank-local results (clocks, files)
-  std::set<std::string> localMethods;       // method names with rank-local results
-  std::set<std::string> fileProbes;         // qualified: tests whether a file exists
-  std::set<std::string> checkpointWriters;  // qualified; the path is argument 1 (or `f=`)
-  std::set<std::string> fileWriters;        // qualified functions that write files
-  std::set<std::string> fileWriteMethods;   // methods that write files (`to_csv`)
-  std::set<std::string> exitFunctions;      // qualified
+  NameSet rankFunctions, localRankFunctions; // qualified
+  NameSet rankEnvVars, localRankEnvVars;
+  NameSet rankAttributes, localRankAttributes; // `args.rank`, `self.local_rank`
+  NameSet mainProcessAttributes, localMainProcessAttributes;
+  NameSet mainProcessFunctions, localMainProcessFunctions; // qualified
+  NameSet mainOnlyDecorators;
+  NameSet rankParameters, localRankParameters;
+  NameSet worldSizeFunctions; // qualified
+  NameSet worldSizeAttributes; // `fabric.world_size`, `trainer.num_nodes`
+  NameSet localFunctions;     // qualified: rank-local results (clocks, files)
+  NameSet localMethods;       // method names with rank-local results
+  NameSet fileProbes;         // qualified: tests whether a file exists
+  NameSet checkpointWriters;  // qualified; the path is argument 1 (or `f=`)
+  NameSet fileWriters;        // qualified functions that write files
+  NameSet fileWriteMethods;   // methods that write files (`to_csv`)
+  NameSet exitFunctions;      // qualified
 };
 
 const std::vector<RuleInfo> &builtinRules();

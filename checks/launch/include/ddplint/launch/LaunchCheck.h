@@ -71,8 +71,26 @@ struct Error {
   std::string message;
 };
 
+// A process that a launch file starts (a container, a launch command) and the
+// environment it gets, as far as the file shows: what a program's own checks
+// need to know about how it is launched (ddp-async-error-handling on Python).
+struct LaunchedProcess {
+  std::string file;
+  unsigned line = 0, column = 0; // the container's name or the launch command
+  std::string command;           // its command line or the container's command and args
+  struct Variable {
+    std::string name, value;
+    bool valueKnown = true; // false: computed at run time ($VAR, valueFrom)
+  };
+  std::vector<Variable> env;
+  // The environment may hold variables the file does not show (envFrom, a
+  // sourced file that could not be read): nothing is known to be unset.
+  bool mayInherit = false;
+};
+
 struct Result {
   FileKind kind = FileKind::Unknown;
+  std::vector<LaunchedProcess> processes; // the processes judged, in file order
   std::vector<Finding> findings; // sorted by line, then column
   std::vector<Error> errors;
   std::vector<Skipped> skipped;
