@@ -143,11 +143,10 @@ inline std::string_view kindOf(SyntaxNode n) {
   return n.isNull() ? std::string_view() : n.tree()->kindName(n.tree()->rec(n).symbol);
 }
 inline bool is(SyntaxNode n, std::string_view k) { return kindOf(n) == k; }
-// A literal kind: its length is known here, so the comparison compiles to a
-// few word compares (the builder asks this for nearly every node it meets).
+// A literal kind: its length is known here, not measured with strlen (the
+// builder asks this for nearly every node it meets).
 template <size_t N> inline bool is(SyntaxNode n, const char (&k)[N]) {
-  std::string_view s = kindOf(n);
-  return s.size() == N - 1 && __builtin_memcmp(s.data(), k, N - 1) == 0;
+  return kindOf(n) == std::string_view(k, N - 1);
 }
 // The first child in the grammar field `name` (a string literal), or no node.
 SyntaxNode field(SyntaxNode n, const char *name);

@@ -173,3 +173,27 @@ void caller_with_barriers(PG pg, torch::nn::Linear model) {
   save_block_between_barriers(pg, model);
   pg->barrier()->wait();
 }
+
+// ---- the program's entry: before the first collective ---------------------------
+// Until the ranks first synchronise nobody can be reading what rank 0 writes,
+// so a start-up write needs the barrier after it only.  (barrier_after_only
+// above is no entry and has no caller here: it is still reported.)
+
+PG make_group();
+
+int main() {
+  PG pg = make_group();
+  torch::nn::Linear model(2, 2);
+  if (pg->getRank() == 0)
+    torch::save(model, "init.pt");
+  pg->barrier()->wait();
+  std::vector<at::Tensor> g;
+  pg->allreduce(g)->wait();
+  for (int step = 0; step < 3; ++step) {
+    pg->allreduce(g)->wait();
+    if (pg->getRank() == 0)
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches before or after it; o{{.*}} [ddp-rank0-io-barrier]
+      torch::save(model, "step.pt");
+  }
+  return 0;
+}

@@ -750,7 +750,9 @@ int runLint(const Args &a) {
       continue;
     }
     if (looksBinary(f)) {
-      result.errors.push_back(fileError(f, "binary file, not a C++ source; skipped"));
+      result.errors.push_back(fileError(
+          f, std::string("binary file, not a ") + (isPythonFile(f) ? "Python" : "C or C++") +
+                 " source; skipped"));
       continue;
     }
     if (isPythonFile(f)) {

@@ -1331,6 +1331,37 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
         return true;
     return false;
   };
+  // The mirror image: can anything synchronise the ranks before a position?
+  // Before the program's first collective the ranks have exchanged nothing:
+  // no rank can be reading what an earlier phase wrote, so a barrier before a
+  // start-up write (creating the output folder, writing the config) protects
+  // nothing.  The barrier after it still matters.
+  std::function<bool(std::vector<Frame>, const std::string &, int)> syncBefore =
+      [&](std::vector<Frame> stack, const std::string &fn, int depth) -> bool {
+    std::string op;
+    while (!stack.empty()) {
+      Frame fr = stack.back();
+      stack.pop_back();
+      const auto &kids = fr.block->kids;
+      for (size_t i = fr.index; i-- > 0;)
+        if (edge(kids[i], false, op))
+          return true;
+    }
+    if (calledInSyncLoop.count(fn))
+      return true;
+    auto sites = callSites.find(fn);
+    if (sites == callSites.end() || depth >= 4) {
+      // Only the program's entry is known to start the run; any other
+      // function may be called after collectives elsewhere (another file).
+      const Function *f = I.program.find(fn);
+      const bool entry = fn == "<module>" || (f && f->name == "main");
+      return depth >= 4 || !entry;
+    }
+    for (const auto &[caller, frames] : sites->second)
+      if (syncBefore(frames, caller, depth + 1))
+        return true;
+    return false;
+  };
   auto makeFinding = [&](const Node &n, bool missBefore, bool missAfter, bool toEnd) {
     Finding fd;
     fd.rule = "ddp-rank0-io-barrier";
@@ -1375,7 +1406,8 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
       }
       if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0]) &&
           (inSyncLoop || syncAfter(stack, f.key, 0))) {
-        bool missBefore = requireBefore && !barrierNear(stack, false, f.key, 0);
+        bool missBefore = requireBefore && (inSyncLoop || syncBefore(stack, f.key, 0)) &&
+                          !barrierNear(stack, false, f.key, 0);
         bool missAfter = !barrierNear(stack, true, f.key, 0);
         if (missBefore || missAfter)
           out.push_back(makeFinding(n, missBefore, missAfter, false));
@@ -1387,7 +1419,8 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
         for (size_t i = fr.index + 1; i < fr.block->kids.size() && !w; ++i)
           w = writes(fr.block->kids[i]);
         if (w && stack.size() == 1 && (inSyncLoop || syncAfter({}, f.key, 0))) {
-          bool missBefore = requireBefore && !barrierNear(stack, false, f.key, 0);
+          bool missBefore = requireBefore && (inSyncLoop || syncBefore(stack, f.key, 0)) &&
+                            !barrierNear(stack, false, f.key, 0);
           bool missAfter = !barrierNear({}, true, f.key, 0);
           if (missBefore || missAfter)
             out.push_back(makeFinding(n, missBefore, missAfter, true));
