@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace ddplint::core {
@@ -180,6 +181,11 @@ struct Analyzer::Impl {
   struct LoopResult {
     std::vector<Path> bodyPaths;
     std::vector<Ev> symbol;
+    // The body's call sites and IO, each with the guard decided before it,
+    // once per distinct (event, guard): what every path through the loop
+    // carries out of it.  Built on first use.
+    std::vector<Ev> carried;
+    bool carriedReady = false;
   };
   std::map<const Node *, LoopResult> loops;
   int depth = 0;
@@ -520,23 +526,37 @@ struct Analyzer::Impl {
           out.push_back(std::move(p));
           continue;
         }
+        if (!lr.carriedReady) {
+          // Call sites and IO inside the loop, for interprocedural IO reasoning,
+          // with the body's own guard: a rank-0 save in an epoch loop is guarded.
+          // Body paths share their prefixes: an event reached under the same
+          // decisions on several of them is carried once.
+          std::set<std::tuple<const Node *, Loc, std::string, std::vector<std::pair<int, bool>>>>
+              seen;
+          for (const auto &bp : lr.bodyPaths)
+            for (const auto &e : bp.seq)
+              if (e.isCall || !e.sync()) {
+                // Only the decisions taken before it: a guard later in the body
+                // (`if local_rank == 0:` after an unguarded save) does not cover it.
+                const size_t before = std::min(e.guardLen, bp.guard.size());
+                std::vector<std::pair<int, bool>> decided;
+                decided.reserve(before);
+                for (size_t i = 0; i < before; ++i)
+                  decided.emplace_back(bp.guard[i].atom, bp.guard[i].pol);
+                if (!seen.emplace(e.node, e.loc, e.via, std::move(decided)).second)
+                  continue;
+                Ev c = e;
+                c.inLoop.insert(c.inLoop.begin(), bp.guard.begin(), bp.guard.begin() + before);
+                lr.carried.push_back(std::move(c));
+              }
+          lr.carriedReady = true;
+        }
         Path normal = p;
         for (Ev e : lr.symbol) {
           e.guardLen = p.guard.size();
           normal.seq.push_back(e);
         }
-        // Call sites and IO inside the loop, for interprocedural IO reasoning,
-        // with the body's own guard: a rank-0 save in an epoch loop is guarded.
-        for (const auto &bp : lr.bodyPaths)
-          for (const auto &e : bp.seq)
-            if (e.isCall || !e.sync()) {
-              Ev c = e;
-              // Only the decisions taken before it: a guard later in the body
-              // (`if local_rank == 0:` after an unguarded save) does not cover it.
-              const size_t before = std::min(e.guardLen, bp.guard.size());
-              c.inLoop.insert(c.inLoop.begin(), bp.guard.begin(), bp.guard.begin() + before);
-              normal.seq.push_back(std::move(c));
-            }
+        normal.seq.insert(normal.seq.end(), lr.carried.begin(), lr.carried.end());
         out.push_back(std::move(normal));
         if (loopsReported.count(&n))
           continue; // the loop's own finding covers its early exits
