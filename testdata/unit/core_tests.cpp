@@ -711,13 +711,33 @@ TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
     CHECK_FALSE(fs2[0].missingBefore);
   }
   SECTION("barrier after only") {
-    Program p = program({fn("main", {ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4), barrier(20)})});
+    // Not the entry, and not called here: a caller elsewhere may run
+    // collectives before it, so the barrier before is asked for.
+    Program p = program({fn("save_step", {ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4), barrier(20)})});
     Analyzer an(p);
     auto fs = an.rank0IoWithoutBarrier(true);
     REQUIRE(fs.size() == 1);
     CHECK(fs[0].missingBefore);
     CHECK_FALSE(fs[0].missingAfter);
     CHECK(an.rank0IoWithoutBarrier(false).empty()); // requireBefore=false
+  }
+  SECTION("start-up write in the entry: no barrier before needed") {
+    // main before its first collective, and a helper main calls before any.
+    Program p = program({fn("init_out", {ifThen(rank(CmpOp::EQ, 0, 7), {fileWrite(8)}, 6)}),
+                         fn("main", {ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4), call("init_out", 12),
+                                     barrier(20), coll("allreduce", 21)})});
+    Analyzer an(p);
+    auto fs = an.rank0IoWithoutBarrier(true);
+    INFO((fs.empty() ? std::string() : fs[0].message));
+    CHECK(fs.empty());
+    // The same write after a collective needs both.
+    Program q = program({fn("main", {coll("allreduce", 1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4),
+                                     barrier(20)})});
+    Analyzer aq(q);
+    auto fq = aq.rank0IoWithoutBarrier(true);
+    REQUIRE(fq.size() == 1);
+    CHECK(fq[0].missingBefore);
+    CHECK_FALSE(fq[0].missingAfter);
   }
   SECTION("barriers around: none") {
     Program p = program({fn("main", {barrier(1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10), fileWrite(11)}, 4), barrier(20)})});
