@@ -30,32 +30,10 @@ const std::vector<std::string_view> &kindNames() {
   return names;
 }
 
-// The arrays of the thread's last tree, kept for the next one: a large file's
-// arrays are megabytes, and fresh ones cost their page faults again.
-struct Spare {
-  std::vector<SyntaxTree::Rec> nodes;
-  std::vector<uint32_t> kids, named;
-};
-thread_local Spare spare;
-
 } // namespace
-
-SyntaxTree::~SyntaxTree() {
-  if (nodes_.capacity() > spare.nodes.capacity()) {
-    spare.nodes.swap(nodes_);
-    spare.kids.swap(kids_);
-    spare.named.swap(named_);
-  }
-}
 
 SyntaxTree::SyntaxTree(std::string source)
     : source_(std::move(source)), kindNames_(&kindNames()) {
-  nodes_.swap(spare.nodes);
-  kids_.swap(spare.kids);
-  named_.swap(spare.named);
-  nodes_.clear();
-  kids_.clear();
-  named_.clear();
   thread_local Parser parser;
   if (!parser.ok)
     return; // the grammar's ABI does not match the runtime: ok() says so

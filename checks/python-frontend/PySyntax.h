@@ -93,7 +93,6 @@ private:
 class SyntaxTree {
 public:
   explicit SyntaxTree(std::string source);
-  ~SyntaxTree();
   SyntaxTree(const SyntaxTree &) = delete;
   SyntaxTree &operator=(const SyntaxTree &) = delete;
 

@@ -300,24 +300,6 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     facts.versions.torchMajor = options.torchVersion / 100;
     facts.versions.torchMinor = options.torchVersion % 100;
   }
-  for (const auto &v : options.launchEnv) {
-    core::EnvSetting e;
-    e.name = v.name;
-    e.nameKnown = true;
-    e.value = v.value;
-    e.valueKnown = v.valueKnown;
-    e.isSet = true;
-    e.where = core::EnvSetting::Where::LaunchFile;
-    facts.env.push_back(e);
-  }
-  if (options.launchEnvOpen) {
-    core::EnvSetting e; // a name we cannot read: the rules stay quiet about it
-    e.nameKnown = false;
-    e.isSet = true;
-    e.where = core::EnvSetting::Where::LaunchFile;
-    facts.env.push_back(e);
-  }
-
   auto enabled = [&](const std::string &id) {
     const core::RuleInfo *r = core::findRule(id);
     if (!r || !appliesToPython(*r))
@@ -343,8 +325,44 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
   }
   if (enabled("ddp-init-timeout"))
     add(core::initTimeoutFindings(model.program));
-  if (enabled("ddp-async-error-handling"))
-    add(core::asyncErrorHandlingFindings(model.program));
+  std::set<core::Loc> launchesAsked;
+  if (enabled("ddp-async-error-handling")) {
+    // The "off" finding sits at an NCCL group's creation (a deprecated name
+    // is reported at its literal): only then can the launch files change it.
+    auto atGroup = [&](const core::Finding &f) {
+      for (const auto &pg : facts.processGroups)
+        if (pg.loc == f.loc)
+          return true;
+      return false;
+    };
+    std::vector<core::Finding> v = core::asyncErrorHandlingFindings(model.program);
+    std::vector<PyOptions::LaunchVariable> env;
+    bool open = false;
+    if (options.launchEnvironment && std::any_of(v.begin(), v.end(), atGroup) &&
+        options.launchEnvironment(env, open)) {
+      for (const auto &lv : env) {
+        core::EnvSetting e;
+        e.name = lv.name;
+        e.value = lv.value;
+        e.valueKnown = lv.valueKnown;
+        e.isSet = true;
+        e.where = core::EnvSetting::Where::LaunchFile;
+        facts.env.push_back(e);
+      }
+      if (open) {
+        core::EnvSetting e; // a name we cannot read: the rule stays quiet
+        e.nameKnown = false;
+        e.isSet = true;
+        e.where = core::EnvSetting::Where::LaunchFile;
+        facts.env.push_back(e);
+      }
+      v = core::asyncErrorHandlingFindings(model.program);
+      for (const auto &f : v)
+        if (atGroup(f))
+          launchesAsked.insert(f.loc);
+    }
+    add(std::move(v));
+  }
   if (enabled("ddp-dataloader-recreated"))
     add(core::dataLoaderRecreatedFindings(model.program));
   if (enabled("ddp-dataloader-options"))
@@ -364,6 +382,7 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     for (const auto &n : f.notes)
       d.notes.push_back({r.pos(n.loc), n.message});
     d.fixes = r.render(f, timeout);
+    d.launchesAsked = f.rule == "ddp-async-error-handling" && launchesAsked.count(f.loc) > 0;
     if (suppressed(source, d.pos.line, d.rule))
       continue;
     res.diagnostics.push_back(std::move(d));

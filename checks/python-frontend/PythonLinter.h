@@ -5,6 +5,7 @@
 
 #include "PySyntax.h"
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct PyDiagnostic {
   std::string message;
   std::vector<PyNote> notes;
   std::vector<PyEdit> fixes; // one fix-it, possibly several edits
+  // ddp-async-error-handling's "off" finding, made after the launch files
+  // were asked (PyOptions::launchEnvironment): the caller may point at them.
+  bool launchesAsked = false;
 };
 
 struct PyOptions {
@@ -41,15 +45,15 @@ struct PyOptions {
   // The user's wrappers, as in the C++ checks' options.
   std::set<std::string> rankFunctions, mainProcessFunctions, collectiveFunctions,
       barrierFunctions, checkpointWriters;
-  // Environment variables that the program's launch files give it.
+  // The environment that the program's launch files give it.  Asked at most
+  // once, and only when the program alone leaves NCCL async error handling
+  // off; false: no launch file starts it.  `open`: a launch may give it
+  // variables it does not show (envFrom, an unreadable sourced file).
   struct LaunchVariable {
     std::string name, value;
     bool valueKnown = true;
   };
-  std::vector<LaunchVariable> launchEnv;
-  // A launch file may give it variables it does not show (envFrom, an
-  // unreadable sourced file): no variable is known to be unset.
-  bool launchEnvOpen = false;
+  std::function<bool(std::vector<LaunchVariable> &env, bool &open)> launchEnvironment;
 };
 
 struct PyLintResult {

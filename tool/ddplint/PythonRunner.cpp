@@ -6,7 +6,6 @@
 
 #include "ddplint/core/Catalog.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -99,16 +98,11 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
   auto dt = cfg->checkOptions.find("ddp-init-timeout.DefaultTimeoutSeconds");
   if (dt != cfg->checkOptions.end())
     opts.defaultTimeoutSeconds = std::atoi(dt->second.c_str());
-  pyfe::PyLintResult res = pyfe::lintPython(src, opts);
-  // The launch files that start this script give it their environment: asked
-  // only when the program alone leaves async error handling off, so a run
-  // searches the project's launch files only for programs that need it.
-  auto asyncOff = [](const pyfe::PyDiagnostic &d) {
-    return d.rule == "ddp-async-error-handling" &&
-           d.message.find("async error handling off") != std::string::npos;
-  };
+  // The launch files that start this script give it their environment; the
+  // frontend asks only for a program that alone leaves async error handling
+  // off, so a run searches a project's launch files only when one needs them.
   std::vector<launch::LaunchedProcess> launches;
-  if (std::any_of(res.diagnostics.begin(), res.diagnostics.end(), asyncOff)) {
+  opts.launchEnvironment = [&](std::vector<pyfe::PyOptions::LaunchVariable> &env, bool &open) {
     launch::Options lo;
     if (!launch::parseTorchVersion(cfg->torchVersion, lo))
       lo = launch::Options{};
@@ -117,12 +111,12 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
     launches = launchFiles().launchesOf(absFile, root, lo);
     for (const auto &p : launches) {
       for (const auto &v : p.env)
-        opts.launchEnv.push_back({v.name, v.value, v.valueKnown});
-      opts.launchEnvOpen |= p.mayInherit;
+        env.push_back({v.name, v.value, v.valueKnown});
+      open |= p.mayInherit;
     }
-    if (!launches.empty())
-      res = pyfe::lintPython(src, opts);
-  }
+    return !launches.empty();
+  };
+  pyfe::PyLintResult res = pyfe::lintPython(src, opts);
   if (res.parserFailed) {
     out.errors.push_back(fileError(
         absFile, "the Python grammar does not load into this tree-sitter runtime (ABI mismatch)"));
@@ -157,7 +151,7 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
       ed.endColumn = e.end.column;
       f.fixes.push_back(ed);
     }
-    if (asyncOff(d))
+    if (d.launchesAsked)
       for (const auto &p : launches) { // where else it could be set, and how it is
         std::string how = "launched here without it: set it here or in the program";
         for (const auto &v : p.env)

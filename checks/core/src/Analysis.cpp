@@ -1326,59 +1326,45 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
         return false;
     return true;
   };
-  // Does anything that synchronises the ranks come after a position: a
-  // collective or barrier later in the function, or after any of its call
-  // sites?  A rank-0 write after the last one races with nothing and makes
+  // Can anything synchronise the ranks after (before) a position: a collective
+  // or barrier later (earlier) in the function, around any of its call sites,
+  // or the next (previous) iteration of a loop that synchronises?
+  // After: a rank-0 write after the last one races with nothing and makes
   // nobody wait, so it is not a hazard.
-  std::function<bool(std::vector<Frame>, const std::string &, int)> syncAfter =
-      [&](std::vector<Frame> stack, const std::string &fn, int depth) -> bool {
+  // Before: until the program's first collective the ranks have exchanged
+  // nothing, so no rank can be reading what an earlier phase wrote, and a
+  // barrier before a start-up write (the output folder, the config) protects
+  // nothing.  Only the program's entry is known to start the run: a function
+  // without callers here may be called after collectives elsewhere.
+  std::function<bool(std::vector<Frame>, bool, const std::string &, int)> syncNear =
+      [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
     std::string op;
     while (!stack.empty()) {
       Frame fr = stack.back();
       stack.pop_back();
       const auto &kids = fr.block->kids;
-      for (size_t i = fr.index + 1; i < kids.size(); ++i)
-        if (edge(kids[i], true, op))
-          return true;
-    }
-    if (calledInSyncLoop.count(fn))
-      return true;
-    auto sites = callSites.find(fn);
-    if (sites == callSites.end() || depth >= 4)
-      return false;
-    for (const auto &[caller, frames] : sites->second)
-      if (syncAfter(frames, caller, depth + 1))
-        return true;
-    return false;
-  };
-  // The mirror image: can anything synchronise the ranks before a position?
-  // Before the program's first collective the ranks have exchanged nothing:
-  // no rank can be reading what an earlier phase wrote, so a barrier before a
-  // start-up write (creating the output folder, writing the config) protects
-  // nothing.  The barrier after it still matters.
-  std::function<bool(std::vector<Frame>, const std::string &, int)> syncBefore =
-      [&](std::vector<Frame> stack, const std::string &fn, int depth) -> bool {
-    std::string op;
-    while (!stack.empty()) {
-      Frame fr = stack.back();
-      stack.pop_back();
-      const auto &kids = fr.block->kids;
-      for (size_t i = fr.index; i-- > 0;)
-        if (edge(kids[i], false, op))
-          return true;
+      if (after) {
+        for (size_t i = fr.index + 1; i < kids.size(); ++i)
+          if (edge(kids[i], true, op))
+            return true;
+      } else {
+        for (size_t i = fr.index; i-- > 0;)
+          if (edge(kids[i], false, op))
+            return true;
+      }
     }
     if (calledInSyncLoop.count(fn))
       return true;
     auto sites = callSites.find(fn);
     if (sites == callSites.end() || depth >= 4) {
-      // Only the program's entry is known to start the run; any other
-      // function may be called after collectives elsewhere (another file).
+      if (after)
+        return false;
       const Function *f = I.program.find(fn);
       const bool entry = fn == "<module>" || (f && f->name == "main");
       return depth >= 4 || !entry;
     }
     for (const auto &[caller, frames] : sites->second)
-      if (syncBefore(frames, caller, depth + 1))
+      if (syncNear(frames, after, caller, depth + 1))
         return true;
     return false;
   };
@@ -1425,8 +1411,8 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
         return;
       }
       if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0]) &&
-          (inSyncLoop || syncAfter(stack, f.key, 0))) {
-        bool missBefore = requireBefore && (inSyncLoop || syncBefore(stack, f.key, 0)) &&
+          (inSyncLoop || syncNear(stack, true, f.key, 0))) {
+        bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
                           !barrierNear(stack, false, f.key, 0);
         bool missAfter = !barrierNear(stack, true, f.key, 0);
         if (missBefore || missAfter)
@@ -1438,8 +1424,8 @@ std::vector<Finding> Analyzer::rank0IoWithoutBarrier(bool requireBefore) {
         bool w = false;
         for (size_t i = fr.index + 1; i < fr.block->kids.size() && !w; ++i)
           w = writes(fr.block->kids[i]);
-        if (w && stack.size() == 1 && (inSyncLoop || syncAfter({}, f.key, 0))) {
-          bool missBefore = requireBefore && (inSyncLoop || syncBefore(stack, f.key, 0)) &&
+        if (w && stack.size() == 1 && (inSyncLoop || syncNear({}, true, f.key, 0))) {
+          bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
                             !barrierNear(stack, false, f.key, 0);
           bool missAfter = !barrierNear({}, true, f.key, 0);
           if (missBefore || missAfter)
