@@ -16,10 +16,15 @@
 #   (e) ddplint --jobs 2 -p BUILD, warm cache     (the same --cache-dir again)
 #   (f) pre-commit: ddplint --jobs 2 src/tu01.cpp, warm cache (one staged file)
 #   (g) clang-tidy-19 --load ddplint-tidy.so on src/tu01.cpp alone (what (f) replaces)
+#   (h) ddplint --jobs 2 -p BARE, cold cache, where BARE is the same database
+#       with its compiler written as a bare `clang++` (Meson, hand-written
+#       databases): the compiler finds libstdc++ through /bin/../include
+#   (i) the same, warm cache
 #   (s) with -s also ddplint --jobs 2 --no-preamble --parse-system-bodies
-# and checks that (a)-(e) report the same findings (file:line rule), and (f)
-# and (g) the same for tu01.  Prints a markdown report; exits 1 if a target
-# is missed (warm >= 5x and cold >= 3x faster than (a), (f) <= 1/10 of (g),
+# and checks that (a)-(e), (h) and (i) report the same findings (file:line rule),
+# and (f) and (g) the same for tu01.  Prints a markdown report; exits 1 if a
+# target is missed (warm >= 5x and cold >= 3x faster than (a), and with the
+# bare compiler warm >= 5x and cold >= 1.5x, (f) <= 1/10 of (g),
 # (b) not slower than (a), peak RSS of (c)-(e) at most (b)'s plus the PCH's
 # size) or the findings differ, 2 on a tool failure.
 #
@@ -36,7 +41,7 @@ while getopts "n:r:sh" opt; do
   n) tus=$OPTARG ;;
   r) rounds=$OPTARG ;;
   s) systembodies=1 ;;
-  *) sed -n '2,28p' "$0"; exit 2 ;;
+  *) sed -n '2,33p' "$0"; exit 2 ;;
   esac
 done
 rct="${RUN_CLANG_TIDY:-run-clang-tidy-19}"
@@ -113,6 +118,16 @@ cmake -S "$proj" -B "$proj/build" -G Ninja >"$tmp/cmake.log" 2>&1 || {
   exit 2
 }
 build="$proj/build"
+# The same database with the compiler named without a path.
+mkdir -p "$proj/bare"
+python3 - "$build/compile_commands.json" "$proj/bare/compile_commands.json" <<'PY'
+import json, shlex, sys
+entries = json.load(open(sys.argv[1]))
+for e in entries:
+    args = e.pop("arguments", None) or shlex.split(e.pop("command"))
+    e["arguments"] = ["clang++"] + args[1:]
+json.dump(entries, open(sys.argv[2], "w"), indent=1)
+PY
 
 # One timed run: wall seconds, CPU seconds, peak RSS of the largest process (MiB).
 measure() { # name cmd...
@@ -130,13 +145,13 @@ findings_of() {
   sed -n -E 's#^(.*/)?([^/:]+):([0-9]+):[0-9]+: (warning|error|note): .*\[(ddp-[a-z0-9-]+)(,-warnings-as-errors)?\]$#\2:\3 \5#p' "$1" | LC_ALL=C sort -u
 }
 
-keys="a b c d e f g"
+keys="a b c d e f g h i"
 ((systembodies)) && keys="$keys s"
 declare -A wall cpu rss
 for k in $keys; do wall[$k]=0; cpu[$k]=0; rss[$k]=0; done
 cache="$tmp/cache"
 for round in $(seq 1 "$rounds"); do
-  rm -rf "$cache" # (d) starts cold every round; (e) and (f) reuse what (d) left
+  rm -rf "$cache" "$cache-bare" # (d), (h) start cold every round; (e), (f), (i) reuse
   for k in $keys; do
     case $k in
     a) r=$(measure a "$rct" -j 2 -quiet -clang-tidy-binary "$(command -v "$tidy")" -load "$plugin" \
@@ -147,6 +162,8 @@ for round in $(seq 1 "$rounds"); do
     e) r=$(measure e "$ddplint" --jobs 2 -q -v -p "$build" --cache-dir "$cache") ;;
     f) r=$(cd "$proj" && measure f "$ddplint" --jobs 2 -q -v --cache-dir "$cache" src/tu01.cpp) ;;
     g) r=$(measure g "$tidy" --load "$plugin" --checks='-*,ddp-*' --quiet -p "$build" "$proj/src/tu01.cpp") ;;
+    h) r=$(measure h "$ddplint" --jobs 2 -q -v -p "$proj/bare" --cache-dir "$cache-bare") ;;
+    i) r=$(measure i "$ddplint" --jobs 2 -q -v -p "$proj/bare" --cache-dir "$cache-bare") ;;
     s) r=$(measure s "$ddplint" --jobs 2 -q -p "$build" --no-preamble --parse-system-bodies) ;;
     esac
     read -r w c m <<<"$r"
@@ -180,6 +197,8 @@ $(row b "(b) \`ddplint --jobs 2 --no-preamble\` (every unit parsed whole)")
 $(row c "(c) \`ddplint --jobs 2 --no-cache\` (one shared preamble, not kept)")
 $(row d "(d) \`ddplint --jobs 2\`, cold cache")
 $(row e "(e) \`ddplint --jobs 2\`, warm cache")
+$(row h "(h) \`ddplint --jobs 2\`, database with a bare \`clang++\`, cold cache")
+$(row i "(i) \`ddplint --jobs 2\`, database with a bare \`clang++\`, warm cache")
 $( ((systembodies)) && row s "(s) \`ddplint --jobs 2 --no-preamble --parse-system-bodies\`")
 
 Pre-commit, one staged file (src/tu01.cpp):
@@ -195,10 +214,12 @@ process (two run at a time), for (b)-(f) the whole ddplint process with two
 translation units in flight.  Preambles: (c) $(grep -o 'preambles:.*' "$tmp/c.err" | head -1)
 (d) $(grep -o 'preambles:.*' "$tmp/d.err" | head -1)
 (e) $(grep -o 'preambles:.*' "$tmp/e.err" | head -1)
+(h) $(grep -o 'preambles:.*' "$tmp/h.err" | head -1)
+(i) $(grep -o 'preambles:.*' "$tmp/i.err" | head -1)
 REPORT
 status=0
 : >"$tmp/diff"
-for k in b c d e; do
+for k in b c d e h i; do
   diff -u "$tmp/a.f" "$tmp/$k.f" | sed "s/^/($k) /" >>"$tmp/diff" || true
 done
 ((systembodies)) && { diff -u "$tmp/a.f" "$tmp/s.f" | sed "s/^/(s) /" >>"$tmp/diff" || true; }
@@ -221,6 +242,8 @@ echo "Targets:"
 check "${wall[b]} <= ${wall[a]}" "(b) no slower than (a): $(ratio "${wall[a]}" "${wall[b]}")x"
 check "${wall[a]} >= 5 * ${wall[e]}" "warm cache (e) >= 5x faster than (a): $(ratio "${wall[a]}" "${wall[e]}")x"
 check "${wall[a]} >= 3 * ${wall[d]}" "cold cache (d) >= 3x faster than (a): $(ratio "${wall[a]}" "${wall[d]}")x"
+check "${wall[a]} >= 5 * ${wall[i]}" "bare clang++, warm cache (i) >= 5x faster than (a): $(ratio "${wall[a]}" "${wall[i]}")x"
+check "${wall[a]} >= 1.5 * ${wall[h]}" "bare clang++, cold cache (h) >= 1.5x faster than (a): $(ratio "${wall[a]}" "${wall[h]}")x"
 check "${wall[f]} * 10 <= ${wall[g]}" "pre-commit (f) <= 1/10 of clang-tidy on that file (g): $(ratio "${wall[f]}" "${wall[g]}")"
 for k in c d e; do
   check "${rss[$k]} <= ${rss[b]} + $pch_mib" "peak RSS of ($k) ${rss[$k]} MiB <= (b)'s ${rss[b]} MiB + the PCH's $pch_mib MiB"

@@ -235,6 +235,36 @@ class Baselines(Project):
                          [("src/train.cpp", line_of(self.train, "pg->barrier()->wait();"),
                            "ddp-divergent-collective", "error")])
 
+    def test_root_holds_in_every_format_and_in_baselines_from_two_folders(self):
+        # The same run from the project and from a folder inside it: with
+        # --root every format names files alike, and a baseline written in one
+        # place holds in the other.
+        where = [self.src, os.path.join(self.src, "src"), self.tmp]
+        common = ["-p", self.build, self.train, "--root", self.src]
+        for fmt in ("text", "json", "sarif"):
+            outs = []
+            for cwd in where:
+                p = run(common + ["--format", fmt], cwd=cwd)
+                self.assertEqual(p.returncode, 1, p.stderr)
+                if fmt == "json":
+                    outs.append([(f["file"], [n["file"] for n in f["notes"]])
+                                 for f in json.loads(p.stdout)["findings"]])
+                elif fmt == "sarif":
+                    outs.append([r["locations"] for r in json.loads(p.stdout)["runs"][0]["results"]])
+                else:
+                    outs.append(p.stdout)
+            with self.subTest(fmt=fmt):
+                self.assertEqual(outs[0], outs[1])
+                self.assertEqual(outs[0], outs[2])
+        self.assertEqual(findings(run(common, cwd=self.tmp).stdout), self.expected_train())
+        base = os.path.join(self.tmp, "baseline.json")
+        p = run(common + ["--write-baseline", base], cwd=os.path.join(self.src, "src"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for cwd in where:
+            p = run(common + ["--baseline", base], cwd=cwd)
+            self.assertEqual((p.returncode, findings(p.stdout)), (0, []), (cwd, p.stdout))
+            self.assertIn("3 suppressed", p.stderr)
+
     def test_malformed_baseline_is_an_error(self):
         base = self.write("bad-baseline.json", '{"version": 1,\n  "findings": [ {"rule": 3} ]\n}\n')
         p = run(["-p", self.build, self.train, "--baseline", base], cwd=self.src)
@@ -840,6 +870,81 @@ class Cache(Project):
         async_msgs = [f["message"] for f in reports[2] if f["rule"] == "ddp-async-error-handling"]
         self.assertEqual(len(async_msgs), 1, reports[2])
         self.assertIn("LibTorch 1.13 reads", async_msgs[0])
+
+    def database_with_compiler(self, *compiler):
+        """Rewrites the CMake database so each command starts with `compiler`
+        (a bare name, a path, a wrapper and its compiler), as Meson and
+        hand-written databases do."""
+        path = os.path.join(self.build, "compile_commands.json")
+        with open(path, encoding="utf-8") as f:
+            entries = json.load(f)
+        for e in entries:
+            args = e.pop("arguments", None) or e.pop("command").split()
+            e["arguments"] = list(compiler) + args[1:]
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(entries, f)
+
+    def test_every_way_of_naming_the_compiler_reuses_the_cache(self):
+        # A bare `c++` made Clang find libstdc++ through /bin/../include/c++/12;
+        # folded as text that named nothing, so every entry was stale forever.
+        reference, _ = self.lint("--no-preamble", cache=False)
+        toolchain = os.path.join(self.tmp, "toolchain")
+        os.makedirs(toolchain)
+        os.symlink(shutil.which("c++") or "/usr/bin/c++", os.path.join(toolchain, "c++"))
+        for compiler in (["c++"], ["clang++"], ["g++"], ["/usr/bin/c++"],
+                         [os.path.join(toolchain, "c++")], ["ccache", "c++"]):
+            with self.subTest(compiler=compiler):
+                shutil.rmtree(self.cache, ignore_errors=True)
+                self.database_with_compiler(*compiler)
+                cold, err = self.lint()
+                self.assertRegex(err, r"preambles: 0 reused .*, [1-9]\d* built, 0 rebuilt")
+                warm, err = self.lint()
+                self.assertRegex(err, r"preambles: [1-9]\d* reused .*, 0 built, 0 rebuilt", err)
+                self.assertEqual(self.report(reference)[0], self.report(cold)[0])
+                self.assertEqual(self.report(reference)[0], self.report(warm)[0])
+                for meta in (f for f in os.listdir(self.cache) if f.endswith(".meta")):
+                    with open(os.path.join(self.cache, meta), encoding="utf-8") as f:
+                        inputs = [l.split(" ", 3)[3].rstrip("\n") for l in f if l.startswith("input ")]
+                    self.assertTrue(inputs)
+                    self.assertEqual([i for i in inputs if not os.path.exists(i)], [])
+
+    def test_verbose_names_the_input_that_made_an_entry_stale(self):
+        self.lint()
+        helpers = os.path.join(self.src, "src", "helpers.h")
+        st = os.stat(helpers)
+        os.utime(helpers, (st.st_atime, st.st_mtime + 5))
+        _, err = self.lint()
+        self.assertRegex(err, r"ddplint: preamble [0-9a-f]{8} \(#include \"helpers.h\"\) rebuilt: "
+                              + re.escape(os.path.realpath(helpers)) + r" changed \(size \d+ -> \d+, mtime")
+
+    def test_compile_flags_txt_is_a_database(self):
+        reference, _ = self.lint("--no-preamble", cache=False)
+        shutil.rmtree(self.build)
+        self.write("compile_flags.txt", f"-xc++\n-std=c++17\n-isystem\n{MOCK_INCLUDE}\n")
+        # Found above the files, as clang tooling finds it; the same findings;
+        # the cache holds across runs.
+        cold, err = self.lint_without_p()
+        self.assertRegex(err, r"preambles: 0 reused .*, [1-9]\d* built")
+        warm, err = self.lint_without_p()
+        self.assertRegex(err, r"preambles: [1-9]\d* reused .*, 0 built, 0 rebuilt")
+        self.assertEqual(self.report(reference)[0], self.report(cold)[0])
+        self.assertEqual(self.report(reference)[0], self.report(warm)[0])
+        # A folder takes every unit under it; -p takes the folder of the file.
+        p = run(["src", "--format", "json", "--no-cache"], cwd=self.src)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["summary"]["filesAnalyzed"], len(self.units))
+        p = run(["-p", self.src, self.train, "--format", "json", "--no-cache"], cwd=self.tmp)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        # No paths: the flags name no files, and ddplint says so.
+        p = run([], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("compile_flags.txt gives flags, not files", p.stderr + p.stdout)
+
+    def lint_without_p(self):
+        p = run(["--format", "json", "-v", "-j2", *self.units, "--cache-dir", self.cache],
+                cwd=self.src)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        return json.loads(p.stdout), p.stderr
 
     def test_progress_only_after_a_second(self):
         env = dict(os.environ, DDPLINT_PROGRESS_DELAY_MS="600000")

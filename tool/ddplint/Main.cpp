@@ -68,8 +68,9 @@ the database, its C and C++ units); Python files need no database.  Without
 PATHS every file in the compilation database is linted.
 
 Input:
-  -p BUILD_DIR            folder with compile_commands.json (default: searched
-                          upwards from each file, also in <dir>/build)
+  -p BUILD_DIR            folder with compile_commands.json or compile_flags.txt
+                          (default: searched upwards from each file, also in
+                          <dir>/build)
   -- FLAGS...             compile every file with these flags instead of a database
   --config FILE           use this config for every file (default: the nearest
                           .ddplint.yaml above each file)
@@ -77,8 +78,10 @@ Output:
   --format text|json|sarif   (default text)
   -o, --output FILE       write the report to FILE instead of stdout
   --color auto|always|never  colour the text report (default auto: on a tty)
-  --root DIR              paths in reports and baselines are relative to DIR
-                          (default: the enclosing git checkout, else the cwd)
+  --root DIR              name files relative to DIR in every report format and
+                          in baselines (default: text and JSON relative to the
+                          cwd; SARIF and baselines relative to the enclosing
+                          git checkout, else the cwd)
   -q, --quiet             no progress and no summary line
 Gate:
   --fail-on error|warning|note|never   lowest severity that makes exit code 1
@@ -95,7 +98,8 @@ Speed:
   --no-cache              keep no preambles between runs (units with the same
                           leading includes still share one within the run)
   --no-preamble           parse every unit whole, sharing nothing
-  -v, --verbose           say how many preambles were reused, built or failed
+  -v, --verbose           say how many preambles were reused, built or failed,
+                          and which input made a rebuilt one stale
 Testing:
   --analyze-library-code  analyse every function body, library and system headers
                           included, as if it were user code (the stress corpus)
@@ -345,6 +349,15 @@ public:
       slot = std::make_unique<clang::tooling::FixedCompilationDatabase>(cfg->dir, cfg->flags);
     return slot.get();
   }
+  // A compile_flags.txt: flags for every file, and no list of files.
+  bool givesFlagsOnly(const clang::tooling::CompilationDatabase *db) {
+    if (!db)
+      return false;
+    for (const auto &[dir, d] : dbs_)
+      if (d.get() == db)
+        return flagFiles_.count(dir) > 0;
+    return false;
+  }
   // The database for the files under `dir`.
   const clang::tooling::CompilationDatabase *forFolder(const std::string &dir,
                                                        std::vector<ToolError> &errors) {
@@ -371,8 +384,9 @@ private:
       dbDir = search(from);
       if (dbDir.empty()) {
         errors.push_back(fileError(
-            what, "no compilation database: no compile_commands.json beside it, in any folder "
-                  "above it, or in their build/ subfolders; pass -p BUILD_DIR "
+            what, "no compilation database: no compile_commands.json or compile_flags.txt "
+                  "beside it or in any folder above it, and no build/compile_commands.json "
+                  "there; pass -p BUILD_DIR "
                   "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON), compiler flags after --, or "
                   "list them under flags: in .ddplint.yaml"));
         return nullptr;
@@ -386,14 +400,21 @@ public:
   std::vector<std::string> allFiles(std::vector<ToolError> &errors) {
     std::string dbDir = args_.buildDir ? absolute(*args_.buildDir) : search(fs::current_path());
     if (dbDir.empty()) {
-      errors.push_back(fileError("", "no compilation database: no compile_commands.json in the "
-                                     "current folder, any folder above it, or their build/ "
-                                     "subfolders; pass -p BUILD_DIR or the files to lint"));
+      errors.push_back(fileError("", "no compilation database: no compile_commands.json or "
+                                     "compile_flags.txt in the current folder or any folder "
+                                     "above it, and no build/compile_commands.json there; pass "
+                                     "-p BUILD_DIR or the files to lint"));
       return {};
     }
     const auto *db = load(dbDir, errors);
     if (!db)
       return {};
+    if (flagFiles_.count(dbDir)) {
+      errors.push_back(fileError((fs::path(dbDir) / "compile_flags.txt").string(),
+                                 "compile_flags.txt gives flags, not files: name the files or "
+                                 "folders to lint"));
+      return {};
+    }
     std::vector<std::string> files;
     for (const auto &f : db->getAllFiles())
       files.push_back(absolute(f));
@@ -401,6 +422,9 @@ public:
   }
 
 private:
+  // The folder of the nearest database above `dir`, as clang tooling finds
+  // one: in each folder compile_commands.json, then build/compile_commands.json,
+  // then compile_flags.txt (one flag per line, for every file below it).
   std::string search(fs::path dir) {
     std::error_code ec;
     for (; !dir.empty(); dir = dir.parent_path()) {
@@ -408,6 +432,8 @@ private:
         return dir.string();
       if (fs::is_regular_file(dir / "build" / "compile_commands.json", ec))
         return (dir / "build").string();
+      if (fs::is_regular_file(dir / "compile_flags.txt", ec))
+        return dir.string();
       if (dir == dir.root_path())
         break;
     }
@@ -420,13 +446,10 @@ private:
     if (it != dbs_.end())
       return it->second.get();
     const std::string path = (fs::path(dir) / "compile_commands.json").string();
+    const std::string flagsPath = (fs::path(dir) / "compile_flags.txt").string();
     std::unique_ptr<clang::tooling::CompilationDatabase> db;
     std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) {
-      errors.push_back(fileError(path, "no compilation database here (-p " + dir +
-                                           "); configure the project with "
-                                           "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"));
-    } else {
+    if (fs::is_regular_file(path, ec)) {
       std::string err;
       db = clang::tooling::JSONCompilationDatabase::loadFromFile(
           path, err, clang::tooling::JSONCommandLineSyntax::AutoDetect);
@@ -435,6 +458,18 @@ private:
       else // headers and new files get the flags of their nearest neighbour, as in clangd
         db = clang::tooling::inferMissingCompileCommands(
             clang::tooling::inferTargetAndDriverMode(std::move(db)));
+    } else if (fs::is_regular_file(flagsPath, ec)) {
+      std::string err;
+      db = clang::tooling::FixedCompilationDatabase::loadFromFile(flagsPath, err);
+      if (!db)
+        errors.push_back(fileError(flagsPath, "cannot read the compile flags: " + err));
+      else
+        flagFiles_.insert(dir);
+    } else {
+      errors.push_back(fileError(path, "no compilation database here (-p " + dir +
+                                           "): no compile_commands.json or compile_flags.txt; "
+                                           "configure the project with "
+                                           "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"));
     }
     return (dbs_[dir] = std::move(db)).get();
   }
@@ -443,6 +478,7 @@ private:
   ConfigResolver &configs_;
   std::map<std::string, std::unique_ptr<clang::tooling::CompilationDatabase>> dbs_;
   std::unique_ptr<clang::tooling::CompilationDatabase> fixed_;
+  std::set<std::string> flagFiles_; // folders whose database is a compile_flags.txt
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<clang::tooling::CompilationDatabase>> flagDbs_;
 };
@@ -592,7 +628,10 @@ int finish(const Args &a, RunResult &result, const std::string &root,
 
   ReportOptions ro;
   std::error_code ec;
-  ro.baseDir = fs::current_path(ec).string();
+  // --root: every format names files relative to it (as baselines do), so
+  // reports from two working folders agree; else relative to the cwd, as a
+  // compiler does.
+  ro.baseDir = a.root ? root : fs::current_path(ec).string();
   ro.sourceRoot = root;
   ro.color = a.color == "always" ||
              (a.color == "auto" && !a.outputFile && isatty(STDOUT_FILENO) && a.format == "text");
@@ -685,8 +724,10 @@ int runLint(const Args &a) {
               fileError(abs, "no C, C++ or Python files under this folder"));
         continue;
       }
-      if (!a.fixedFlags) {
-        if (const auto *db = dbs.forFolder(abs, result.errors))
+      const clang::tooling::CompilationDatabase *folderDb =
+          a.fixedFlags ? nullptr : dbs.forFolder(abs, result.errors);
+      if (!a.fixedFlags && !dbs.givesFlagsOnly(folderDb)) {
+        if (const auto *db = folderDb)
           for (const auto &f : db->getAllFiles()) {
             const std::string af = absolute(f);
             if (af.rfind(abs + "/", 0) == 0) {
@@ -694,7 +735,8 @@ int runLint(const Args &a) {
               any = true;
             }
           }
-      } else {
+      } else if (a.fixedFlags || folderDb) {
+        // Flags without a file list (-- or compile_flags.txt): every unit on disk.
         for (auto it = fs::recursive_directory_iterator(abs, ec);
              it != fs::recursive_directory_iterator(); it.increment(ec))
           if (it->is_regular_file(ec) && isTranslationUnit(it->path())) {
@@ -861,6 +903,9 @@ int runLint(const Args &a) {
                 << st.failed << " failed (those units parsed whole); " << wholeAfterPreamble
                 << " unit(s) parsed whole after failing with one"
                 << (store->persistent() ? "" : "; not kept (--no-cache)") << "\n";
+    if (a.verbose)
+      for (const auto &why : st.rebuiltWhy)
+        std::cerr << "ddplint: " << why << "\n";
     store->prune();
   }
   // Python files take milliseconds each: the same workers, after the units.

@@ -166,6 +166,11 @@ std::string languageOf(const std::vector<std::string> &args, llvm::StringRef fil
   return "";
 }
 
+// The first line of a preamble, to name it in messages ("#include <torch/torch.h>").
+std::string firstDirective(llvm::StringRef text) {
+  return text.split('\n').first.trim().str();
+}
+
 std::string hexOf(uint64_t v) {
   char buf[17];
   snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
@@ -448,19 +453,36 @@ std::optional<PreambleUse> PreambleStore::loadOrBuild(const PreambleSpec &spec,
   const std::string meta = joinPath(dir_, spec.key + ".meta");
   PreambleUse use{pch, spec.headerPath, spec.text, spec.bytes};
   bool hadEntry = false;
+  std::string why; // what made an existing entry stale
   if (persistent_) {
     Manifest m;
     std::error_code ec;
     hadEntry = fs::exists(meta, ec) || fs::exists(pch, ec);
-    bool ok = readManifest(meta, m) && m.key == spec.key && m.header == spec.headerPath;
+    bool ok = readManifest(meta, m);
+    if (!ok)
+      why = "its manifest is missing, truncated or unreadable";
+    else if (m.key != spec.key || m.header != spec.headerPath) {
+      ok = false;
+      why = "its manifest names another preamble";
+    }
     if (ok) {
       uint64_t size = 0, hash = 0;
       ok = hashFile(pch, size, hash) && size == m.pchSize && hash == m.pchHash;
+      if (!ok)
+        why = "its PCH is missing or does not match the manifest's size and hash";
     }
     for (size_t i = 0; ok && i < m.inputs.size(); ++i) {
+      const PreambleInput &in = m.inputs[i];
       llvm::sys::fs::file_status st;
-      ok = !llvm::sys::fs::status(m.inputs[i].path, st) && st.getSize() == m.inputs[i].size &&
-           mtimeOf(st) == m.inputs[i].mtime;
+      if (llvm::sys::fs::status(in.path, st)) {
+        ok = false;
+        why = in.path + " is gone";
+      } else if (st.getSize() != in.size || mtimeOf(st) != in.mtime) {
+        ok = false;
+        why = in.path + " changed (size " + std::to_string(in.size) + " -> " +
+              std::to_string(st.getSize()) + ", mtime " + std::to_string(in.mtime) + " -> " +
+              std::to_string(mtimeOf(st)) + ")";
+      }
     }
     if (ok) {
       // Least recently used goes first when the folder is pruned.
@@ -507,6 +529,9 @@ std::optional<PreambleUse> PreambleStore::loadOrBuild(const PreambleSpec &spec,
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++(hadEntry ? stats_.rebuilt : stats_.built);
+  if (hadEntry)
+    stats_.rebuiltWhy.push_back("preamble " + spec.key.substr(0, 8) + " (" +
+                                firstDirective(spec.text) + ") rebuilt: " + why);
   return use;
 }
 

@@ -83,6 +83,10 @@ using PreambleBuilder = std::function<bool(const PreambleSpec &spec, const std::
 
 struct CacheStats {
   unsigned hits = 0, built = 0, rebuilt = 0, failed = 0;
+  // One line per rebuilt entry: which preamble, and what made it stale
+  // ("/usr/include/c++/12/vector changed (mtime ...)"), so that `-v` tells a
+  // real edit from a cache that never holds.
+  std::vector<std::string> rebuiltWhy;
 };
 
 // The preambles of one run.  Thread-safe: the first unit that needs a key

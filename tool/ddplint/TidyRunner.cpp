@@ -18,6 +18,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
@@ -32,6 +33,28 @@ using clang::tidy::ClangTidyError;
 using clang::tidy::ClangTidyOptions;
 
 std::string absolutePath(llvm::StringRef path, llvm::StringRef buildDir);
+
+// The path of a file Clang opened, as the file system names it: the real path
+// the FileManager recorded when it opened the file, else the name made absolute
+// and resolved by the file system.  Never `..` folded as text: a compiler named
+// without a path finds libstdc++ through `/bin/../include/c++/12`, and with
+// `/bin` a symlink to `usr/bin` the textual fold `/include/c++/12` names nothing.
+std::string openedPath(clang::FileEntryRef f, llvm::StringRef buildDir) {
+  llvm::StringRef real = f.getFileEntry().tryGetRealPathName();
+  if (!real.empty() && llvm::sys::path::is_absolute(real))
+    return real.str();
+  llvm::SmallString<256> p(f.getName());
+  if (!llvm::sys::path::is_absolute(p)) {
+    llvm::SmallString<256> base(buildDir);
+    llvm::sys::path::append(base, p);
+    p = base;
+  }
+  llvm::SmallString<256> resolved;
+  if (!llvm::sys::fs::real_path(p, resolved))
+    return std::string(resolved);
+  llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/false);
+  return std::string(p);
+}
 
 // Each finding's file gets its config's options, so two subprojects with
 // their own .ddplint.yaml can name different wrappers.
@@ -202,10 +225,10 @@ public:
     const clang::SourceManager &sm = getCompilerInstance().getSourceManager();
     for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
       clang::FileEntryRef f = it->first;
-      std::string path = absolutePath(f.getName(), spec_.pchCommand.Directory);
-      if (path == spec_.headerPath)
+      if (absolutePath(f.getName(), spec_.pchCommand.Directory) == spec_.headerPath)
         continue; // in memory; its text is part of the key
-      inputs_->push_back({path, static_cast<uint64_t>(f.getSize()),
+      inputs_->push_back({openedPath(f, spec_.pchCommand.Directory),
+                          static_cast<uint64_t>(f.getSize()),
                           static_cast<int64_t>(f.getModificationTime())});
     }
     GeneratePCHAction::EndSourceFileAction();
