@@ -7,7 +7,9 @@
 #
 # OUT gets one file per corpus: findings (rule, severity, message, position,
 # notes, fix-its), tool errors and skipped files, with paths made relative to
-# their corpus and the summary's counts; timings and versions are left out.
+# their corpus and the summary's counts; timings and versions are left out,
+# and so are baseline fingerprints (they hash the path from the enclosing git
+# checkout, which a moved test corpus changes; what they hash is compared).
 #   example.json        examples/trainer: train.cpp, model.cpp (its CMake
 #                       database, real LibTorch) and train.py
 #   lit-cxx.json        tests/lit C++ programs on the mock headers
@@ -39,7 +41,6 @@ ddplint="$(cd "$(dirname "$ddplint")" && pwd)/$(basename "$ddplint")"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 tests="$here/tests"
-[ -d "$tests" ] || tests="$here/testdata" # before the move to tests/
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cache="$tmp/cache"
@@ -62,7 +63,7 @@ def rel(p):
 def walk(x):
     if isinstance(x, dict):
         return {k: (rel(v) if k in ("file", "path") else walk(v)) for k, v in x.items()
-                if k not in ("seconds", "version", "tool", "elapsed")}
+                if k not in ("seconds", "version", "tool", "elapsed", "fingerprint")}
     if isinstance(x, list):
         return [walk(v) for v in x]
     return x
@@ -97,12 +98,12 @@ lint example "$ex" -p "$ex/build" train.cpp model.cpp train.py
 lit="$tests/lit"
 mapfile -t mock < <(grep -L '%torch_flags' "$lit"/*.cpp)
 mapfile -t real < <(grep -l '%torch_flags' "$lit"/*.cpp)
-lint lit-cxx "$lit" "${mock[@]}" -- -std=c++17 -isystem "$tests/include"
+lint lit-cxx "$lit" "${mock[@]}" -- -std=c++17 -isystem "$tests/mock-headers"
 lint lit-real "$lit" "${real[@]}" -- "${torch_flags[@]}"
 lint lit-c "$lit" "$lit"/*.c -- -xc -std=c11 "-I$mpi" "-I$cuda_inc"
 lint python-lit "$tests/python" "$tests"/python/*.py
 lint cli-project "$tests/cli/project" src/train.cpp src/eval.cpp src/clean.cpp -- -std=c++17 \
-  -isystem "$tests/include"
+  -isystem "$tests/mock-headers"
 (cd "$tests/launch/fixtures" && "$ddplint" check-launch --format json --fail-on never -q ./* \
    >"$tmp/launch.raw" 2>/dev/null) || true
 normalise "$tmp/launch.raw" "$tests/launch/fixtures" >"$out/launch.json"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Microsoft's SARIF validator (Sarif.Multitool, a self-contained native
 # binary) and the SARIF 2.1.0 JSON schema it ships, from the npm registry, pinned,
-# into a fixed folder that testdata/report/validate_sarif.py looks in.
+# into a fixed folder that tests/report/validate_sarif.py looks in.
 # Idempotent: a complete install of the pinned version is left alone.
 #
 #   DDPLINT_SARIF_TOOLS   install folder (default /opt/ddplint-tools/sarif-multitool-5.7.0)

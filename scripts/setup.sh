@@ -15,7 +15,7 @@ PACKAGES=(
   # catalog generator and tests
   libyaml-cpp-dev catch2
   # the API catalog's header test (rules/api.yaml against the installed mpi.h),
-  # the C lit tests on the real mpi.h, and the stress corpus (testdata/stress:
+  # the C lit tests on the real mpi.h, and the stress corpus (tests/stress:
   # Eigen, Boost and the rest of the installed library headers)
   libopenmpi-dev libeigen3-dev libboost-dev
   # ddplint-clangd: Debian's clangd libraries were built with the remote index (gRPC)
@@ -24,7 +24,7 @@ PACKAGES=(
   python3-jsonschema pre-commit
   # benchmarks (bench/)
   bc time
-  # real torch for Python (testdata/python-torch, ctest -L python-torch): the
+  # real torch for Python (tests/python-torch, ctest -L python-torch): the
   # implicit collectives of rules/python-api.yaml run as 2-rank Gloo jobs on
   # torch 1.13 (CPU), for Debian's /usr/bin/python3 only; PyYAML for its catalog check
   python3-torch python3-yaml

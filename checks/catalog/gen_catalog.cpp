@@ -1,17 +1,22 @@
-// Build-time generator: validates rules/catalog.yaml and rules/api.yaml and
-// turns them into C++ data (the check registry, the rule table, the API
-// catalog) and into the docs index.  A schema error names file:line:col and
-// fails the build, so a broken catalog never ships.
+// Build-time generator: reads rules/catalog.yaml (through CatalogReader),
+// rules/api.yaml and rules/nccl-async-error.yaml, validates them and turns
+// them into C++ data (the rule table and registry, the rule ids, the
+// clang-tidy check list, the API catalogs) and into the docs index.  A schema
+// error names file:line:col and fails the build, so a broken catalog never ships.
 //
-//   gen_catalog CATALOG API --cpp OUT.cpp --checklist OUT.inc
-//   gen_catalog CATALOG API --ids            (one rule id per line, every front end)
-//   gen_catalog CATALOG API --ids-frontend F (the ids of the rules front end F runs)
+//   gen_catalog CATALOG API --cpp OUT.cpp --checklist OUT.inc --rulelist OUT.inc
+//   gen_catalog CATALOG API --ids            (one rule id per line, every rule)
+//   gen_catalog CATALOG API --ids-runner R   (the ids of the rules runner R decides: program|launch)
+//   gen_catalog CATALOG API --ids-language L (the ids of the rules for language L)
+//   gen_catalog CATALOG API --json           (the validated rule catalog, for the tests)
 //   gen_catalog CATALOG API --docs-index     (markdown table for docs/checks)
 //   gen_catalog CATALOG API --api-names      (the API's classes: CLASS function|method NAME)
 //
-// A rule's optional `frontend:` says which front end implements it: clang-tidy
-// (the default: a check class in checks/tidy, registered through CheckList.inc)
-// or launch (checks/launch: launch files, no check class to register).
+// A rule's `runner:` says what it is decided on: program (the default: a
+// program's model, through the registry; a clang-tidy check when it applies
+// to C or C++) or launch (checks/launch: launch files).
+#include "CatalogReader.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
@@ -25,58 +30,9 @@
 
 namespace {
 
-struct SchemaError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::string where(const std::string &file, const YAML::Node &n) {
-  const YAML::Mark m = n.Mark();
-  return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-}
-
-[[noreturn]] void fail(const std::string &file, const YAML::Node &n, const std::string &msg) {
-  throw SchemaError(where(file, n) + ": error: " + msg);
-}
-
-YAML::Node need(const std::string &file, const YAML::Node &parent, const char *key,
-                YAML::NodeType::value type) {
-  YAML::Node n = parent[key];
-  if (!n)
-    fail(file, parent, std::string("missing key '") + key + "'");
-  if (n.Type() != type)
-    fail(file, n, std::string("key '") + key + "' has the wrong type");
-  return n;
-}
-
-std::string str(const std::string &file, const YAML::Node &parent, const char *key) {
-  YAML::Node n = need(file, parent, key, YAML::NodeType::Scalar);
-  return n.as<std::string>();
-}
-
-std::vector<std::string> strList(const std::string &file, const YAML::Node &parent,
-                                 const char *key) {
-  std::vector<std::string> out;
-  YAML::Node n = parent[key];
-  if (!n)
-    return out;
-  if (!n.IsSequence())
-    fail(file, n, std::string("key '") + key + "' must be a list");
-  for (const auto &e : n) {
-    if (!e.IsScalar())
-      fail(file, e, std::string("entries of '") + key + "' must be strings");
-    out.push_back(e.as<std::string>());
-  }
-  return out;
-}
-
-int intOf(const std::string &file, const YAML::Node &parent, const char *key) {
-  YAML::Node n = need(file, parent, key, YAML::NodeType::Scalar);
-  try {
-    return n.as<int>();
-  } catch (const YAML::Exception &) {
-    fail(file, n, std::string("key '") + key + "' must be an integer");
-  }
-}
+using ddplint::catalog::CatalogError;
+using namespace ddplint::catalog::yaml;
+using Rule = ddplint::core::RuleInfo;
 
 std::string cxx(const std::string &s) {
   std::string o = "R\"ddp(";
@@ -107,81 +63,9 @@ std::string className(const std::string &id) {
   return o + "Check";
 }
 
-const char *const kFrontends[] = {"clang-tidy", "launch", "python"};
-
-bool knownFrontend(const std::string &f) {
-  for (const char *k : kFrontends)
-    if (f == k)
-      return true;
-  return false;
-}
-
-struct Rule {
-  std::string id, severity, summary, trigger, rootCause, guardrail, fix;
-  std::string frontend = "clang-tidy";
-  std::vector<std::string> languages; // c, c++ (python: the Python front end, later)
-  std::vector<std::string> harness;
-  struct Opt {
-    std::string name, def, doc;
-  };
-  std::vector<Opt> options;
-};
-
-// A YAML file, or a SchemaError naming file:line:col (or that it cannot be read).
-YAML::Node loadYaml(const std::string &file) {
-  try {
-    return YAML::LoadFile(file);
-  } catch (const YAML::ParserException &e) {
-    throw SchemaError(file + ":" + std::to_string(e.mark.line + 1) + ":" +
-                      std::to_string(e.mark.column + 1) + ": error: " + e.msg);
-  } catch (const YAML::BadFile &) {
-    throw SchemaError(file + ": error: cannot open file");
-  }
-}
-
-std::vector<Rule> loadRules(const std::string &file) {
-  YAML::Node root = loadYaml(file);
-  if (!root.IsMap())
-    fail(file, root, "the catalog must be a mapping with 'version' and 'rules'");
-  if (intOf(file, root, "version") != 1)
-    fail(file, root["version"], "unsupported catalog version");
-  std::vector<Rule> rules;
-  for (const auto &r : need(file, root, "rules", YAML::NodeType::Sequence)) {
-    Rule out;
-    out.id = str(file, r, "id");
-    if (out.id.rfind("ddp-", 0) != 0)
-      fail(file, r["id"], "rule ids start with 'ddp-'");
-    for (const auto &prev : rules)
-      if (prev.id == out.id)
-        fail(file, r["id"], "duplicate rule id '" + out.id + "'");
-    out.severity = str(file, r, "severity");
-    if (out.severity != "error" && out.severity != "warning" && out.severity != "note")
-      fail(file, r["severity"], "severity must be error, warning or note");
-    out.summary = str(file, r, "summary");
-    out.trigger = str(file, r, "trigger");
-    out.rootCause = str(file, r, "root_cause");
-    out.guardrail = str(file, r, "guardrail");
-    out.fix = str(file, r, "fix");
-    if (r["frontend"]) {
-      out.frontend = str(file, r, "frontend");
-      if (!knownFrontend(out.frontend))
-        fail(file, r["frontend"], "frontend must be clang-tidy, launch or python, not '" + out.frontend + "'");
-    }
-    out.languages = strList(file, r, "languages");
-    if (out.frontend == "clang-tidy" && out.languages.empty())
-      fail(file, r, "a clang-tidy rule lists its 'languages' (c, c++)");
-    for (const auto &l : out.languages)
-      if (l != "c" && l != "c++" && l != "python")
-        fail(file, r["languages"], "languages are c, c++ or python, not '" + l + "'");
-    out.harness = strList(file, r, "harness");
-    if (out.harness.empty())
-      fail(file, r, "every rule names at least one harness scenario");
-    YAML::Node opts = need(file, r, "options", YAML::NodeType::Sequence);
-    for (const auto &o : opts)
-      out.options.push_back({str(file, o, "name"), str(file, o, "default"), str(file, o, "doc")});
-    rules.push_back(out);
-  }
-  return rules;
+std::string upperCamel(const std::string &id) {
+  std::string c = className(id);
+  return c.substr(0, c.size() - 5); // without "Check"
 }
 
 std::vector<std::pair<std::string, int>> fnArgs(const std::string &file, const YAML::Node &n,
@@ -407,7 +291,7 @@ std::string apiClassesCpp(const std::string &file, const YAML::Node &root) {
 
 // --api-names: "CLASS function|method NAME" per line, for the header test.
 std::string apiNames(const std::string &file) {
-  ApiClasses c = loadApiClasses(file, loadYaml(file));
+  ApiClasses c = loadApiClasses(file, load(file));
   std::ostringstream o;
   for (const ApiClass &k : kApiClasses) {
     for (const auto &n : c.functions[k.label])
@@ -419,7 +303,7 @@ std::string apiNames(const std::string &file) {
 }
 
 std::string apiCpp(const std::string &file) {
-  YAML::Node root = loadYaml(file);
+  YAML::Node root = load(file);
   if (!root.IsMap() || intOf(file, root, "version") != 1)
     fail(file, root, "the API catalog must be a mapping with 'version: 1'");
   auto sub = [&](const char *k) { return need(file, root, k, YAML::NodeType::Map); };
@@ -525,7 +409,7 @@ const PythonKey kPythonKeys[] = {
 };
 
 std::string pythonApiCpp(const std::string &file) {
-  YAML::Node root = loadYaml(file);
+  YAML::Node root = load(file);
   YAML::Node py = need(file, root, "python", YAML::NodeType::Map);
   std::ostringstream o;
   for (const auto &kv : py) {
@@ -547,7 +431,7 @@ std::string pythonApiCpp(const std::string &file) {
 // nccl_async_error_env, which must agree with the newest range.
 std::string asyncFactsCpp(const std::string &file, const YAML::Node &apiEnv,
                           const std::string &apiFile) {
-  YAML::Node root = loadYaml(file);
+  YAML::Node root = load(file);
   if (!root.IsMap() || intOf(file, root, "version") != 1)
     fail(file, root, "the NCCL async error facts must be a mapping with 'version: 1'");
   std::ostringstream o;
@@ -610,31 +494,118 @@ void writeFile(const std::string &path, const std::string &text) {
   std::ofstream out(path);
   out << text;
   if (!out)
-    throw SchemaError(path + ": error: cannot write");
+    throw CatalogError(path + ": error: cannot write");
+}
+
+bool hasLanguage(const Rule &r, const std::string &l) {
+  for (const auto &x : r.languages)
+    if (x == l)
+      return true;
+  return false;
+}
+
+// A clang-tidy check exists for the program rules that apply to C or C++.
+bool hasTidyCheck(const Rule &r) {
+  return r.runner == "program" && (hasLanguage(r, "c") || hasLanguage(r, "c++"));
+}
+
+std::string jsonString(const std::string &s) {
+  std::string o = "\"";
+  for (char c : s) {
+    switch (c) {
+    case '"': o += "\\\""; break;
+    case '\\': o += "\\\\"; break;
+    case '\n': o += "\\n"; break;
+    case '\t': o += "\\t"; break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        char buf[8];
+        snprintf(buf, sizeof buf, "\\u%04x", c);
+        o += buf;
+      } else {
+        o += c;
+      }
+    }
+  }
+  return o + "\"";
+}
+
+std::string jsonList(const std::vector<std::string> &v) {
+  std::string o = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    o += (i ? ", " : "") + jsonString(v[i]);
+  return o + "]";
+}
+
+// --json: the validated catalog, for the tests (no second YAML reader there).
+std::string rulesJson(const std::vector<Rule> &rules) {
+  std::ostringstream o;
+  o << "{\"rules\": [\n";
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const Rule &r = rules[i];
+    o << "  {\"id\": " << jsonString(r.id) << ", \"severity\": " << jsonString(r.severity)
+      << ", \"runner\": " << jsonString(r.runner) << ", \"languages\": " << jsonList(r.languages)
+      << ", \"class\": " << jsonString(hasTidyCheck(r) ? className(r.id) : "")
+      << ", \"summary\": " << jsonString(r.summary) << ", \"harness\": " << jsonList(r.harness)
+      << ", \"options\": [";
+    for (size_t k = 0; k < r.options.size(); ++k)
+      o << (k ? ", " : "") << "{\"name\": " << jsonString(r.options[k].name)
+        << ", \"default\": " << jsonString(r.options[k].defaultValue)
+        << ", \"doc\": " << jsonString(r.options[k].doc) << "}";
+    o << "]}" << (i + 1 < rules.size() ? "," : "") << "\n";
+  }
+  o << "]}\n";
+  return o.str();
+}
+
+// The rule registry (ddplint/core/Rules.h): each program rule's definition
+// is `rules::<Name>` in checks/core/rules/<Name>.cpp.
+std::string registryCpp(const std::vector<Rule> &rules) {
+  std::ostringstream o;
+  o << "namespace rules {\n";
+  for (const auto &r : rules)
+    if (r.runner == "program")
+      o << "extern const RuleDefinition " << upperCamel(r.id) << "; // rules/" << upperCamel(r.id)
+        << ".cpp\n";
+  o << "} // namespace rules\n\n"
+       "const std::vector<RuleSpec> &ruleRegistry() {\n"
+       "  static const std::vector<RuleSpec> specs = [] {\n"
+       "    const std::vector<RuleInfo> &info = builtinRules();\n"
+       "    return std::vector<RuleSpec>{\n";
+  for (size_t i = 0; i < rules.size(); ++i)
+    o << "      {RuleId::" << upperCamel(rules[i].id) << ", " << cxx(rules[i].id) << ", &info[" << i
+      << "], " << (rules[i].runner == "program" ? "&rules::" + upperCamel(rules[i].id) : "nullptr")
+      << "},\n";
+  o << "    };\n  }();\n  return specs;\n}\n\n";
+  return o.str();
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    std::cerr << "usage: gen_catalog CATALOG.yaml API.yaml (--cpp OUT --checklist OUT | --ids | "
-                 "--ids-frontend clang-tidy|launch|python | --ids-language c|c++|python | --docs-index | "
-                 "--api-names)\n";
+    std::cerr << "usage: gen_catalog CATALOG.yaml API.yaml (--cpp OUT --checklist OUT --rulelist OUT"
+                 " | --ids | --ids-runner program|launch | --ids-language c|c++|python | --json"
+                 " | --docs-index | --api-names)\n";
     return 2;
   }
   const std::string catalogFile = argv[1], apiFile = argv[2];
   try {
-    std::vector<Rule> rules = loadRules(catalogFile);
+    std::vector<Rule> rules = ddplint::catalog::readRules(catalogFile);
     std::string api = apiCpp(apiFile);
     const std::string factsFile =
         (apiFile.find('/') == std::string::npos ? std::string(".")
                                                 : apiFile.substr(0, apiFile.rfind('/'))) +
         "/nccl-async-error.yaml";
     const std::string facts =
-        asyncFactsCpp(factsFile, loadYaml(apiFile)["nccl_async_error_env"], apiFile);
+        asyncFactsCpp(factsFile, load(apiFile)["nccl_async_error_env"], apiFile);
     std::string mode = argv[3];
     if (mode == "--api-names") {
       std::cout << apiNames(apiFile);
+      return 0;
+    }
+    if (mode == "--json") {
+      std::cout << rulesJson(rules);
       return 0;
     }
     if (mode == "--ids") {
@@ -642,14 +613,15 @@ int main(int argc, char **argv) {
         std::cout << r.id << "\n";
       return 0;
     }
-    if (mode == "--ids-frontend") {
+    if (mode == "--ids-runner") {
       // A typo here would silently list nothing and let a consistency test pass.
-      if (argc != 5 || !knownFrontend(argv[4])) {
-        std::cerr << "gen_catalog: --ids-frontend takes clang-tidy, launch or python\n";
+      const std::string runner = argc == 5 ? argv[4] : "";
+      if (runner != "program" && runner != "launch") {
+        std::cerr << "gen_catalog: --ids-runner takes program or launch\n";
         return 2;
       }
       for (const auto &r : rules)
-        if (r.frontend == argv[4])
+        if (r.runner == runner)
           std::cout << r.id << "\n";
       return 0;
     }
@@ -660,33 +632,34 @@ int main(int argc, char **argv) {
         return 2;
       }
       for (const auto &r : rules)
-        for (const auto &l : r.languages)
-          if (l == lang)
-            std::cout << r.id << "\n";
+        if (hasLanguage(r, lang))
+          std::cout << r.id << "\n";
       return 0;
     }
     if (mode == "--docs-index") {
       std::cout << "# ddplint checks\n\n"
                    "Generated from `rules/catalog.yaml`; do not edit by hand.\n\n"
-                   "| check | severity | front end | languages | summary |\n"
+                   "| check | severity | runs on | languages | summary |\n"
                    "|---|---|---|---|---|\n";
       for (const auto &r : rules) {
         std::string langs;
         for (const auto &l : r.languages)
           langs += (langs.empty() ? "" : ", ") + l;
         std::cout << "| [" << r.id << "](" << r.id << ".md) | " << r.severity << " | "
-                  << r.frontend << " | " << (langs.empty() ? "launch files" : langs) << " | "
-                  << r.summary << " |\n";
+                  << (r.runner == "launch" ? "launch files" : "programs") << " | "
+                  << (langs.empty() ? "launch files" : langs) << " | " << r.summary << " |\n";
       }
       return 0;
     }
-    if (mode != "--cpp" || argc != 7 || std::string(argv[5]) != "--checklist") {
+    if (mode != "--cpp" || argc != 9 || std::string(argv[5]) != "--checklist" ||
+        std::string(argv[7]) != "--rulelist") {
       std::cerr << "gen_catalog: unknown mode\n";
       return 2;
     }
     std::ostringstream cpp;
     cpp << "// Generated by checks/catalog/gen_catalog.cpp from rules/; do not edit.\n"
-           "#include \"ddplint/core/Catalog.h\"\n#include \"ddplint/core/AsyncErrorFacts.h\"\n\nnamespace ddplint::core {\n\n"
+           "#include \"ddplint/core/AsyncErrorFacts.h\"\n#include \"ddplint/core/Catalog.h\"\n"
+           "#include \"ddplint/core/Rules.h\"\n\nnamespace ddplint::core {\n\n"
            "const std::vector<RuleInfo> &builtinRules() {\n"
            "  static const std::vector<RuleInfo> rules = {\n";
     for (const auto &r : rules) {
@@ -694,33 +667,36 @@ int main(int argc, char **argv) {
           << cxx(r.trigger) << ",\n     " << cxx(r.rootCause) << ",\n     " << cxx(r.guardrail)
           << ",\n     " << cxx(r.fix) << ",\n     " << cxxList(r.harness) << ",\n     {";
       for (const auto &o : r.options)
-        cpp << "{" << cxx(o.name) << ", " << cxx(o.def) << ", " << cxx(o.doc) << "}, ";
-      cpp << "},\n     " << cxx(r.frontend) << ", " << cxxList(r.languages) << "},\n";
+        cpp << "{" << cxx(o.name) << ", " << cxx(o.defaultValue) << ", " << cxx(o.doc) << "}, ";
+      cpp << "},\n     " << cxx(r.runner) << ", " << cxxList(r.languages) << "},\n";
     }
     cpp << "  };\n  return rules;\n}\n\n"
-           "const ApiCatalog &builtinApi() {\n  static const ApiCatalog api = [] {\n"
+        << registryCpp(rules)
+        << "const ApiCatalog &builtinApi() {\n  static const ApiCatalog api = [] {\n"
            "  ApiCatalog a;\n"
         << api << "  return a;\n  }();\n  return api;\n}\n\n"
         << "const PythonApi &builtinPythonApi() {\n  static const PythonApi api = [] {\n"
            "  PythonApi p;\n"
         << pythonApiCpp(apiFile) << "  return p;\n  }();\n  return api;\n}\n\n"
         << facts << "} // namespace ddplint::core\n";
+    // The rule ids, for the RuleId enum: DDPLINT_RULE(Name, "ddp-name").
+    std::ostringstream ids;
+    ids << "// Generated from rules/catalog.yaml; do not edit.\n";
+    for (const auto &r : rules)
+      ids << "DDPLINT_RULE(" << upperCamel(r.id) << ", \"" << r.id << "\")\n";
+    // The clang-tidy checks: one class per rule that applies to C or C++,
+    // named as clang-tidy names checks (<Name>Check), each the generic
+    // RuleCheck bound to its rule (checks/tidy/RuleCheck.h).
     std::ostringstream list;
-    // Included twice by the module: once for the headers, once to register.
-    // A catalog entry without its check class fails the build right here.
-    // Rules of other front ends have no check class, so they stay out.
-    list << "// Generated from rules/catalog.yaml; do not edit.\n#ifdef DDPLINT_CHECK_HEADERS\n";
+    list << "// Generated from rules/catalog.yaml; do not edit.\n";
     for (const auto &r : rules)
-      if (r.frontend == "clang-tidy")
-        list << "#include \"tidy/" << className(r.id) << ".h\"\n";
-    list << "#else\n";
-    for (const auto &r : rules)
-      if (r.frontend == "clang-tidy")
-        list << "DDPLINT_CHECK(\"" << r.id << "\", " << className(r.id) << ")\n";
-    list << "#endif\n";
+      if (hasTidyCheck(r))
+        list << "DDPLINT_CHECK(\"" << r.id << "\", " << className(r.id) << ", "
+             << upperCamel(r.id) << ")\n";
     writeFile(argv[4], cpp.str());
     writeFile(argv[6], list.str());
-  } catch (const SchemaError &e) {
+    writeFile(argv[8], ids.str());
+  } catch (const CatalogError &e) {
     std::cerr << e.what() << "\n";
     return 1;
   } catch (const YAML::Exception &e) {

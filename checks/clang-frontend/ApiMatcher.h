@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ddplint/core/Catalog.h"
+#include "ddplint/core/Rules.h"
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclCXX.h"
@@ -14,15 +15,8 @@
 
 namespace ddplint::clangfe {
 
-// The user's wrappers, from `.clang-tidy` options (semicolon-separated names).
-struct UserApi {
-  std::vector<std::string> rankFunctions;        // return the rank
-  std::vector<std::string> mainProcessFunctions; // true on rank 0 only
-  std::vector<std::string> collectiveFunctions;  // every rank calls them together
-  std::vector<std::string> barrierFunctions;
-  std::vector<std::string> checkpointWriters; // path = first string-like argument
-  std::vector<std::string> dataLoaderFactories;
-};
+// The user's wrappers (RankFunctions, ... from the check options).
+using UserApi = core::Wrappers;
 
 enum class CallRole {
   None,

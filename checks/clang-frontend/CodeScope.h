@@ -23,7 +23,7 @@ bool isLibraryPath(llvm::StringRef path);
 // user code).
 bool isUserCode(const clang::SourceManager &sm, clang::SourceLocation loc);
 
-// Stress testing (testdata/stress): every function body, library headers
+// Stress testing (tests/stress): every function body, library headers
 // included, is analysed as if the user had written it.  Process-wide.
 void setAnalyzeLibraryCode(bool on);
 bool analyzeLibraryCode();

@@ -29,7 +29,9 @@ std::string lastPart(std::string_view dotted) {
 bool contains(const std::vector<std::string> &v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
-bool has(const std::set<std::string> &v, std::string_view s) { return v.count(std::string(s)) > 0; }
+bool has(const std::vector<std::string> &v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 bool has(const core::NameSet &v, std::string_view s) { return v.find(s) != v.end(); }
 
 // Names that hold a rank's own data in training code (`loss`, `val_loss`,
@@ -144,13 +146,13 @@ std::string unquote(std::string_view t, bool &literal) {
 
 class Builder {
 public:
-  Builder(const SyntaxTree &t, const UserNames &u) : tree_(t), user_(u) {}
+  Builder(const SyntaxTree &t, const core::Wrappers &u) : tree_(t), user_(u) {}
 
   PyModel run();
 
 private:
   const SyntaxTree &tree_;
-  const UserNames &user_;
+  const core::Wrappers &user_;
   PyModel m_;
   std::map<std::string, std::string> alias_; // local name -> dotted qualified name
   std::map<std::string, FnInfo> fns_;        // key -> function
@@ -2256,7 +2258,7 @@ PyModel Builder::run() {
 
 } // namespace
 
-PyModel buildModel(const SyntaxTree &tree, const UserNames &user) {
+PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user) {
   Builder b(tree, user);
   return b.run();
 }

@@ -9,6 +9,7 @@
 #include "PySyntax.h"
 
 #include "ddplint/core/Model.h"
+#include "ddplint/core/Rules.h"
 
 #include <map>
 #include <set>
@@ -16,12 +17,6 @@
 #include <vector>
 
 namespace ddplint::pyfe {
-
-// The user's wrappers (the same options as the C++ checks).
-struct UserNames {
-  std::set<std::string> rankFunctions, mainProcessFunctions, collectiveFunctions,
-      barrierFunctions, checkpointWriters;
-};
 
 struct PyModel {
   core::Program program; // with program.facts filled (Facts.h)
@@ -35,6 +30,7 @@ struct PyModel {
   unsigned functionsAnalysed = 0;
 };
 
-PyModel buildModel(const SyntaxTree &tree, const UserNames &user);
+// `user`: the user's wrappers (the same options as the C++ checks).
+PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user);
 
 } // namespace ddplint::pyfe

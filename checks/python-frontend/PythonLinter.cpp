@@ -2,10 +2,6 @@
 
 #include "PyModelBuilder.h"
 
-#include "ddplint/core/Analysis.h"
-#include "ddplint/core/Catalog.h"
-#include "ddplint/core/FactRules.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -96,151 +92,6 @@ bool marks(std::string_view comment, std::string_view name, const std::string &r
   return false;
 }
 
-class Renderer {
-public:
-  Renderer(const SyntaxTree &t, const PyModel &m) : tree_(t), m_(m) {}
-
-  SourcePos pos(core::Loc l) const {
-    return l && l <= m_.positions.size() ? m_.positions[l - 1] : SourcePos{1, 1};
-  }
-  unsigned byte(core::Loc l) const { return l && l <= m_.byteOffsets.size() ? m_.byteOffsets[l - 1] : 0; }
-
-  PyEdit insert(unsigned at, std::string text) const {
-    PyEdit e;
-    e.offset = at;
-    e.length = 0;
-    e.replacement = std::move(text);
-    e.start = e.end = posOfByte(at);
-    return e;
-  }
-  PyEdit replace(unsigned at, unsigned len, std::string text) const {
-    PyEdit e = insert(at, std::move(text));
-    e.length = len;
-    e.end = posOfByte(at + len);
-    return e;
-  }
-
-  SourcePos posOfByte(unsigned at) const {
-    const std::string &s = tree_.source();
-    unsigned line = 1, col = 1;
-    for (unsigned i = 0; i < at && i < s.size(); ++i) {
-      if (s[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    return {line, col};
-  }
-
-  // The indentation of the line `at` is on.
-  std::string indentAt(unsigned at) const {
-    const std::string &s = tree_.source();
-    size_t b = s.rfind('\n', at == 0 ? 0 : at - 1);
-    b = (b == std::string::npos || at == 0) ? 0 : b + 1;
-    size_t e = b;
-    while (e < s.size() && (s[e] == ' ' || s[e] == '\t'))
-      ++e;
-    return s.substr(b, e - b);
-  }
-  unsigned lineStart(unsigned at) const {
-    const std::string &s = tree_.source();
-    if (at == 0)
-      return 0;
-    size_t b = s.rfind('\n', at - 1);
-    return b == std::string::npos ? 0 : static_cast<unsigned>(b + 1);
-  }
-
-  std::string barrierCall() const {
-    if (m_.distAlias.empty())
-      return "";
-    return m_.distAlias + ".barrier()";
-  }
-
-  std::vector<PyEdit> render(const core::Finding &f, int timeoutSeconds) const {
-    std::vector<PyEdit> out;
-    const std::string &src = tree_.source();
-    for (const auto &h : f.fixes) {
-      const unsigned at = byte(h.anchor);
-      if (!h.anchor)
-        continue;
-      const bool emptyList = at > 0 && src[at - 1] == '(';
-      const std::string sep = emptyList ? "" : ", ";
-      switch (h.kind) {
-      case core::FixKind::InsertTimeoutArg: {
-        std::string td = m_.timedeltaSpelling;
-        if (td.empty()) {
-          if (!m_.hasImports)
-            return {}; // no safe place for the import: leave the fix to the user
-          out.push_back(insert(m_.importInsertAt, "import datetime\n"));
-          td = "datetime.timedelta";
-        }
-        std::string arg = sep;
-        arg += "timeout=";
-        arg += td;
-        arg += "(seconds=";
-        arg += std::to_string(timeoutSeconds);
-        arg += ")";
-        out.push_back(insert(at, std::move(arg)));
-        break;
-      }
-      case core::FixKind::InsertPersistentWorkers:
-        out.push_back(insert(at, sep + "persistent_workers=True"));
-        break;
-      case core::FixKind::InsertPinMemory:
-        out.push_back(insert(at, sep + "pin_memory=True"));
-        break;
-      case core::FixKind::SetPersistentWorkersTrue:
-      case core::FixKind::SetPinMemoryTrue:
-        if (src.compare(at, 5, "False") == 0)
-          out.push_back(replace(at, 5, "True"));
-        break;
-      case core::FixKind::RenameEnvVar: {
-        // The literal at the anchor: keep its quotes.
-        if (at + 1 + h.oldText.size() <= src.size() &&
-            src.compare(at + 1, h.oldText.size(), h.oldText) == 0)
-          out.push_back(replace(at + 1, static_cast<unsigned>(h.oldText.size()), h.text));
-        break;
-      }
-      default:
-        break;
-      }
-    }
-    // Several insertions at one anchor: keep them in the order asked for.
-    if (f.rule == "ddp-rank0-io-barrier" && f.node) {
-      auto it = m_.ifNodes.find(f.node->loc);
-      const std::string barrier = barrierCall();
-      if (it != m_.ifNodes.end() && !barrier.empty() && !is(it->second, "elif_clause")) {
-        SyntaxNode s = it->second;
-        const unsigned start = startByte(s), end = endByte(s);
-        const std::string ind = indentAt(start);
-        if (f.missingBefore)
-          out.push_back(insert(lineStart(start), ind + barrier + "\n"));
-        if (f.missingAfter && !f.regionToEnd)
-          out.push_back(insert(end, "\n" + ind + barrier));
-      }
-    }
-    return out;
-  }
-
-private:
-  const SyntaxTree &tree_;
-  const PyModel &m_;
-};
-
-bool appliesToPython(const core::RuleInfo &r) {
-  return std::find(r.languages.begin(), r.languages.end(), "python") != r.languages.end();
-}
-
-int defaultTimeoutSeconds() {
-  if (const auto *r = core::findRule("ddp-init-timeout"))
-    for (const auto &o : r->options)
-      if (o.name == "DefaultTimeoutSeconds")
-        return std::atoi(o.defaultValue.c_str()) > 0 ? std::atoi(o.defaultValue.c_str()) : 1800;
-  return 1800;
-}
-
 } // namespace
 
 bool suppressed(const std::string &source, unsigned line, const std::string &rule) {
@@ -288,9 +139,7 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     return res;
   }
   res.syntaxErrors = tree.syntaxErrors();
-  UserNames user{options.rankFunctions, options.mainProcessFunctions, options.collectiveFunctions,
-                 options.barrierFunctions, options.checkpointWriters};
-  PyModel model = buildModel(tree, user);
+  PyModel model = buildModel(tree, options.wrappers);
   const long long t2 = nowNs();
   gTiming.model += t2 - t1;
   res.functions = model.functionsAnalysed;
@@ -300,98 +149,41 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     facts.versions.torchMajor = options.torchVersion / 100;
     facts.versions.torchMinor = options.torchVersion % 100;
   }
-  auto enabled = [&](const std::string &id) {
-    const core::RuleInfo *r = core::findRule(id);
-    if (!r || !appliesToPython(*r))
-      return false;
-    return options.rules.empty() || options.rules.count(id) > 0;
-  };
 
+  std::vector<std::pair<core::RuleId, core::RuleOptions>> rules = options.rules;
+  if (rules.empty())
+    for (const core::RuleSpec &r : core::ruleRegistry())
+      rules.emplace_back(r.id, core::RuleOptions::of(r.id));
+  core::RuleRunner runner(model.program);
+  const core::LaunchEnvironment *launch =
+      options.launchEnvironment ? &options.launchEnvironment : nullptr;
   std::vector<core::Finding> findings;
-  auto add = [&](std::vector<core::Finding> v) {
-    for (auto &f : v)
-      findings.push_back(std::move(f));
-  };
-  {
-    core::Analyzer analyzer(model.program);
-    if (enabled("ddp-divergent-collective"))
-      add(analyzer.divergentCollectives());
-    if (enabled("ddp-error-path-exit"))
-      add(analyzer.errorPathExits());
-    if (enabled("ddp-unguarded-save"))
-      add(analyzer.unguardedSaves());
-    if (enabled("ddp-rank0-io-barrier"))
-      add(analyzer.rank0IoWithoutBarrier(options.requireBarrierBefore));
-  }
-  if (enabled("ddp-init-timeout"))
-    add(core::initTimeoutFindings(model.program));
-  std::set<core::Loc> launchesAsked;
-  if (enabled("ddp-async-error-handling")) {
-    // The "off" finding sits at an NCCL group's creation (a deprecated name
-    // is reported at its literal): only then can the launch files change it.
-    auto atGroup = [&](const core::Finding &f) {
-      for (const auto &pg : facts.processGroups)
-        if (pg.loc == f.loc)
-          return true;
-      return false;
-    };
-    std::vector<core::Finding> v = core::asyncErrorHandlingFindings(model.program);
-    std::vector<PyOptions::LaunchVariable> env;
-    bool open = false;
-    if (options.launchEnvironment && std::any_of(v.begin(), v.end(), atGroup) &&
-        options.launchEnvironment(env, open)) {
-      for (const auto &lv : env) {
-        core::EnvSetting e;
-        e.name = lv.name;
-        e.value = lv.value;
-        e.valueKnown = lv.valueKnown;
-        e.isSet = true;
-        e.where = core::EnvSetting::Where::LaunchFile;
-        facts.env.push_back(e);
-      }
-      if (open) {
-        core::EnvSetting e; // a name we cannot read: the rule stays quiet
-        e.nameKnown = false;
-        e.isSet = true;
-        e.where = core::EnvSetting::Where::LaunchFile;
-        facts.env.push_back(e);
-      }
-      v = core::asyncErrorHandlingFindings(model.program);
-      for (const auto &f : v)
-        if (atGroup(f))
-          launchesAsked.insert(f.loc);
-    }
-    add(std::move(v));
-  }
-  if (enabled("ddp-dataloader-recreated"))
-    add(core::dataLoaderRecreatedFindings(model.program));
-  if (enabled("ddp-dataloader-options"))
-    add(core::dataLoaderOptionsFindings(model.program));
-  if (enabled("ddp-forward-shape-branch"))
-    add(core::forwardShapeBranchFindings(model.program));
-
-  gTiming.rules += nowNs() - t2;
-  Renderer r(tree, model);
-  const int timeout =
-      options.defaultTimeoutSeconds > 0 ? options.defaultTimeoutSeconds : defaultTimeoutSeconds();
-  for (const auto &f : findings) {
-    PyDiagnostic d;
-    d.rule = f.rule;
-    d.pos = r.pos(f.loc);
-    d.message = f.message;
-    for (const auto &n : f.notes)
-      d.notes.push_back({r.pos(n.loc), n.message});
-    d.fixes = r.render(f, timeout);
-    d.launchesAsked = f.rule == "ddp-async-error-handling" && launchesAsked.count(f.loc) > 0;
-    if (suppressed(source, d.pos.line, d.rule))
+  for (const auto &[id, ruleOptions] : rules) {
+    const core::RuleSpec &spec = core::ruleSpec(id);
+    if (!spec.definition || !spec.appliesTo("python"))
       continue;
-    res.diagnostics.push_back(std::move(d));
+    for (auto &f : runner.run(id, ruleOptions, launch))
+      findings.push_back(std::move(f));
   }
-  std::stable_sort(res.diagnostics.begin(), res.diagnostics.end(),
-                   [](const PyDiagnostic &a, const PyDiagnostic &b) {
-                     return a.pos.line != b.pos.line ? a.pos.line < b.pos.line
-                                                     : a.pos.column < b.pos.column;
-                   });
+  gTiming.rules += nowNs() - t2;
+
+  const PyFixRenderer renderer(tree, model);
+  std::vector<std::pair<core::Finding, std::vector<PyEdit>>> kept;
+  for (auto &f : findings) {
+    if (suppressed(source, renderer.pos(f.loc).line, f.rule))
+      continue;
+    std::vector<PyEdit> edits = renderer.render(f);
+    kept.emplace_back(std::move(f), std::move(edits));
+  }
+  std::stable_sort(kept.begin(), kept.end(), [&](const auto &a, const auto &b) {
+    const SourcePos pa = renderer.pos(a.first.loc), pb = renderer.pos(b.first.loc);
+    return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+  });
+  for (auto &[f, edits] : kept) {
+    res.findings.push_back(std::move(f));
+    res.fixes.push_back(std::move(edits));
+  }
+  res.positions = std::move(model.positions);
   return res;
 }
 

@@ -1,66 +1,46 @@
 // The Python frontend's entry: parse a .py file, build the program model, run
-// the core's rules on it, and give back findings with exact positions and
-// fix-its.  No Clang here: the CLI links this beside the clang-tidy engine.
+// the rules of the registry (ddplint/core/Rules.h) on it, and give back their
+// findings with the positions and fix-its of this file.  No Clang here: the
+// CLI links this beside the clang-tidy engine.
 #pragma once
 
+#include "PyFixRenderer.h"
 #include "PySyntax.h"
 
-#include <functional>
-#include <set>
+#include "ddplint/core/Finding.h"
+#include "ddplint/core/Rules.h"
+
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ddplint::pyfe {
 
-struct PyEdit {
-  unsigned offset = 0, length = 0; // bytes of the file
-  std::string replacement;
-  SourcePos start, end;
-};
-
-struct PyNote {
-  SourcePos pos;
-  std::string message;
-};
-
-struct PyDiagnostic {
-  std::string rule;
-  SourcePos pos;
-  std::string message;
-  std::vector<PyNote> notes;
-  std::vector<PyEdit> fixes; // one fix-it, possibly several edits
-  // ddp-async-error-handling's "off" finding, made after the launch files
-  // were asked (PyOptions::launchEnvironment): the caller may point at them.
-  bool launchesAsked = false;
-};
-
 struct PyOptions {
-  // The rules to run (ids); empty: every rule whose catalog languages include python.
-  std::set<std::string> rules;
+  // The rules to run, with their options; empty: every rule that applies to
+  // Python, with the catalog's defaults.
+  std::vector<std::pair<core::RuleId, core::RuleOptions>> rules;
+  // The user's wrappers (the union over the rules: one model serves them all).
+  core::Wrappers wrappers;
   // Target PyTorch version, major*100+minor (`torch_version:` in .ddplint.yaml); 0 unknown.
   int torchVersion = 0;
-  bool requireBarrierBefore = true;
-  // The timeout the init-timeout fix-it passes (ddp-init-timeout.DefaultTimeoutSeconds); 0: the catalog's.
-  int defaultTimeoutSeconds = 0;
-  // The user's wrappers, as in the C++ checks' options.
-  std::set<std::string> rankFunctions, mainProcessFunctions, collectiveFunctions,
-      barrierFunctions, checkpointWriters;
-  // The environment that the program's launch files give it.  Asked at most
-  // once, and only when the program alone leaves NCCL async error handling
-  // off; false: no launch file starts it.  `open`: a launch may give it
-  // variables it does not show (envFrom, an unreadable sourced file).
-  struct LaunchVariable {
-    std::string name, value;
-    bool valueKnown = true;
-  };
-  std::function<bool(std::vector<LaunchVariable> &env, bool &open)> launchEnvironment;
+  // The launch files that start the program (the rules ask only when their
+  // decision could change); empty: none known.
+  core::LaunchEnvironment launchEnvironment;
 };
 
 struct PyLintResult {
-  std::vector<PyDiagnostic> diagnostics;
-  std::vector<SourcePos> syntaxErrors; // the findings above are still made
-  bool parserFailed = false;           // the grammar did not load: nothing was analysed
+  // In position order; the ones a `# noqa`/`# NOLINT` comment suppresses are gone.
+  std::vector<core::Finding> findings;
+  std::vector<std::vector<PyEdit>> fixes; // fixes[i]: the edits of findings[i]'s fix-it
+  std::vector<SourcePos> positions;       // core::Loc - 1 -> position in the file
+  std::vector<SourcePos> syntaxErrors;    // the findings above are still made
+  bool parserFailed = false;              // the grammar did not load: nothing was analysed
   unsigned functions = 0;
+
+  SourcePos position(core::Loc l) const {
+    return l && l <= positions.size() ? positions[l - 1] : SourcePos{1, 1};
+  }
 };
 
 PyLintResult lintPython(const std::string &source, const PyOptions &options);

@@ -1,6 +1,6 @@
 // The `ddp` clang-tidy module.  Which checks exist comes from rules/catalog.yaml
 // (generated CheckList.inc), so the catalog, `--list-checks` and the docs
-// cannot drift apart without testdata/consistency noticing.
+// cannot drift apart without tests/consistency noticing.
 #include "clang/Basic/Version.h" // first: CLANG_VERSION_MAJOR picks the registry header
 #include "clang-tidy/ClangTidyModule.h"
 #if CLANG_VERSION_MAJOR < 22
@@ -12,16 +12,14 @@
 #include <memory>
 #include <string>
 
-#define DDPLINT_CHECK_HEADERS
-#include "CheckList.inc"
-#undef DDPLINT_CHECK_HEADERS
+#include "tidy/RuleCheck.h"
 
 namespace ddplint::tidy {
 
 class DdpModule : public clang::tidy::ClangTidyModule {
 public:
   void addCheckFactories(clang::tidy::ClangTidyCheckFactories &factories) override {
-#define DDPLINT_CHECK(ID, CLASS) factories.registerCheck<CLASS>(ID);
+#define DDPLINT_CHECK(NAME, CLASS, RULE) factories.registerCheck<CLASS>(NAME);
 #include "CheckList.inc"
 #undef DDPLINT_CHECK
   }

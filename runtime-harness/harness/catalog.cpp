@@ -1,5 +1,7 @@
 #include "catalog.hpp"
 
+#include "CatalogReader.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -17,10 +19,6 @@ const RuleRow* Catalog::forScenario(const std::string& scenario) const {
     for (const auto& s : r.scenarios)
       if (s == scenario) return &r;
   return nullptr;
-}
-
-static std::string str(const YAML::Node& n, const char* key) {
-  return n[key] && n[key].IsScalar() ? n[key].as<std::string>() : std::string();
 }
 
 Catalog loadCatalog(const std::string& explicitPath) {
@@ -46,25 +44,26 @@ Catalog loadCatalog(const std::string& explicitPath) {
   }
   Catalog c;
   c.path = path;
-  YAML::Node root;
+  // The same validation as the build's: a broken catalog is an error naming
+  // file:line:col, never a verdict quoting half a row.
+  std::vector<ddplint::core::RuleInfo> rules;
   try {
-    root = YAML::LoadFile(path);
+    rules = ddplint::catalog::readRules(path);
+  } catch (const ddplint::catalog::CatalogError& e) {
+    throw std::runtime_error(e.what());
   } catch (const YAML::Exception& e) {
-    throw std::runtime_error(path + ": " + e.what());
+    throw std::runtime_error(path + ": error: " + e.what());
   }
-  if (!root["rules"] || !root["rules"].IsSequence()) throw std::runtime_error(path + ": no `rules:` list");
-  for (const auto& n : root["rules"]) {
+  for (const auto& info : rules) {
     RuleRow r;
-    r.id = str(n, "id");
-    r.severity = str(n, "severity");
-    r.summary = str(n, "summary");
-    r.trigger = str(n, "trigger");
-    r.rootCause = str(n, "root_cause");
-    r.guardrail = str(n, "guardrail");
-    r.fix = str(n, "fix");
-    if (n["harness"] && n["harness"].IsSequence())
-      for (const auto& s : n["harness"]) r.scenarios.push_back(s.as<std::string>());
-    if (r.id.empty()) throw std::runtime_error(path + ": a rule without an id");
+    r.id = info.id;
+    r.severity = info.severity;
+    r.summary = info.summary;
+    r.trigger = info.trigger;
+    r.rootCause = info.rootCause;
+    r.guardrail = info.guardrail;
+    r.fix = info.fix;
+    r.scenarios = info.harness;
     c.rules.push_back(std::move(r));
   }
   return c;

@@ -264,6 +264,25 @@ TEST_CASE("every harness scenario id of the catalog has a rule row with trigger,
   CHECK_THROWS(loadCatalog("/nonexistent/catalog.yaml"));
 }
 
+TEST_CASE("a broken catalog is an error at its line, as in the build, not a half row") {
+  char path[] = "/tmp/ddph-catalog-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  const std::string text =
+      "version: 1\nrules:\n  - id: ddp-x\n    severity: fatal\n    languages: [c++]\n";
+  REQUIRE(write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  close(fd);
+  std::string what;
+  try {
+    loadCatalog(path);
+  } catch (const std::exception& e) {
+    what = e.what();
+  }
+  unlink(path);
+  CHECK(what.find(std::string(path) + ":4:15: error: severity must be error, warning or note") !=
+        std::string::npos);
+}
+
 TEST_CASE("a rank's state survives the JSON round trip that external-launcher supervisors use") {
   auto r = rank(2, prefix(1));
   r.exited = true;

@@ -1,6 +1,7 @@
 #include "Config.h"
 
 #include "ddplint/core/Catalog.h"
+#include "ddplint/core/Rules.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -77,8 +78,8 @@ std::string knownRules() {
 } // namespace
 
 bool Config::clangTidyRule(const std::string &id) const {
-  const core::RuleInfo *r = core::findRule(id);
-  return r && r->frontend == "clang-tidy";
+  const core::RuleSpec *r = core::findRuleSpec(id);
+  return r && r->definition && (r->appliesTo("c") || r->appliesTo("c++"));
 }
 
 std::string Config::checksGlob() const {

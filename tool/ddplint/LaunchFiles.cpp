@@ -108,6 +108,22 @@ const std::vector<LaunchFiles::Candidate> &LaunchFiles::candidates(const Root &r
   return out;
 }
 
+core::LaunchEnvironment LaunchFiles::environmentOf(const std::string &script, const Root &root,
+                                                   const launch::Options &opts) {
+  return [this, script, root, opts] {
+    std::vector<core::Launch> out;
+    for (const auto &p : launchesOf(script, root, opts)) {
+      core::Launch l;
+      l.place = {p.file, p.line, p.column};
+      for (const auto &v : p.env)
+        l.env.push_back({v.name, v.value, v.valueKnown});
+      l.mayInherit = p.mayInherit;
+      out.push_back(std::move(l));
+    }
+    return out;
+  };
+}
+
 std::vector<launch::LaunchedProcess> LaunchFiles::launchesOf(const std::string &script,
                                                              const Root &root,
                                                              const launch::Options &opts) {

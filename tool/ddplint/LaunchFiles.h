@@ -4,6 +4,7 @@
 // give the program counts as the program's own for ddp-async-error-handling.
 #pragma once
 
+#include "ddplint/core/Rules.h"
 #include "ddplint/launch/LaunchCheck.h"
 
 #include <map>
@@ -24,6 +25,9 @@ public:
   };
   std::vector<launch::LaunchedProcess> launchesOf(const std::string &script, const Root &root,
                                                   const launch::Options &opts);
+  // The same, as the rules ask for it (searched only when a rule asks).
+  core::LaunchEnvironment environmentOf(const std::string &script, const Root &root,
+                                        const launch::Options &opts);
 
   // The project of `script` when no .ddplint.yaml says where it is: the folder
   // of its .git, else (shallow) the script's own folder.

@@ -5,6 +5,7 @@
 #include "python-frontend/PythonLinter.h"
 
 #include "ddplint/core/Catalog.h"
+#include "ddplint/core/Rules.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -15,18 +16,6 @@ namespace fs = std::filesystem;
 
 namespace ddplint::cli {
 namespace {
-
-std::set<std::string> optionSet(const Config &cfg, const std::string &key) {
-  std::set<std::string> out;
-  for (const auto &[name, value] : cfg.checkOptions) {
-    auto dot = name.rfind('.');
-    if (dot == std::string::npos || name.substr(dot + 1) != key)
-      continue;
-    for (const auto &v : core::splitList(value))
-      out.insert(v);
-  }
-  return out;
-}
 
 // One search of the project's launch files per run, shared by all jobs.
 LaunchFiles &launchFiles() {
@@ -72,50 +61,36 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
   std::shared_ptr<const Config> cfg = configs.forFile(absFile, out.errors);
   if (!cfg)
     return;
+  // Each rule's options are read once, from the config, for the registry.
   pyfe::PyOptions opts;
-  for (const auto &[id, setting] : cfg->rules) {
-    const core::RuleInfo *r = core::findRule(id);
-    if (!setting.enabled || !r)
+  for (const core::RuleSpec &spec : core::ruleRegistry()) {
+    if (!spec.definition || !spec.appliesTo("python"))
       continue;
-    for (const auto &l : r->languages)
-      if (l == "python")
-        opts.rules.insert(id);
+    core::RuleOptions ro = core::RuleOptions::of(spec.id, [&](std::string_view option) {
+      auto it = cfg->checkOptions.find(std::string(spec.name) + "." + std::string(option));
+      return it == cfg->checkOptions.end() ? std::nullopt
+                                           : std::optional<std::string>(it->second);
+    });
+    opts.wrappers.merge(core::wrappersOf(ro));
+    auto setting = cfg->rules.find(std::string(spec.name));
+    if (setting != cfg->rules.end() && setting->second.enabled)
+      opts.rules.emplace_back(spec.id, std::move(ro));
   }
   if (opts.rules.empty()) {
     out.skipped.emplace_back(absFile, "no enabled check applies to Python");
     return;
   }
   opts.torchVersion = parseTorchVersionNumber(cfg->torchVersion);
-  opts.rankFunctions = optionSet(*cfg, "RankFunctions");
-  opts.mainProcessFunctions = optionSet(*cfg, "MainProcessFunctions");
-  opts.collectiveFunctions = optionSet(*cfg, "CollectiveFunctions");
-  opts.barrierFunctions = optionSet(*cfg, "BarrierFunctions");
-  opts.checkpointWriters = optionSet(*cfg, "CheckpointWriters");
-  auto rb = cfg->checkOptions.find("ddp-rank0-io-barrier.RequireBarrierBefore");
-  if (rb != cfg->checkOptions.end())
-    opts.requireBarrierBefore = !(rb->second == "false" || rb->second == "0");
-
-  auto dt = cfg->checkOptions.find("ddp-init-timeout.DefaultTimeoutSeconds");
-  if (dt != cfg->checkOptions.end())
-    opts.defaultTimeoutSeconds = std::atoi(dt->second.c_str());
   // The launch files that start this script give it their environment; the
-  // frontend asks only for a program that alone leaves async error handling
-  // off, so a run searches a project's launch files only when one needs them.
-  std::vector<launch::LaunchedProcess> launches;
-  opts.launchEnvironment = [&](std::vector<pyfe::PyOptions::LaunchVariable> &env, bool &open) {
-    launch::Options lo;
-    if (!launch::parseTorchVersion(cfg->torchVersion, lo))
-      lo = launch::Options{};
-    const LaunchFiles::Root root = cfg->path.empty() ? LaunchFiles::projectRoot(absFile)
-                                                     : LaunchFiles::Root{cfg->dir, false};
-    launches = launchFiles().launchesOf(absFile, root, lo);
-    for (const auto &p : launches) {
-      for (const auto &v : p.env)
-        env.push_back({v.name, v.value, v.valueKnown});
-      open |= p.mayInherit;
-    }
-    return !launches.empty();
-  };
+  // rules ask only when they could change their decision, so a run searches a
+  // project's launch files only when one needs them.
+  launch::Options lo;
+  if (!launch::parseTorchVersion(cfg->torchVersion, lo))
+    lo = launch::Options{};
+  const LaunchFiles::Root root = cfg->path.empty() ? LaunchFiles::projectRoot(absFile)
+                                                   : LaunchFiles::Root{cfg->dir, false};
+  opts.launchEnvironment = launchFiles().environmentOf(absFile, root, lo);
+
   pyfe::PyLintResult res = pyfe::lintPython(src, opts);
   if (res.parserFailed) {
     out.errors.push_back(fileError(
@@ -130,36 +105,28 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
     out.errors.push_back(te);
     break; // one error per file: the first is the one to fix
   }
-  for (const auto &d : res.diagnostics) {
+  for (size_t i = 0; i < res.findings.size(); ++i) {
+    const core::Finding &cf = res.findings[i];
+    const pyfe::SourcePos pos = res.position(cf.loc);
     Finding f;
-    f.ruleId = d.rule;
-    auto it = cfg->rules.find(d.rule);
+    f.ruleId = cf.rule;
+    auto it = cfg->rules.find(cf.rule);
     f.severity = it != cfg->rules.end() ? it->second.severity : Severity::Warning;
-    f.message = d.message;
-    f.location = {absFile, d.pos.line, d.pos.column};
-    for (const auto &n : d.notes)
-      f.notes.push_back({{absFile, n.pos.line, n.pos.column}, n.message});
-    for (const auto &e : d.fixes) {
-      Edit ed;
-      ed.file = absFile;
-      ed.offset = e.offset;
-      ed.length = e.length;
-      ed.replacement = e.replacement;
-      ed.line = e.start.line;
-      ed.column = e.start.column;
-      ed.endLine = e.end.line;
-      ed.endColumn = e.end.column;
-      f.fixes.push_back(ed);
-    }
-    if (d.launchesAsked)
-      for (const auto &p : launches) { // where else it could be set, and how it is
-        std::string how = "launched here without it: set it here or in the program";
-        for (const auto &v : p.env)
-          if (v.valueKnown && v.value == "0" && d.message.find(v.name) != std::string::npos)
-            how = "launched here with " + v.name + "=0";
-        f.notes.push_back({{p.file, p.line, p.column}, how});
+    f.message = cf.message;
+    f.location = {absFile, pos.line, pos.column};
+    for (const auto &n : cf.notes) {
+      if (!n.external.file.empty()) {
+        f.notes.push_back({{n.external.file, n.external.line, n.external.column}, n.message});
+        continue;
       }
-    f.sourceLine = lineText(src, d.pos.line);
+      const pyfe::SourcePos np = res.position(n.loc);
+      f.notes.push_back({{absFile, np.line, np.column}, n.message});
+    }
+    for (const auto &e : res.fixes[i])
+      f.fixes.push_back(
+          {absFile, e.offset, e.length, e.replacement, e.start.line, e.start.column, e.end.line,
+           e.end.column});
+    f.sourceLine = lineText(src, pos.line);
     out.findings.push_back(std::move(f));
   }
 }

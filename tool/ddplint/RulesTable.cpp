@@ -12,8 +12,8 @@ std::string renderRulesText(const std::vector<core::RuleInfo> &rules) {
   std::string o;
   for (const auto &r : rules) {
     o += r.id + " (" + r.severity + ", " +
-         (r.frontend == "launch" ? std::string("ddplint check-launch")
-                                    : std::string("C++ checks")) +
+         (r.runner == "launch" ? std::string("ddplint check-launch")
+                               : "programs: " + llvm::join(r.languages, ", ")) +
          ")\n";
     o += "  summary:    " + r.summary + "\n";
     o += "  trigger:    " + r.trigger + "\n";
@@ -57,7 +57,8 @@ std::string renderRulesJson(const std::vector<core::RuleInfo> &rules) {
           llvm::json::Object{{"name", opt.name}, {"default", opt.defaultValue}, {"doc", opt.doc}});
     arr.push_back(llvm::json::Object{{"id", r.id},
                                      {"severity", r.severity},
-                                     {"frontend", r.frontend},
+                                     {"runner", r.runner},
+                                     {"languages", llvm::json::Array(r.languages)},
                                      {"summary", r.summary},
                                      {"trigger", r.trigger},
                                      {"root_cause", r.rootCause},

@@ -460,7 +460,7 @@ RunStatus runOnce(const std::string &absFile, const clang::tooling::CompilationD
   if (!lang.empty()) {
     bool applies = false;
     for (const auto &rule : ddplint::core::builtinRules())
-      if (rule.frontend == "clang-tidy" && ctx.isCheckEnabled(rule.id) &&
+      if (rule.runner == "program" && ctx.isCheckEnabled(rule.id) &&
           std::find(rule.languages.begin(), rule.languages.end(), lang) != rule.languages.end())
         applies = true;
     if (!applies) {

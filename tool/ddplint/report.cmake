@@ -1,6 +1,6 @@
 # ddplint-report: the CLI's output formats (text, JSON, SARIF) and baselines.
 # No Clang: only LLVM Support (llvm::json, paths, raw_ostream) from the shared
-# LLVM library.  Included by tool/ddplint/CMakeLists.txt; tests in testdata/report.
+# LLVM library.  Included by tool/ddplint/CMakeLists.txt; tests in tests/report.
 # The version the reports carry: the project's, unless the includer set one.
 if(NOT DEFINED DDPLINT_VERSION)
   set(DDPLINT_VERSION "${PROJECT_VERSION}")

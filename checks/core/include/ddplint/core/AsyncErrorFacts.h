@@ -6,6 +6,8 @@
 // check-launch links anything new.
 #pragma once
 
+#include "ddplint/core/Facts.h"
+
 #include <string>
 #include <vector>
 
@@ -81,5 +83,10 @@ inline int firstVersionReading(const AsyncErrorFacts &f, const std::string &name
       return r.from;
   return 0;
 }
+
+// The version the async rule judges, and its wording ("LibTorch 2.0 or newer
+// (the headers declare c10d::Backend)").  In rules/AsyncErrorHandling.cpp.
+int targetTorchVersion(const TargetVersions &v, const AsyncErrorFacts &facts);
+std::string targetTorchVersionText(const TargetVersions &v, const AsyncErrorFacts &facts);
 
 } // namespace ddplint::core

@@ -1,6 +1,7 @@
 // The rule and API catalogs as plain data.  Filled from rules/*.yaml at build
-// time (checks/catalog/gen_catalog.cpp), so no frontend parses YAML at run time
-// and the clang-tidy plugin links nothing.
+// time (checks/catalog: CatalogReader validates, gen_catalog emits the
+// tables), so nothing parses YAML at run time and the clang-tidy plugin links
+// nothing.
 #pragma once
 
 #include <set>
@@ -26,11 +27,12 @@ struct RuleInfo {
   std::string fix;
   std::vector<std::string> harness;
   std::vector<RuleOption> options;
-  // Which front end runs the rule: "clang-tidy" or "launch" (ddplint check-launch).
-  // Last so that aggregate initialisers written before it existed still compile.
-  std::string frontend;
-  // The languages the rule applies to: "c", "c++" (the rule runs on units of
-  // that language; others are reported as skipped, never as clean).
+  // What the rule is decided on: "program" (a program's model, through the
+  // registry: the clang-tidy checks for C and C++, the Python linter) or
+  // "launch" (launch files, `ddplint check-launch`).
+  std::string runner;
+  // The languages of the programs the rule applies to: "c", "c++", "python"
+  // (units of other languages are reported as skipped, never as clean).
   std::vector<std::string> languages;
 };
 

@@ -1,4 +1,4 @@
-// Facts: what a frontend (Clang today, Python next) reports about one program
+// Facts: what a language frontend (Clang or Python) reports about one program
 // for the rules that are not about paths and collectives: process-group
 // creation (ddp-init-timeout, ddp-async-error-handling), environment settings
 // and target versions (ddp-async-error-handling), data loaders
@@ -7,9 +7,9 @@
 //
 // The contract: a frontend only *observes* (what is created where, with which
 // arguments, inside which loops); the core *decides* and *words* the finding
-// (checks/core/src/FactRules.cpp, declared in FactRules.h).  Frontends render
-// the fix-its the findings ask for (FixHint in Analysis.h), because only they
-// know the language's syntax.
+// (one file per rule in checks/core/rules).  Frontends render the fix-its the
+// findings ask for (FixHint in Finding.h), because only they know the
+// language's syntax.
 //
 // No frontend types here: positions are core::Loc handles (0 = none), text is
 // std::string.  Lists are in source order within a function; a template or

@@ -1,5 +1,6 @@
-// The program model: what a frontend (Clang today, Python next) tells the core
-// about one translation unit.  Structured, small, and free of any frontend's
+// The program model: what a language frontend (checks/clang-frontend for C and
+// C++, checks/python-frontend for Python) tells the core about one
+// translation unit or module.  Structured, small, and free of any frontend's
 // AST types: source positions are opaque handles the frontend maps back.
 #pragma once
 
@@ -137,6 +138,10 @@ struct Function {
   Loc loc = 0;
   Node body;
 };
+
+// True when exactly one of the representative ranks satisfies `c` and it is
+// rank 0: the block guarded by `c` runs on the main process only.
+bool isMainOnly(const Cond &c);
 
 struct Program {
   std::vector<Function> functions;

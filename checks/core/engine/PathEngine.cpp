@@ -1,0 +1,908 @@
+// The path engine (PathEngine.h): paths with rank guards, call summaries, and
+// the comparison of the collective sequences that different ranks can run.
+#include "PathEngine.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace ddplint::core::engine {
+
+namespace {
+
+bool evalRank(const Atom &a, std::int64_t r) {
+  std::int64_t v = a.mod > 0 ? r % a.mod : r;
+  return compare(a.op, v, a.value);
+}
+
+std::string describe(const Atom &a, bool pol) {
+  std::string t = a.text.empty() ? std::string("the condition") : "'" + a.text + "'";
+  if (pol)
+    return "ranks where " + t + " holds";
+  return "ranks where " + t + " does not hold";
+}
+
+} // namespace
+
+Tri evalTri(const Cond &c, std::int64_t r) {
+  switch (c.kind) {
+  case Cond::Kind::Const:
+    return c.constValue ? Tri::True : Tri::False;
+  case Cond::Kind::RankCmp: {
+    Atom a;
+    a.op = c.op;
+    a.value = c.value;
+    a.mod = c.mod;
+    return evalRank(a, r) ? Tri::True : Tri::False;
+  }
+  case Cond::Kind::Atom:
+    return Tri::Unknown;
+  case Cond::Kind::Not: {
+    Tri t = evalTri(c.kids[0], r);
+    return t == Tri::Unknown ? t : (t == Tri::True ? Tri::False : Tri::True);
+  }
+  case Cond::Kind::And: {
+    Tri out = Tri::True;
+    for (const auto &k : c.kids) {
+      Tri t = evalTri(k, r);
+      if (t == Tri::False)
+        return Tri::False;
+      if (t == Tri::Unknown)
+        out = Tri::Unknown;
+    }
+    return out;
+  }
+  case Cond::Kind::Or: {
+    Tri out = Tri::False;
+    for (const auto &k : c.kids) {
+      Tri t = evalTri(k, r);
+      if (t == Tri::True)
+        return Tri::True;
+      if (t == Tri::Unknown)
+        out = Tri::Unknown;
+    }
+    return out;
+  }
+  }
+  return Tri::Unknown;
+}
+
+void collectConstants(const Cond &c, std::set<std::int64_t> &out) {
+  if (c.kind == Cond::Kind::RankCmp) {
+    for (std::int64_t d = -1; d <= 1; ++d)
+      if (c.value + d >= 0)
+        out.insert(c.value + d);
+    for (std::int64_t i = 0; c.mod > 0 && i < 2 * c.mod && i < 64; ++i)
+      out.insert(i);
+  }
+  for (const auto &k : c.kids)
+    collectConstants(k, out);
+}
+
+std::string exitWord(ExitKind k) {
+  switch (k) {
+  case ExitKind::Return: return "return";
+  case ExitKind::Break: return "break out of the loop";
+  case ExitKind::Continue: return "continue to the next iteration";
+  case ExitKind::Throw: return "throw";
+  default: return "exit";
+  }
+}
+
+std::string eventName(const Ev &e) {
+  const std::string &op = e.shown.empty() ? e.op : e.shown;
+  std::string s = e.kind == EventKind::Barrier
+                      ? (op == "barrier" ? std::string("barrier") : "barrier '" + op + "'")
+                      : "collective '" + op + "'";
+  if (!e.via.empty())
+    s = "call to '" + e.via + "', which runs " + s + ",";
+  return s;
+}
+
+PathEngine::PathEngine(const Program &p, AnalysisLimits l) : program(p), limits(l) {
+  std::set<std::int64_t> cs = {0, 1, 2, 3};
+  std::function<void(const Node &)> visit = [&](const Node &n) {
+    if (n.kind == Node::Kind::If)
+      collectConstants(n.cond, cs);
+    for (const auto &k : n.kids)
+      visit(k);
+  };
+  for (const auto &f : program.functions)
+    visit(f.body);
+  reps.assign(cs.begin(), cs.end());
+  if (reps.size() > 64)
+    reps.resize(64);
+}
+
+int PathEngine::intern(const Cond &c) {
+  std::string key;
+  if (c.kind == Cond::Kind::RankCmp)
+    key = "rank%" + std::to_string(c.mod) + "#" + std::to_string(int(c.op)) + "#" +
+          std::to_string(c.value);
+  else
+    key = "atom#" + c.key;
+  auto it = atomIndex.find(key);
+  if (it != atomIndex.end())
+    return it->second;
+  Atom a;
+  a.kind = c.kind;
+  a.op = c.op;
+  a.value = c.value;
+  a.mod = c.mod;
+  a.key = c.key;
+  a.dep = c.kind == Cond::Kind::RankCmp ? Dep::Rank : c.dep;
+  a.text = c.text;
+  a.loc = c.loc;
+  a.probesFile = c.probesFile;
+  a.errorCheck = c.errorCheck;
+  a.sweep = c.sweep;
+  a.localMain = c.localMain;
+  atoms.push_back(a);
+  atomIndex[key] = int(atoms.size()) - 1;
+  return int(atoms.size()) - 1;
+}
+
+std::vector<Conj> PathEngine::dnf(const Cond &c, bool pol) {
+  switch (c.kind) {
+  case Cond::Kind::Const:
+    return (c.constValue == pol) ? std::vector<Conj>{Conj{}} : std::vector<Conj>{};
+  case Cond::Kind::RankCmp:
+  case Cond::Kind::Atom: {
+    Cond leaf = c;
+    if (leaf.text.empty())
+      leaf.text = c.text;
+    texts.push_back(c.text);
+    return {Conj{Lit{intern(leaf), pol, c.loc, int(texts.size()) - 1}}};
+  }
+  case Cond::Kind::Not:
+    return dnf(c.kids[0], !pol);
+  case Cond::Kind::And:
+  case Cond::Kind::Or: {
+    bool conj = (c.kind == Cond::Kind::And) == pol;
+    if (!conj) {
+      std::vector<Conj> out;
+      for (const auto &k : c.kids)
+        for (auto &d : dnf(k, pol))
+          if (out.size() < 16)
+            out.push_back(std::move(d));
+      return out;
+    }
+    std::vector<Conj> acc{Conj{}};
+    for (const auto &k : c.kids) {
+      std::vector<Conj> next;
+      for (const auto &a : acc)
+        for (const auto &b : dnf(k, pol)) {
+          Conj m = a;
+          m.insert(m.end(), b.begin(), b.end());
+          if (next.size() < 16)
+            next.push_back(std::move(m));
+        }
+      acc = std::move(next);
+    }
+    return acc;
+  }
+  }
+  return {Conj{}};
+}
+
+bool PathEngine::selfConsistent(const Conj &g) {
+  for (size_t i = 0; i < g.size(); ++i)
+    for (size_t j = i + 1; j < g.size(); ++j)
+      if (g[i].atom == g[j].atom && g[i].pol != g[j].pol)
+        return false;
+  return !rankSet(g).empty();
+}
+
+std::vector<std::int64_t> PathEngine::rankSet(const Conj &g) {
+  std::vector<std::int64_t> out;
+  for (auto r : reps) {
+    bool ok = true;
+    for (const auto &l : g)
+      if (atoms[l.atom].kind == Cond::Kind::RankCmp && evalRank(atoms[l.atom], r) != l.pol) {
+        ok = false;
+        break;
+      }
+    if (ok)
+      out.push_back(r);
+  }
+  return out;
+}
+
+bool PathEngine::hasOpaqueRank(const Conj &g) {
+  for (const auto &l : g)
+    if (atoms[l.atom].kind == Cond::Kind::Atom && atoms[l.atom].dep == Dep::Rank)
+      return true;
+  return false;
+}
+
+bool PathEngine::probesFile(const Conj &g) {
+  for (const auto &l : g)
+    if (atoms[l.atom].probesFile)
+      return true;
+  return false;
+}
+
+bool PathEngine::separatedBy(const Conj &a, const Conj &b) {
+  for (const auto &l : a) {
+    if (atoms[l.atom].dep == Dep::Uniform)
+      continue;
+    bool shared = false;
+    for (const auto &m : b)
+      shared = shared || m == l;
+    if (!shared)
+      return true;
+  }
+  return false;
+}
+
+bool PathEngine::pairFeasible(const Conj &p, const Conj &q) {
+  // Paths that differ only in uniform decisions (argument parsing, a
+  // configuration flag) are never taken by two ranks of one run.
+  if (!separatedBy(p, q) && !separatedBy(q, p))
+    return false;
+  for (const auto &a : p)
+    for (const auto &b : q)
+      if (a.atom == b.atom && a.pol != b.pol && atoms[a.atom].dep == Dep::Uniform)
+        return false;
+  auto s1 = rankSet(p), s2 = rankSet(q);
+  if (s1.empty() || s2.empty())
+    return false;
+  return !(s1.size() == 1 && s2.size() == 1 && s1[0] == s2[0]);
+}
+
+bool PathEngine::relevant(const Node &n) {
+  switch (n.kind) {
+  case Node::Kind::Event:
+  case Node::Kind::Call:
+  case Node::Kind::Exit:
+    return true;
+  default:
+    break;
+  }
+  auto it = relevance.find(&n);
+  if (it != relevance.end())
+    return it->second;
+  bool r = false;
+  for (const auto &k : n.kids)
+    r = r || relevant(k);
+  relevance[&n] = r;
+  return r;
+}
+
+bool PathEngine::sameEvents(const Path &a, const Path &b) {
+  if (a.exit != b.exit || a.seq.size() != b.seq.size())
+    return false;
+  for (size_t i = 0; i < a.seq.size(); ++i)
+    if (a.seq[i].op != b.seq[i].op || a.seq[i].loc != b.seq[i].loc)
+      return false;
+  return true;
+}
+
+void PathEngine::mergeUniform(std::vector<Path> &paths) {
+  bool merged = true;
+  while (merged && paths.size() > 1) {
+    merged = false;
+    for (size_t i = 0; i < paths.size(); ++i)
+      for (size_t j = i + 1; j < paths.size(); ++j) {
+        const Conj &a = paths[i].guard, &b = paths[j].guard;
+        if (a.size() != b.size() || !sameEvents(paths[i], paths[j]))
+          continue;
+        size_t diff = a.size();
+        bool ok = true;
+        for (size_t k = 0; k < a.size() && ok; ++k) {
+          if (a[k] == b[k])
+            continue;
+          if (diff == a.size() && a[k].atom == b[k].atom &&
+              atoms[a[k].atom].dep == Dep::Uniform)
+            diff = k;
+          else
+            ok = false;
+        }
+        if (!ok || diff == a.size())
+          continue;
+        paths[i].guard.erase(paths[i].guard.begin() + long(diff));
+        for (auto &e : paths[i].seq)
+          if (e.guardLen > diff)
+            --e.guardLen;
+        paths.erase(paths.begin() + long(j));
+        --j;
+        merged = true;
+      }
+  }
+}
+
+void PathEngine::cap(std::vector<Path> &paths) {
+  if (paths.size() > limits.maxPaths)
+    paths.resize(limits.maxPaths); // dropping paths never invents a divergence
+}
+
+std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
+  switch (n.kind) {
+  case Node::Kind::Block:
+    for (const auto &k : n.kids)
+      in = walk(k, std::move(in));
+    return in;
+  case Node::Kind::Event: {
+    Ev e;
+    e.kind = n.event;
+    e.op = n.name;
+    e.loc = n.loc;
+    e.node = &n;
+    for (auto &p : in)
+      if (live(p)) {
+        e.guardLen = p.guard.size();
+        p.seq.push_back(e);
+      }
+    return in;
+  }
+  case Node::Kind::Call: {
+    FnResult *callee = n.callee.empty() ? nullptr : analyze(n.callee);
+    Ev site;
+    site.isCall = true;
+    site.op = n.callee;
+    site.loc = n.loc;
+    site.node = &n;
+    for (auto &p : in) {
+      if (!live(p))
+        continue;
+      site.guardLen = p.guard.size();
+      p.seq.push_back(site);
+      if (callee) {
+        for (Ev e : callee->summary) {
+          if (e.via.empty())
+            e.via = n.name;
+          e.loc = n.loc;
+          e.guardLen = p.guard.size();
+          p.seq.push_back(e);
+        }
+        if (callee->alwaysTerminates)
+          p.exit = ExitKind::Terminate;
+      }
+    }
+    return in;
+  }
+  case Node::Kind::Exit:
+    for (auto &p : in)
+      if (live(p)) {
+        p.exit = n.exit;
+        p.exitLoc = n.loc;
+      }
+    return in;
+  case Node::Kind::If: {
+    if (!relevant(n))
+      return in; // no event, call or exit in either arm: it cannot matter
+    std::vector<Path> out, thenIn, elseIn;
+    auto tConj = dnf(n.cond, true), eConj = dnf(n.cond, false);
+    for (auto &p : in) {
+      if (!live(p)) {
+        out.push_back(std::move(p));
+        continue;
+      }
+      for (const auto &c : tConj) {
+        Path q = p;
+        q.guard.insert(q.guard.end(), c.begin(), c.end());
+        if (selfConsistent(q.guard))
+          thenIn.push_back(std::move(q));
+      }
+      for (const auto &c : eConj) {
+        Path q = p;
+        q.guard.insert(q.guard.end(), c.begin(), c.end());
+        if (selfConsistent(q.guard))
+          elseIn.push_back(std::move(q));
+      }
+    }
+    auto t = walk(n.kids[0], std::move(thenIn));
+    auto e = walk(n.kids[1], std::move(elseIn));
+    // Cap each arm to half, so an overflow never drops a whole arm.
+    const size_t half = limits.maxPaths / 2;
+    if (t.size() + e.size() > limits.maxPaths) {
+      if (t.size() > half && e.size() > half) {
+        t.resize(half);
+        e.resize(half);
+      } else if (t.size() > half) {
+        t.resize(limits.maxPaths - e.size());
+      } else {
+        e.resize(limits.maxPaths - t.size());
+      }
+    }
+    out.insert(out.end(), std::make_move_iterator(t.begin()), std::make_move_iterator(t.end()));
+    out.insert(out.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
+    mergeUniform(out);
+    cap(out);
+    return out;
+  }
+  case Node::Kind::Loop: {
+    LoopResult &lr = analyzeLoop(n);
+    std::vector<Path> out;
+    for (auto &p : in) {
+      if (!live(p)) {
+        out.push_back(std::move(p));
+        continue;
+      }
+      if (!lr.carriedReady) {
+        // Call sites and IO inside the loop, for interprocedural IO reasoning,
+        // with the body's own guard: a rank-0 save in an epoch loop is guarded.
+        // Body paths share their prefixes: an event reached under the same
+        // decisions on several of them is carried once.
+        std::set<std::tuple<const Node *, Loc, std::string, std::vector<std::pair<int, bool>>>>
+            seen;
+        for (const auto &bp : lr.bodyPaths)
+          for (const auto &e : bp.seq)
+            if (e.isCall || !e.sync()) {
+              // Only the decisions taken before it: a guard later in the body
+              // (`if local_rank == 0:` after an unguarded save) does not cover it.
+              const size_t before = std::min(e.guardLen, bp.guard.size());
+              std::vector<std::pair<int, bool>> decided;
+              decided.reserve(before);
+              for (size_t i = 0; i < before; ++i)
+                decided.emplace_back(bp.guard[i].atom, bp.guard[i].pol);
+              if (!seen.emplace(e.node, e.loc, e.via, std::move(decided)).second)
+                continue;
+              Ev c = e;
+              c.inLoop.insert(c.inLoop.begin(), bp.guard.begin(), bp.guard.begin() + before);
+              lr.carried.push_back(std::move(c));
+            }
+        lr.carriedReady = true;
+      }
+      Path normal = p;
+      for (Ev e : lr.symbol) {
+        e.guardLen = p.guard.size();
+        normal.seq.push_back(e);
+      }
+      normal.seq.insert(normal.seq.end(), lr.carried.begin(), lr.carried.end());
+      out.push_back(std::move(normal));
+      if (loopsReported.count(&n))
+        continue; // the loop's own finding covers its early exits
+      for (const auto &bp : lr.bodyPaths) {
+        if (bp.exit != ExitKind::Return && bp.exit != ExitKind::Throw &&
+            bp.exit != ExitKind::Terminate)
+          continue;
+        Path q = p;
+        q.guard.insert(q.guard.end(), bp.guard.begin(), bp.guard.end());
+        if (!selfConsistent(q.guard))
+          continue;
+        q.seq.insert(q.seq.end(), lr.symbol.begin(), lr.symbol.end());
+        q.exit = bp.exit;
+        out.push_back(std::move(q));
+      }
+    }
+    cap(out);
+    return out;
+  }
+  }
+  return in;
+}
+
+std::vector<Ev> PathEngine::syncOnly(const std::vector<Ev> &seq) {
+  std::vector<Ev> out;
+  for (const auto &e : seq)
+    if (e.sync())
+      out.push_back(e);
+  return out;
+}
+
+bool PathEngine::barriersOnly(const std::vector<Ev> &seq) {
+  for (const auto &e : seq)
+    if (e.kind != EventKind::Barrier)
+      return false;
+  return true;
+}
+
+long PathEngine::firstDiff(const std::vector<Ev> &a, const std::vector<Ev> &b) {
+  size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i)
+    if (a[i].op != b[i].op)
+      return long(i);
+  return a.size() == b.size() ? -1 : long(n);
+}
+
+const Lit *PathEngine::separating(const Path &p, const Path &q) {
+  for (const auto &l : p.guard) {
+    if (atoms[l.atom].dep == Dep::Uniform)
+      continue;
+    bool same = false;
+    for (const auto &m : q.guard)
+      if (m == l)
+        same = true;
+    if (!same)
+      return &l;
+  }
+  return nullptr;
+}
+
+std::string PathEngine::who(const Lit *l) const {
+  if (!l)
+    return "some ranks";
+  Atom spelled = atoms[l->atom];
+  if (l->text >= 0 && !texts[size_t(l->text)].empty())
+    spelled.text = texts[size_t(l->text)];
+  std::string d = describe(spelled, l->pol);
+  if (atoms[l->atom].dep == Dep::Local)
+    d += " (a rank-local value)";
+  return d;
+}
+
+std::string PathEngine::spelling(const Lit &l) const {
+  return l.text >= 0 && !texts[size_t(l.text)].empty() ? texts[size_t(l.text)]
+                                                      : atoms[l.atom].text;
+}
+
+Loc PathEngine::condLoc(const Lit &l) const { return l.loc ? l.loc : atoms[l.atom].loc; }
+
+void PathEngine::reportErrorExit(const Lit *l, const Ev &e, const Path &skips) {
+  const std::string fn = fnStack.empty() ? std::string() : fnStack.back();
+  if (!errorExitFns.insert(fn).second)
+    return;
+  Divergence d;
+  d.kind = Divergence::Kind::ErrorExit;
+  d.event = e;
+  d.hasLit = true;
+  d.lit = *l;
+  d.exit = skips.exit;
+  d.exitLoc = skips.exitLoc;
+  errorExits.push_back(std::move(d));
+}
+
+void PathEngine::report(Divergence d, const Lit *split) {
+  if (d.event.loc == 0 || reportedAt.count(d.event.loc))
+    return;
+  if (isErrorCheck(split))
+    return; // an error path, reported by ddp-error-path-exit
+  Loc s = split ? (split->loc ? split->loc : atoms[split->atom].loc) : 0;
+  if (s && reportedSplits.count(s))
+    return;
+  reportedAt.insert(d.event.loc);
+  if (s)
+    reportedSplits.insert(s);
+  if (split && !d.hasLit) {
+    d.hasLit = true;
+    d.lit = *split;
+  }
+  divergences.push_back(std::move(d));
+}
+
+const Lit *PathEngine::splitLit(const Path &p, const Path &q) {
+  size_t n = std::min(p.guard.size(), q.guard.size());
+  for (size_t k = 0; k < n; ++k)
+    if (!(p.guard[k] == q.guard[k]))
+      return atoms[p.guard[k].atom].dep == Dep::Uniform ? separating(p, q) : &p.guard[k];
+  return separating(p, q);
+}
+
+const Lit *PathEngine::innermost(const Path &p, const Path &q, size_t len) {
+  len = std::min(len, p.guard.size());
+  for (size_t k = len; k-- > 0;) {
+    const Lit &l = p.guard[k];
+    if (atoms[l.atom].dep == Dep::Uniform)
+      continue;
+    bool shared = false;
+    for (const auto &m : q.guard)
+      shared = shared || (m == l && m.loc == l.loc);
+    if (!shared)
+      return &l;
+  }
+  return splitLit(p, q);
+}
+
+const Lit *PathEngine::lastLit(const Path &p) {
+  for (auto it = p.guard.rbegin(); it != p.guard.rend(); ++it)
+    if (atoms[it->atom].dep != Dep::Uniform)
+      return &*it;
+  return nullptr;
+}
+
+void PathEngine::skipFinding(const Ev &e, const Path &runs, const Path &skips) {
+  Divergence d;
+  d.event = e;
+  // An early exit explains the skip only when its condition is where the
+  // two paths part; otherwise the collective sits in a branch of its own.
+  const Lit *split = splitLit(skips, runs);
+  const Lit *exitLit = lastLit(skips);
+  if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate && isErrorCheck(exitLit) &&
+      (skips.exitLoc == 0 || skips.exitLoc < e.loc)) {
+    reportErrorExit(exitLit, e, skips);
+    return;
+  }
+  if (isErrorCheck(split)) {
+    if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate)
+      reportErrorExit(split, e, skips);
+    return;
+  }
+  // ...and only when the exit comes before the collective (Loc ids follow
+  // source order): a `return` at the end of the function skips nothing.
+  if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate && split && exitLit &&
+      split->atom == exitLit->atom && split->loc == exitLit->loc &&
+      (skips.exitLoc == 0 || skips.exitLoc < e.loc)) {
+    d.kind = Divergence::Kind::ExitSkips;
+    d.exit = skips.exit;
+    d.exitLoc = skips.exitLoc;
+    report(std::move(d), exitLit);
+    return;
+  }
+  d.kind = Divergence::Kind::RunsOnlyOn;
+  report(std::move(d), innermost(runs, skips, e.guardLen));
+}
+
+void PathEngine::align(const Path &pa, const Path &pb, std::vector<Ev> a, std::vector<Ev> b) {
+  const size_t kMax = 64;
+  if (a.size() > kMax)
+    a.resize(kMax);
+  if (b.size() > kMax)
+    b.resize(kMax);
+  const size_t n = a.size(), m = b.size();
+  std::vector<std::vector<int>> best(n + 1, std::vector<int>(m + 1, 0));
+  for (size_t x = n; x-- > 0;)
+    for (size_t y = m; y-- > 0;) {
+      int v = std::max(best[x + 1][y], best[x][y + 1]);
+      if (a[x].op == b[y].op)
+        v = std::max(v, best[x + 1][y + 1] + (a[x].loc == b[y].loc ? 3 : 2));
+      best[x][y] = v;
+    }
+  std::vector<bool> aMatched(n, false), bMatched(m, false);
+  for (size_t x = 0, y = 0; x < n && y < m;) {
+    if (a[x].op == b[y].op &&
+        best[x][y] == best[x + 1][y + 1] + (a[x].loc == b[y].loc ? 3 : 2)) {
+      aMatched[x] = bMatched[y] = true;
+      ++x, ++y;
+    } else if (best[x][y] == best[x + 1][y]) {
+      ++x;
+    } else {
+      ++y;
+    }
+  }
+  size_t fa = 0, fb = 0;
+  while (fa < n && aMatched[fa])
+    ++fa;
+  while (fb < m && bMatched[fb])
+    ++fb;
+  if (fa == n && fb == m)
+    return;
+  // An op unmatched on both sides means the same collectives in another order.
+  if (fa < n && fb < m) {
+    bool swapped = false;
+    for (size_t y = fb; y < m && !swapped; ++y)
+      swapped = !bMatched[y] && b[y].op == a[fa].op;
+    for (size_t x = fa; x < n && !swapped; ++x)
+      swapped = !aMatched[x] && a[x].op == b[fb].op;
+    if (swapped) {
+      const bool aFirst = a[fa].loc <= b[fb].loc;
+      const Ev &e = aFirst ? a[fa] : b[fb];
+      // What the other ranks issue at that position of their sequence.
+      const size_t at = aFirst ? fa : fb;
+      const std::vector<Ev> &other = aFirst ? b : a;
+      const Ev &o = at < other.size() ? other[at] : (aFirst ? b[fb] : a[fa]);
+      const Lit *l = innermost(aFirst ? pa : pb, aFirst ? pb : pa, e.guardLen);
+      Divergence d;
+      d.kind = Divergence::Kind::Order;
+      d.event = e;
+      d.otherOp = o.op;
+      report(std::move(d), l);
+      return;
+    }
+  }
+  // The earlier of the two first unmatched collectives (in path order).
+  bool pickA = fb == m || (fa < n && fa <= fb);
+  if (pickA)
+    skipFinding(a[fa], pa, pb);
+  else
+    skipFinding(b[fb], pb, pa);
+}
+
+bool PathEngine::errorPath(const Path &p) {
+  if (p.exit != ExitKind::Throw)
+    return false;
+  for (const auto &l : p.guard)
+    if (atoms[l.atom].dep != Dep::Uniform)
+      return false;
+  return true;
+}
+
+void PathEngine::comparePaths(const std::vector<Path> &paths) {
+  std::vector<std::vector<Ev>> syncs;
+  syncs.reserve(paths.size());
+  for (const auto &p : paths)
+    syncs.push_back(syncOnly(p.seq));
+  for (size_t i = 0; i < paths.size(); ++i)
+    for (size_t j = i + 1; j < paths.size(); ++j) {
+      if (paths[i].exit == ExitKind::Terminate || paths[j].exit == ExitKind::Terminate)
+        continue; // a job-wide abort ends every rank
+      if (errorPath(paths[i]) || errorPath(paths[j]))
+        continue;
+      if (firstDiff(syncs[i], syncs[j]) < 0)
+        continue;
+      if (!pairFeasible(paths[i].guard, paths[j].guard))
+        continue;
+      // `for (p = 0; p < size; ++p) { if (p == rank) barrier(); barrier(); }`:
+      // each rank takes the branch once over the loop, so every rank issues
+      // the same number of barriers, and barriers are interchangeable.
+      if (const Lit *sl = splitLit(paths[i], paths[j]);
+          sl && atoms[sl->atom].sweep && barriersOnly(syncs[i]) && barriersOnly(syncs[j]))
+        continue;
+      align(paths[i], paths[j], syncs[i], syncs[j]);
+    }
+}
+
+PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
+  auto it = loops.find(&n);
+  if (it != loops.end())
+    return it->second;
+  LoopResult lr;
+  lr.bodyPaths = walk(n.kids[0], {Path{}});
+  // The iteration's collectives, from the first path that completes it.
+  std::vector<Ev> iter;
+  bool any = false;
+  for (const auto &p : lr.bodyPaths)
+    if (p.exit == ExitKind::None || p.exit == ExitKind::Continue) {
+      iter = syncOnly(p.seq);
+      any = true;
+      break;
+    }
+  if (!any && !lr.bodyPaths.empty())
+    iter = syncOnly(lr.bodyPaths.front().seq);
+  std::vector<Ev> all;
+  for (const auto &p : lr.bodyPaths)
+    for (const auto &e : syncOnly(p.seq))
+      all.push_back(e);
+  size_t before = divergences.size();
+
+  // (a) iterations that complete with different collectives.
+  std::vector<Path> completing;
+  for (const auto &p : lr.bodyPaths)
+    if (p.exit == ExitKind::None || p.exit == ExitKind::Continue)
+      completing.push_back(p);
+  comparePaths(completing);
+  // (b) ranks that leave the loop early skip later iterations' collectives.
+  // Independent of (a): an early stop is its own bug, with its own condition.
+  size_t beforeExit = divergences.size();
+  if (!all.empty()) {
+    for (const auto &p : lr.bodyPaths) {
+      if (p.exit == ExitKind::None || p.exit == ExitKind::Continue ||
+          p.exit == ExitKind::Terminate)
+        continue;
+      const Lit *sep = lastLit(p);
+      if (!sep)
+        continue;
+      if (isErrorCheck(sep)) {
+        reportErrorExit(sep, iter.empty() ? all[0] : iter[0], p);
+        continue;
+      }
+      // Compare with the completing path closest to p: the same decisions
+      // but the exit's, so other branches do not blur the difference.
+      std::vector<const Path *> order;
+      order.reserve(completing.size());
+      for (const auto &q : completing)
+        order.push_back(&q);
+      // Literals count with their position: the same decision at the same branch.
+      auto distance = [&](const Path &q) {
+        size_t same = 0;
+        for (const auto &l : p.guard)
+          for (const auto &m : q.guard)
+            same += l == m && l.loc == m.loc;
+        return p.guard.size() + q.guard.size() - 2 * same;
+      };
+      std::stable_sort(order.begin(), order.end(),
+                       [&](const Path *x, const Path *y) { return distance(*x) < distance(*y); });
+      for (const Path *qp : order) {
+        const Path &q = *qp;
+        if (!pairFeasible(p.guard, q.guard))
+          continue;
+        if (distance(q) > 2)
+          break; // only the path that differs in the exit's decision alone
+        auto ps = syncOnly(p.seq), qs = syncOnly(q.seq);
+        long d = firstDiff(ps, qs);
+        const Ev &e = (d >= 0 && size_t(d) < qs.size()) ? qs[d] : (iter.empty() ? all[0] : iter[0]);
+        Divergence dv;
+        dv.kind = Divergence::Kind::LoopExit;
+        dv.event = e;
+        dv.exit = p.exit;
+        dv.reachesEvent = d >= 0 && size_t(d) < qs.size();
+        report(std::move(dv), sep);
+        break;
+      }
+      if (divergences.size() != beforeExit)
+        break;
+    }
+  }
+  // (c) a trip count that differs across ranks.
+  if (!all.empty() && divergences.size() == beforeExit && n.trip != Dep::Uniform) {
+    const Ev &e = iter.empty() ? all[0] : iter[0];
+    Divergence d;
+    d.kind = Divergence::Kind::TripCount;
+    d.event = e;
+    d.loop = &n;
+    report(std::move(d));
+  }
+  if (divergences.size() != before)
+    loopsReported.insert(&n);
+  // Compare loops by what they issue, so equal loops on both arms match.
+  if (!iter.empty()) {
+    Ev sym;
+    sym.kind = EventKind::Collective;
+    sym.op = "loop{";
+    for (const auto &e : iter)
+      sym.op += e.op + ";";
+    sym.op += "}";
+    sym.loc = iter[0].loc;
+    sym.via = iter[0].via;
+    sym.kind = iter[0].kind;
+    sym.shown = iter[0].shown.empty() ? iter[0].op : iter[0].shown;
+    lr.symbol.push_back(sym);
+  }
+  return loops.emplace(&n, std::move(lr)).first->second;
+}
+
+PathEngine::FnResult *PathEngine::analyze(const std::string &key) {
+  const Function *fn = program.find(key);
+  if (!fn)
+    return nullptr;
+  FnResult &r = fns[key];
+  if (r.done)
+    return &r;
+  if (r.running)
+    return nullptr; // recursion: no summary
+  if (depth >= limits.maxCallDepth) {
+    depthRefused = true;
+    return nullptr;
+  }
+  r.running = true;
+  const bool outerRefused = depthRefused;
+  depthRefused = false;
+  ++depth;
+  fnStack.push_back(key);
+  std::vector<Path> paths = walk(fn->body, {Path{}});
+  FnResult &res = fns[key];
+  res.running = false;
+  // A summary cut short by the depth limit is recomputed from a shallower caller.
+  res.done = !depthRefused;
+  depthRefused = depthRefused || outerRefused;
+  res.paths = std::move(paths);
+  bool allTerm = !res.paths.empty();
+  for (const auto &p : res.paths)
+    if (p.exit != ExitKind::Terminate)
+      allTerm = false;
+  res.alwaysTerminates = allTerm;
+  // What a call contributes: the longest synchronising sequence of a path
+  // that returns.  Paths that differ by rank decisions are reported inside
+  // the callee; those that differ by uniform ones (`if force or step % n`)
+  // may all run, so the call may run the collectives of the longest.
+  bool first = true;
+  for (const auto &p : res.paths)
+    if (p.exit == ExitKind::None || p.exit == ExitKind::Return) {
+      auto seq = syncOnly(p.seq);
+      if (first || seq.size() > res.summary.size())
+        res.summary = std::move(seq);
+      first = false;
+    }
+  comparePaths(res.paths);
+  fnStack.pop_back();
+  --depth;
+  return &res;
+}
+
+void PathEngine::analyzeAll() {
+  for (const auto &f : program.functions)
+    analyze(f.key);
+}
+
+} // namespace ddplint::core::engine
+
+namespace ddplint::core {
+
+bool isMainOnly(const Cond &c) {
+  using engine::Tri;
+  std::set<std::int64_t> reps = {0, 1, 2, 3};
+  engine::collectConstants(c, reps);
+  bool zeroMay = false;
+  for (auto r : reps) {
+    Tri t = engine::evalTri(c, r);
+    if (r == 0)
+      zeroMay = t != Tri::False;
+    else if (t != Tri::False)
+      return false;
+  }
+  return zeroMay;
+}
+
+} // namespace ddplint::core

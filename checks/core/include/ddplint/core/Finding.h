@@ -1,0 +1,77 @@
+// What a rule reports: a finding at a model position, its notes, and the
+// fix-its it asks for.  Language-neutral: a frontend maps the positions back
+// to its source and spells the fix-its in its language (one renderer per
+// language: checks/clang-frontend/FixRenderer, checks/python-frontend/PyFixRenderer).
+#pragma once
+
+#include "ddplint/core/Model.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ddplint::core {
+
+// A place outside the analysed program (a launch file that starts it).
+struct ExternalPlace {
+  std::string file; // absolute path; empty: none
+  unsigned line = 0, column = 0;
+};
+
+struct Note {
+  Note() = default;
+  Note(Loc at, std::string text) : loc(at), message(std::move(text)) {}
+  Loc loc = 0;
+  std::string message;
+  ExternalPlace external; // used instead of `loc` when its file is set
+};
+
+// A fix-it the core asks for; the frontend renders it in its language.
+enum class FixKind : std::uint8_t {
+  None,
+  // Insert the timeout argument at `anchor` (C++: `std::chrono::seconds(N)`
+  // into an empty Options::create(); Python: `, timeout=timedelta(seconds=N)`).
+  InsertTimeoutArg,
+  // Append an options argument with a timeout at `anchor` (C++:
+  // `, <text>::create(std::chrono::seconds(N))`, `text` = the options class).
+  InsertTimeoutOptionsArg,
+  // The string literal at `anchor` spells `oldText`: make it spell `text`.
+  RenameEnvVar,
+  // Data loader arguments: insert `persistent_workers=True` /
+  // `pin_memory=True` at `anchor` (the end of the argument list), or, when
+  // the argument is written as False, replace the value at `anchor` by True.
+  InsertPersistentWorkers,
+  SetPersistentWorkersTrue,
+  InsertPinMemory,
+  SetPinMemoryTrue,
+  // A barrier every rank reaches, right before / right after the `if` whose
+  // model node is `node` (its position is `anchor`).
+  InsertBarrierBefore,
+  InsertBarrierAfter,
+};
+
+struct FixHint {
+  FixHint() = default;
+  FixHint(FixKind k, Loc at, std::string newText = "", std::string written = "", int secs = 0,
+          const Node *n = nullptr)
+      : kind(k), anchor(at), text(std::move(newText)), oldText(std::move(written)),
+        seconds(secs), node(n) {}
+  FixKind kind = FixKind::None;
+  Loc anchor = 0;
+  std::string text;    // InsertTimeoutOptionsArg: the options class; RenameEnvVar: the new name
+  std::string oldText; // RenameEnvVar: the name written
+  int seconds = 0;     // InsertTimeoutArg, InsertTimeoutOptionsArg: the timeout to pass
+  const Node *node = nullptr; // InsertBarrierBefore/After: the `if`
+};
+
+struct Finding {
+  std::string rule; // e.g. "ddp-divergent-collective"
+  Loc loc = 0;
+  std::string message;
+  std::vector<Note> notes;
+  // Fix-its for the frontend to render; several hints make one fix-it.
+  std::vector<FixHint> fixes;
+};
+
+} // namespace ddplint::core

@@ -1,0 +1,277 @@
+// ddp-rank0-io-barrier: a block that only rank 0 runs and that writes files,
+// with no barrier every rank reaches right before and after it, where a
+// collective can follow it (and, for the barrier before, precede it).  The
+// fix-its insert the barriers around the block.
+#include "RuleSupport.h"
+
+#include "engine/PathEngine.h"
+
+#include <functional>
+#include <map>
+#include <set>
+
+namespace ddplint::core::rules {
+namespace {
+struct Frame {
+  const Node *block;
+  size_t index;
+};
+
+// A then-arm that only returns: `if (rank != 0) return;`.
+bool returnsOnly(const Node &n) {
+  if (n.kind == Node::Kind::Exit)
+    return n.exit == ExitKind::Return;
+  return n.kind == Node::Kind::Block && n.kids.size() == 1 && returnsOnly(n.kids[0]);
+}
+
+std::vector<Finding> decide(const RuleContext &ctx) {
+  engine::PathEngine &I = ctx.paths();
+  const bool requireBefore = ctx.options().flag("RequireBarrierBefore");
+  if (!I.program.distributed)
+    return {};
+  // What a node contributes in sync terms: its first and last sync event.
+  std::function<bool(const Node &, bool, std::string &)> edge = [&](const Node &n, bool first,
+                                                                     std::string &op) -> bool {
+    switch (n.kind) {
+    case Node::Kind::Event:
+      if (n.event == EventKind::Collective || n.event == EventKind::Barrier) {
+        op = n.event == EventKind::Barrier ? "barrier" : n.name;
+        return true;
+      }
+      return false;
+    case Node::Kind::Call: {
+      auto *r = I.analyze(n.callee);
+      if (!r || r->summary.empty())
+        return false;
+      const engine::Ev &e = first ? r->summary.front() : r->summary.back();
+      op = e.kind == EventKind::Barrier ? "barrier" : e.op;
+      return true;
+    }
+    case Node::Kind::Block: {
+      if (first) {
+        for (const auto &k : n.kids)
+          if (edge(k, first, op))
+            return true;
+      } else {
+        for (auto it = n.kids.rbegin(); it != n.kids.rend(); ++it)
+          if (edge(*it, first, op))
+            return true;
+      }
+      return false;
+    }
+    case Node::Kind::If:
+    case Node::Kind::Loop:
+      for (const auto &k : n.kids)
+        if (edge(k, first, op)) {
+          op = "conditional"; // not a barrier every rank reaches
+          return true;
+        }
+      return false;
+    default:
+      return false;
+    }
+  };
+  std::function<bool(const Node &)> writes = [&](const Node &n) -> bool {
+    if (n.kind == Node::Kind::Event &&
+        (n.event == EventKind::CheckpointWrite || n.event == EventKind::FileWrite))
+      return true;
+    if (n.kind == Node::Kind::Call) {
+      const Function *f = I.program.find(n.callee);
+      if (f && I.depth < I.limits.maxCallDepth) {
+        ++I.depth;
+        bool w = writes(f->body);
+        --I.depth;
+        return w;
+      }
+      return false;
+    }
+    for (const auto &k : n.kids)
+      if (writes(k))
+        return true;
+    return false;
+  };
+  // Where every function is called from: the caller and the frames down to the call.
+  std::map<std::string, std::vector<std::pair<std::string, std::vector<Frame>>>> callSites;
+  // A loop whose iterations synchronise: whatever its body does, the next
+  // iteration's collective comes after it.
+  auto syncLoop = [&](const Node &n) {
+    std::string op;
+    return n.kind == Node::Kind::Loop && edge(n.kids[0], true, op);
+  };
+  std::set<std::string> calledInSyncLoop;
+  for (const auto &f : I.program.functions) {
+    std::vector<Frame> stack;
+    int inSyncLoop = 0;
+    std::function<void(const Node &)> index = [&](const Node &n) {
+      if (n.kind == Node::Kind::Call) {
+        callSites[n.callee].emplace_back(f.key, stack);
+        if (inSyncLoop)
+          calledInSyncLoop.insert(n.callee);
+      }
+      if (syncLoop(n)) {
+        ++inSyncLoop;
+        index(n.kids[0]);
+        --inSyncLoop;
+        return;
+      }
+      if (n.kind == Node::Kind::Block) {
+        for (size_t i = 0; i < n.kids.size(); ++i) {
+          stack.push_back({&n, i});
+          index(n.kids[i]);
+          stack.pop_back();
+        }
+        return;
+      }
+      for (const auto &k : n.kids)
+        index(k);
+    };
+    index(f.body);
+  }
+  // Is the nearest collective before/after a position a barrier?  At the edge
+  // of a function the search goes on at every call site (all must have one).
+  std::function<bool(std::vector<Frame>, bool, const std::string &, int)> barrierNear =
+      [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
+    std::string op;
+    while (!stack.empty()) {
+      Frame fr = stack.back();
+      stack.pop_back();
+      const auto &kids = fr.block->kids;
+      if (after) {
+        for (size_t i = fr.index + 1; i < kids.size(); ++i)
+          if (edge(kids[i], true, op))
+            return op == "barrier";
+      } else {
+        for (size_t i = fr.index; i-- > 0;)
+          if (edge(kids[i], false, op))
+            return op == "barrier";
+      }
+    }
+    auto sites = callSites.find(fn);
+    if (sites == callSites.end() || depth >= 4)
+      return false;
+    for (const auto &[caller, frames] : sites->second)
+      if (!barrierNear(frames, after, caller, depth + 1))
+        return false;
+    return true;
+  };
+  // Can anything synchronise the ranks after (before) a position: a collective
+  // or barrier later (earlier) in the function, around any of its call sites,
+  // or the next (previous) iteration of a loop that synchronises?
+  // After: a rank-0 write after the last one races with nothing and makes
+  // nobody wait, so it is not a hazard.
+  // Before: until the program's first collective the ranks have exchanged
+  // nothing, so no rank can be reading what an earlier phase wrote, and a
+  // barrier before a start-up write (the output folder, the config) protects
+  // nothing.  Only the program's entry is known to start the run: a function
+  // without callers here may be called after collectives elsewhere.
+  std::function<bool(std::vector<Frame>, bool, const std::string &, int)> syncNear =
+      [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
+    std::string op;
+    while (!stack.empty()) {
+      Frame fr = stack.back();
+      stack.pop_back();
+      const auto &kids = fr.block->kids;
+      if (after) {
+        for (size_t i = fr.index + 1; i < kids.size(); ++i)
+          if (edge(kids[i], true, op))
+            return true;
+      } else {
+        for (size_t i = fr.index; i-- > 0;)
+          if (edge(kids[i], false, op))
+            return true;
+      }
+    }
+    if (calledInSyncLoop.count(fn))
+      return true;
+    auto sites = callSites.find(fn);
+    if (sites == callSites.end() || depth >= 4) {
+      if (after)
+        return false;
+      const Function *f = I.program.find(fn);
+      const bool entry = fn == "<module>" || (f && f->name == "main");
+      return depth >= 4 || !entry;
+    }
+    for (const auto &[caller, frames] : sites->second)
+      if (syncNear(frames, after, caller, depth + 1))
+        return true;
+    return false;
+  };
+  auto finding = [&](const Node &n, bool missBefore, bool missAfter, bool toEnd) {
+    Finding fd;
+    fd.rule = "ddp-rank0-io-barrier";
+    fd.loc = n.loc;
+    // The barriers go right around the `if`; for an early return the one
+    // after belongs after the call of the function, which is not here.
+    if (missBefore)
+      fd.fixes.push_back({FixKind::InsertBarrierBefore, n.loc, "", "", 0, &n});
+    if (missAfter && !toEnd)
+      fd.fixes.push_back({FixKind::InsertBarrierAfter, n.loc, "", "", 0, &n});
+    const char *what = toEnd ? "code after this early return runs only on rank 0 and writes files"
+                             : "block runs only on rank 0 and writes files";
+    std::string where = missBefore && missAfter ? "before or after it"
+                        : missBefore            ? "before it"
+                                                : "after it";
+    std::string put = missBefore && missAfter ? "before and after it"
+                      : missBefore            ? "before it"
+                                              : "after it";
+    if (toEnd && missAfter)
+      put += " (after the call of this function)";
+    fd.message = std::string(what) + ", with no barrier every rank reaches " + where +
+                 "; other ranks may read a partial file or time out in their next collective "
+                 "while rank 0 writes; put a barrier " + put;
+    return fd;
+  };
+  std::vector<Finding> out;
+  for (const auto &f : I.program.functions) {
+    std::vector<Frame> stack;
+    int inSyncLoop = 0;
+    std::function<void(const Node &)> visit = [&](const Node &n) {
+      if (n.kind == Node::Kind::Block) {
+        for (size_t i = 0; i < n.kids.size(); ++i) {
+          stack.push_back({&n, i});
+          visit(n.kids[i]);
+          stack.pop_back();
+        }
+        return;
+      }
+      if (syncLoop(n)) {
+        ++inSyncLoop;
+        visit(n.kids[0]);
+        --inSyncLoop;
+        return;
+      }
+      if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0]) &&
+          (inSyncLoop || syncNear(stack, true, f.key, 0))) {
+        bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
+                          !barrierNear(stack, false, f.key, 0);
+        bool missAfter = !barrierNear(stack, true, f.key, 0);
+        if (missBefore || missAfter)
+          out.push_back(finding(n, missBefore, missAfter, false));
+      } else if (n.kind == Node::Kind::If && !stack.empty() &&
+                 isMainOnly(Cond::negate(n.cond)) && returnsOnly(n.kids[0])) {
+        // `if (rank != 0) return;` makes the rest of the function rank 0's.
+        const Frame &fr = stack.back();
+        bool w = false;
+        for (size_t i = fr.index + 1; i < fr.block->kids.size() && !w; ++i)
+          w = writes(fr.block->kids[i]);
+        if (w && stack.size() == 1 && (inSyncLoop || syncNear({}, true, f.key, 0))) {
+          bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
+                            !barrierNear(stack, false, f.key, 0);
+          bool missAfter = !barrierNear({}, true, f.key, 0);
+          if (missBefore || missAfter)
+            out.push_back(finding(n, missBefore, missAfter, true));
+        }
+      }
+      for (const auto &k : n.kids)
+        visit(k);
+    };
+    visit(f.body);
+  }
+  return out;
+}
+
+} // namespace
+
+const RuleDefinition Rank0IoBarrier = {NeedPaths, &decide};
+
+} // namespace ddplint::core::rules

@@ -1,0 +1,157 @@
+// The rule registry's lookups, rule options, and the runner that shares one
+// path analysis between the rules of a run (Rules.h).  The table itself is
+// generated from rules/catalog.yaml (ruleRegistry() in CatalogData.cpp).
+#include "ddplint/core/Rules.h"
+
+#include "engine/PathEngine.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace ddplint::core {
+
+bool RuleSpec::appliesTo(std::string_view language) const {
+  return std::find(info->languages.begin(), info->languages.end(), language) !=
+         info->languages.end();
+}
+
+const RuleSpec &ruleSpec(RuleId id) { return ruleRegistry()[static_cast<std::size_t>(id)]; }
+
+const RuleSpec *findRuleSpec(std::string_view name) {
+  for (const RuleSpec &s : ruleRegistry())
+    if (s.name == name)
+      return &s;
+  return nullptr;
+}
+
+// --- options -------------------------------------------------------------------
+
+RuleOptions RuleOptions::of(RuleId id,
+                            const std::function<std::optional<std::string>(std::string_view)> &user) {
+  RuleOptions o;
+  o.rule_ = ruleSpec(id).info;
+  for (const RuleOption &spec : o.rule_->options) {
+    std::optional<std::string> v = user ? user(spec.name) : std::nullopt;
+    o.values_.emplace_back(spec.name, v ? *v : spec.defaultValue);
+  }
+  return o;
+}
+
+const RuleOption *RuleOptions::spec(std::string_view name) const {
+  if (!rule_)
+    return nullptr;
+  for (const RuleOption &o : rule_->options)
+    if (o.name == name)
+      return &o;
+  return nullptr;
+}
+
+const std::string &RuleOptions::text(std::string_view name) const {
+  static const std::string none;
+  for (const auto &[n, v] : values_)
+    if (n == name)
+      return v;
+  return none;
+}
+
+namespace {
+std::optional<bool> parseFlag(std::string v) {
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (v == "true" || v == "1" || v == "on" || v == "yes")
+    return true;
+  if (v == "false" || v == "0" || v == "off" || v == "no")
+    return false;
+  return std::nullopt;
+}
+
+std::optional<int> parsePositive(const std::string &v) {
+  char *end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || !end || *end != '\0' || n <= 0 || n > 1000000000L)
+    return std::nullopt;
+  return static_cast<int>(n);
+}
+} // namespace
+
+bool RuleOptions::flag(std::string_view name) const {
+  if (auto v = parseFlag(text(name)))
+    return *v;
+  const RuleOption *s = spec(name);
+  return s && parseFlag(s->defaultValue).value_or(false);
+}
+
+int RuleOptions::number(std::string_view name) const {
+  if (auto v = parsePositive(text(name)))
+    return *v;
+  const RuleOption *s = spec(name);
+  return s ? parsePositive(s->defaultValue).value_or(0) : 0;
+}
+
+std::vector<std::string> RuleOptions::list(std::string_view name) const {
+  return splitList(text(name));
+}
+
+// --- wrappers ------------------------------------------------------------------
+
+void Wrappers::merge(const Wrappers &o) {
+  auto add = [](std::vector<std::string> &to, const std::vector<std::string> &from) {
+    for (const auto &n : from)
+      if (std::find(to.begin(), to.end(), n) == to.end())
+        to.push_back(n);
+  };
+  add(rankFunctions, o.rankFunctions);
+  add(mainProcessFunctions, o.mainProcessFunctions);
+  add(collectiveFunctions, o.collectiveFunctions);
+  add(barrierFunctions, o.barrierFunctions);
+  add(checkpointWriters, o.checkpointWriters);
+  add(dataLoaderFactories, o.dataLoaderFactories);
+}
+
+Wrappers wrappersOf(const RuleOptions &o) {
+  Wrappers w;
+  w.rankFunctions = o.list("RankFunctions");
+  w.mainProcessFunctions = o.list("MainProcessFunctions");
+  w.collectiveFunctions = o.list("CollectiveFunctions");
+  w.barrierFunctions = o.list("BarrierFunctions");
+  w.checkpointWriters = o.list("CheckpointWriters");
+  w.dataLoaderFactories = o.list("DataLoaderFactories");
+  return w;
+}
+
+// --- running ------------------------------------------------------------------
+
+RuleRunner::RuleRunner(const Program &program, AnalysisLimits limits)
+    : program_(program), limits_(limits) {}
+
+RuleRunner::~RuleRunner() = default;
+
+engine::PathEngine &RuleRunner::paths() {
+  if (!paths_) {
+    paths_ = std::make_unique<engine::PathEngine>(program_, limits_);
+    paths_->analyzeAll();
+  }
+  return *paths_;
+}
+
+std::vector<Finding> RuleRunner::run(RuleId id) { return run(id, RuleOptions::of(id)); }
+
+std::vector<Finding> RuleRunner::run(RuleId id, const RuleOptions &options,
+                                     const LaunchEnvironment *launch) {
+  const RuleDefinition *def = ruleSpec(id).definition;
+  if (!def || !def->decide)
+    return {};
+  RuleContext ctx(program_, options, [this]() -> engine::PathEngine & { return paths(); },
+                  launch);
+  return def->decide(ctx);
+}
+
+std::vector<std::string> RuleRunner::collectiveSummary(const std::string &key) {
+  std::vector<std::string> out;
+  if (auto *r = paths().analyze(key))
+    for (const auto &e : r->summary)
+      out.push_back(e.op);
+  return out;
+}
+
+} // namespace ddplint::core

@@ -1,0 +1,123 @@
+#include "PyFixRenderer.h"
+
+namespace ddplint::pyfe {
+
+PyEdit PyFixRenderer::insert(unsigned at, std::string text) const {
+  PyEdit e;
+  e.offset = at;
+  e.length = 0;
+  e.replacement = std::move(text);
+  e.start = e.end = posOfByte(at);
+  return e;
+}
+
+PyEdit PyFixRenderer::replace(unsigned at, unsigned len, std::string text) const {
+  PyEdit e = insert(at, std::move(text));
+  e.length = len;
+  e.end = posOfByte(at + len);
+  return e;
+}
+
+SourcePos PyFixRenderer::posOfByte(unsigned at) const {
+  const std::string &s = tree_.source();
+  unsigned line = 1, col = 1;
+  for (unsigned i = 0; i < at && i < s.size(); ++i) {
+    if (s[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+std::string PyFixRenderer::indentAt(unsigned at) const {
+  const std::string &s = tree_.source();
+  size_t b = s.rfind('\n', at == 0 ? 0 : at - 1);
+  b = (b == std::string::npos || at == 0) ? 0 : b + 1;
+  size_t e = b;
+  while (e < s.size() && (s[e] == ' ' || s[e] == '\t'))
+    ++e;
+  return s.substr(b, e - b);
+}
+
+unsigned PyFixRenderer::lineStart(unsigned at) const {
+  const std::string &s = tree_.source();
+  if (at == 0)
+    return 0;
+  size_t b = s.rfind('\n', at - 1);
+  return b == std::string::npos ? 0 : static_cast<unsigned>(b + 1);
+}
+
+// `dist.barrier()` on a line of its own right before, or right after, the `if`.
+void PyFixRenderer::barrier(const core::FixHint &h, std::vector<PyEdit> &out) const {
+  auto it = m_.ifNodes.find(h.anchor);
+  if (it == m_.ifNodes.end() || m_.distAlias.empty() || is(it->second, "elif_clause"))
+    return;
+  const std::string call = m_.distAlias + ".barrier()";
+  const SyntaxNode s = it->second;
+  const unsigned start = startByte(s);
+  const std::string ind = indentAt(start);
+  if (h.kind == core::FixKind::InsertBarrierBefore)
+    out.push_back(insert(lineStart(start), ind + call + "\n"));
+  else
+    out.push_back(insert(endByte(s), "\n" + ind + call));
+}
+
+std::vector<PyEdit> PyFixRenderer::render(const core::Finding &f) const {
+  std::vector<PyEdit> out;
+  const std::string &src = tree_.source();
+  for (const auto &h : f.fixes) {
+    const unsigned at = byte(h.anchor);
+    if (!h.anchor)
+      continue;
+    const bool emptyList = at > 0 && src[at - 1] == '(';
+    const std::string sep = emptyList ? "" : ", ";
+    switch (h.kind) {
+    case core::FixKind::InsertTimeoutArg: {
+      std::string td = m_.timedeltaSpelling;
+      if (td.empty()) {
+        if (!m_.hasImports)
+          return {}; // no safe place for the import: leave the fix to the user
+        out.push_back(insert(m_.importInsertAt, "import datetime\n"));
+        td = "datetime.timedelta";
+      }
+      std::string arg = sep;
+      arg += "timeout=";
+      arg += td;
+      arg += "(seconds=";
+      arg += std::to_string(h.seconds);
+      arg += ")";
+      out.push_back(insert(at, std::move(arg)));
+      break;
+    }
+    case core::FixKind::InsertPersistentWorkers:
+      out.push_back(insert(at, sep + "persistent_workers=True"));
+      break;
+    case core::FixKind::InsertPinMemory:
+      out.push_back(insert(at, sep + "pin_memory=True"));
+      break;
+    case core::FixKind::SetPersistentWorkersTrue:
+    case core::FixKind::SetPinMemoryTrue:
+      if (src.compare(at, 5, "False") == 0)
+        out.push_back(replace(at, 5, "True"));
+      break;
+    case core::FixKind::RenameEnvVar:
+      // The literal at the anchor: keep its quotes.
+      if (at + 1 + h.oldText.size() <= src.size() &&
+          src.compare(at + 1, h.oldText.size(), h.oldText) == 0)
+        out.push_back(replace(at + 1, static_cast<unsigned>(h.oldText.size()), h.text));
+      break;
+    case core::FixKind::InsertBarrierBefore:
+    case core::FixKind::InsertBarrierAfter:
+      barrier(h, out);
+      break;
+    default: // C++'s options argument
+      break;
+    }
+  }
+  return out;
+}
+
+} // namespace ddplint::pyfe

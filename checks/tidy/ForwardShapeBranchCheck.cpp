@@ -1,1 +1,0 @@
-#include "tidy/ForwardShapeBranchCheck.h"
