@@ -25,8 +25,9 @@ PACKAGES=(
   # benchmarks (bench/)
   bc time
   # real torch for Python (tests/python-torch, ctest -L python-torch): the
-  # implicit collectives of rules/python-api.yaml run as 2-rank Gloo jobs on
-  # torch 1.13 (CPU), for Debian's /usr/bin/python3 only; PyYAML for its catalog check
+  # implicit collectives of rules/api.yaml (python.implicit_collectives) run as
+  # 2-rank Gloo jobs on torch 1.13 (CPU), for Debian's /usr/bin/python3 only;
+  # PyYAML for the CI workflow's test (tests/cli/test_workflow.py)
   python3-torch python3-yaml
   # the Python frontend: the tree-sitter runtime (the grammar comes from npm, below)
   libtree-sitter-dev

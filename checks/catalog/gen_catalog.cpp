@@ -9,6 +9,7 @@
 //   gen_catalog CATALOG API --ids-runner R   (the ids of the rules runner R decides: program|launch)
 //   gen_catalog CATALOG API --ids-language L (the ids of the rules for language L)
 //   gen_catalog CATALOG API --json           (the validated rule catalog, for the tests)
+//   gen_catalog CATALOG API --implicit-json  (python.implicit_collectives, for the tests)
 //   gen_catalog CATALOG API --docs-index     (markdown table for docs/checks)
 //   gen_catalog CATALOG API --api-names      (the API's classes: CLASS function|method NAME)
 //
@@ -408,6 +409,157 @@ const PythonKey kPythonKeys[] = {
     {"exit_functions", "exitFunctions"},
 };
 
+std::string jsonString(const std::string &s) {
+  std::string o = "\"";
+  for (char c : s) {
+    switch (c) {
+    case '"': o += "\\\""; break;
+    case '\\': o += "\\\\"; break;
+    case '\n': o += "\\n"; break;
+    case '\t': o += "\\t"; break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        char buf[8];
+        snprintf(buf, sizeof buf, "\\u%04x", c);
+        o += buf;
+      } else {
+        o += c;
+      }
+    }
+  }
+  return o + "\"";
+}
+
+std::string jsonList(const std::vector<std::string> &v) {
+  std::string o = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    o += (i ? ", " : "") + jsonString(v[i]);
+  return o + "]";
+}
+
+// The Python frontend's vocabulary for an implicit collective's `match`
+// (checks/python-frontend/PyModelBuilder.cpp knows each of these by name).
+const char *const kImplicitObjects[] = {"ddp",         "fsdp",           "prepared",
+                                        "metric",      "accelerator",    "lightning_self",
+                                        "fsdp_full_state", "any"};
+const char *const kImplicitConditions[] = {"program_wraps_ddp", "outside_no_sync", "no_arguments",
+                                           "sync_dist"};
+
+template <size_t N> bool oneOf(const std::string &v, const char *const (&list)[N]) {
+  for (const char *x : list)
+    if (v == x)
+      return true;
+  return false;
+}
+
+struct Implicit {
+  std::string id, api, receiver, collective, when, package, since, proof, evidence, coveredBy;
+  bool hasMatch = false, callsObject = false;
+  std::vector<std::string> methods, requires;
+  std::string object, event;
+};
+
+// python.implicit_collectives, validated.  `covered_by` names a list of the
+// section (or none); `match` says how the Python frontend models the call.
+std::vector<Implicit> readImplicit(const std::string &file, const YAML::Node &py) {
+  std::vector<Implicit> out;
+  YAML::Node list = need(file, py, "implicit_collectives", YAML::NodeType::Sequence);
+  static const char *const kKeys[] = {"id",      "api",   "receiver", "collective", "when",
+                                      "package", "since", "proof",    "evidence",   "match",
+                                      "covered_by"};
+  for (const auto &e : list) {
+    if (!e.IsMap())
+      fail(file, e, "an implicit collective is a mapping (id, api, receiver, ...)");
+    for (const auto &kv : e)
+      if (!oneOf(kv.first.as<std::string>(), kKeys))
+        fail(file, kv.first, "unknown key '" + kv.first.as<std::string>() + "' in an implicit collective");
+    Implicit ic;
+    ic.id = str(file, e, "id");
+    for (const auto &prev : out)
+      if (prev.id == ic.id)
+        fail(file, e["id"], "duplicate implicit collective '" + ic.id + "'");
+    ic.api = str(file, e, "api");
+    ic.receiver = str(file, e, "receiver");
+    ic.collective = str(file, e, "collective");
+    ic.when = str(file, e, "when");
+    ic.package = str(file, e, "package");
+    if (!e["since"])
+      fail(file, e, "missing key 'since' (a quoted version, or null)");
+    ic.since = e["since"].IsNull() ? "" : e["since"].as<std::string>();
+    ic.proof = str(file, e, "proof");
+    if (e["evidence"])
+      ic.evidence = str(file, e, "evidence");
+    if (static_cast<bool>(e["match"]) == static_cast<bool>(e["covered_by"]))
+      fail(file, e, "an implicit collective has either 'match' (how the frontend models it) or "
+                    "'covered_by' (the list that makes it a collective, or none)");
+    if (e["covered_by"]) {
+      ic.coveredBy = str(file, e, "covered_by");
+      if (ic.coveredBy != "none" && !(py[ic.coveredBy] && py[ic.coveredBy].IsSequence()))
+        fail(file, e["covered_by"], "covered_by names a list of the python section, or none");
+      out.push_back(std::move(ic));
+      continue;
+    }
+    YAML::Node m = need(file, e, "match", YAML::NodeType::Map);
+    for (const auto &kv : m) {
+      const std::string k = kv.first.as<std::string>();
+      if (k != "call" && k != "object" && k != "requires" && k != "event")
+        fail(file, kv.first, "unknown key '" + k + "' in match (call, object, requires, event)");
+    }
+    ic.hasMatch = true;
+    YAML::Node call = m["call"];
+    if (call && call.IsScalar() && call.as<std::string>() == "object")
+      ic.callsObject = true;
+    else if (call && call.IsSequence() && call.size() > 0)
+      ic.methods = strList(file, m, "call");
+    else
+      fail(file, call ? call : m, "match.call is `object` (the object is called) or a list of methods");
+    ic.object = str(file, m, "object");
+    if (!oneOf(ic.object, kImplicitObjects))
+      fail(file, m["object"], "match.object '" + ic.object + "' is not a kind the Python frontend knows");
+    ic.requires = strList(file, m, "requires");
+    for (const auto &r : ic.requires)
+      if (!oneOf(r, kImplicitConditions))
+        fail(file, m["requires"], "match.requires '" + r + "' is not a condition the Python frontend knows");
+    ic.event = str(file, m, "event");
+    for (size_t at = ic.event.find('{'); at != std::string::npos; at = ic.event.find('{', at + 1)) {
+      const std::string ph = ic.event.substr(at, ic.event.find('}', at) - at + 1);
+      if (ph != "{object}" && ph != "{receiver}" && ph != "{method}")
+        fail(file, m["event"], "match.event uses " + ph + " (only {object}, {receiver}, {method})");
+    }
+    out.push_back(std::move(ic));
+  }
+  return out;
+}
+
+// --implicit-json: the implicit collectives as the build reads them, for the tests.
+std::string implicitJson(const std::string &file) {
+  YAML::Node py = need(file, load(file), "python", YAML::NodeType::Map);
+  std::ostringstream o;
+  o << "{\"implicit_collectives\": [\n";
+  const std::vector<Implicit> all = readImplicit(file, py);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Implicit &ic = all[i];
+    o << "  {\"id\": " << jsonString(ic.id) << ", \"api\": " << jsonString(ic.api)
+      << ", \"receiver\": " << jsonString(ic.receiver) << ", \"collective\": "
+      << jsonString(ic.collective) << ", \"when\": " << jsonString(ic.when)
+      << ", \"package\": " << jsonString(ic.package) << ", \"since\": "
+      << (ic.since.empty() ? std::string("null") : jsonString(ic.since))
+      << ", \"proof\": " << jsonString(ic.proof) << ", \"evidence\": "
+      << (ic.evidence.empty() ? std::string("null") : jsonString(ic.evidence))
+      << ", \"covered_by\": " << (ic.hasMatch ? std::string("null") : jsonString(ic.coveredBy))
+      << ", \"match\": ";
+    if (!ic.hasMatch)
+      o << "null";
+    else
+      o << "{\"call\": " << (ic.callsObject ? std::string("\"object\"") : jsonList(ic.methods))
+        << ", \"object\": " << jsonString(ic.object) << ", \"requires\": " << jsonList(ic.requires)
+        << ", \"event\": " << jsonString(ic.event) << "}";
+    o << "}" << (i + 1 < all.size() ? "," : "") << "\n";
+  }
+  o << "]}\n";
+  return o.str();
+}
+
 std::string pythonApiCpp(const std::string &file) {
   YAML::Node root = load(file);
   YAML::Node py = need(file, root, "python", YAML::NodeType::Map);
@@ -418,11 +570,18 @@ std::string pythonApiCpp(const std::string &file) {
     for (const auto &c : kPythonKeys)
       if (key == c.key)
         k = &c;
-    if (!k)
+    if (!k && key != "implicit_collectives")
       fail(file, kv.first, "unknown key '" + key + "' in 'python'");
   }
   for (const auto &k : kPythonKeys)
     o << "  p." << k.member << " = " << cxxList(strList(file, py, k.key)) << ";\n";
+  o << "  p.implicitCollectives = {\n";
+  for (const Implicit &ic : readImplicit(file, py))
+    if (ic.hasMatch)
+      o << "    {" << cxx(ic.id) << ", " << (ic.callsObject ? "true" : "false") << ", "
+        << cxxList(ic.methods) << ", " << cxx(ic.object) << ", " << cxxList(ic.requires) << ", "
+        << cxx(ic.event) << "},\n";
+  o << "  };\n";
   return o.str();
 }
 
@@ -509,34 +668,6 @@ bool hasTidyCheck(const Rule &r) {
   return r.runner == "program" && (hasLanguage(r, "c") || hasLanguage(r, "c++"));
 }
 
-std::string jsonString(const std::string &s) {
-  std::string o = "\"";
-  for (char c : s) {
-    switch (c) {
-    case '"': o += "\\\""; break;
-    case '\\': o += "\\\\"; break;
-    case '\n': o += "\\n"; break;
-    case '\t': o += "\\t"; break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        char buf[8];
-        snprintf(buf, sizeof buf, "\\u%04x", c);
-        o += buf;
-      } else {
-        o += c;
-      }
-    }
-  }
-  return o + "\"";
-}
-
-std::string jsonList(const std::vector<std::string> &v) {
-  std::string o = "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    o += (i ? ", " : "") + jsonString(v[i]);
-  return o + "]";
-}
-
 // --json: the validated catalog, for the tests (no second YAML reader there).
 std::string rulesJson(const std::vector<Rule> &rules) {
   std::ostringstream o;
@@ -606,6 +737,10 @@ int main(int argc, char **argv) {
     }
     if (mode == "--json") {
       std::cout << rulesJson(rules);
+      return 0;
+    }
+    if (mode == "--implicit-json") {
+      std::cout << implicitJson(apiFile);
       return 0;
     }
     if (mode == "--ids") {

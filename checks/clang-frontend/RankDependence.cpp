@@ -1346,12 +1346,6 @@ void DependenceAnalyzer::seed(const ValueDecl *d, core::Dep dep) {
   impl_->declMemo.clear();
   impl_->rankMemo.clear();
 }
-const std::vector<const Expr *> &DependenceAnalyzer::definitions(const ValueDecl *d) {
-  return impl_->defsOf(d);
-}
-bool DependenceAnalyzer::isAgreedAt(const ValueDecl *d, SourceLocation use) {
-  return impl_->agreedAt(d, use);
-}
 std::string DependenceAnalyzer::text(const Expr *e) const { return impl_->text(e); }
 bool DependenceAnalyzer::distributed() const { return impl_->distributed; }
 bool DependenceAnalyzer::onSubCommunicator(const CallExpr *c) {

@@ -38,11 +38,6 @@ public:
   core::Cond condOf(const clang::Expr *e);
   // Force a declaration's dependence, e.g. forward()'s input as Local.
   void seed(const clang::ValueDecl *d, core::Dep dep);
-  // The values a declaration receives (initialiser, assignments, out-params, call-site args).
-  const std::vector<const clang::Expr *> &definitions(const clang::ValueDecl *d);
-  // True when, at `use`, the value is a collective's agreed output on every
-  // path that gets there (after the call, in its block).
-  bool isAgreedAt(const clang::ValueDecl *d, clang::SourceLocation use);
   // The user's code shows that it runs distributed: a communicator or process
   // group, a rank or world-size source, a collective, point-to-point, or one of
   // the user's wrappers.

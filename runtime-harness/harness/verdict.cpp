@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -217,72 +218,90 @@ std::string jsonStringField(const std::string& json, const std::string& key) {
   return out;
 }
 
-Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
-  Verdict v;
-  v.detectNs = s.triggerNs;
-  const auto& R = s.ranks;
-  const int W = int(R.size());
-  for (const auto& r : R) v.doing[r.rank] = describe(r, s, o);
-  // A collective a rank issues after its own first error (a cleanup barrier
-  // in a catch block) is a consequence, not evidence.
-  auto inScopeOf = [&](const RankView& r, const RecView& x) {
+namespace {
+
+// What every step of the analysis reads: the snapshot and the collectives in
+// scope.  A collective a rank issues after its own first error (a cleanup
+// barrier in a catch block) is a consequence, not evidence.
+struct Ctx {
+  const Snapshot& s;
+  const std::vector<RankView>& R;
+  int W;
+  bool inScope(const RankView& r, const RecView& x) const {
     if (s.cutoffNs && x.tEnqueue > s.cutoffNs) return false;
     return r.errorNs == 0 || x.tEnqueue <= r.errorNs;
-  };
-
-  // Whole-run agreement (what a fixed variant must show).
-  v.sequencesIdentical = true;
-  for (const auto& r : R) {
-    if (r.nextSeq != R[0].nextSeq || r.recs.size() != R[0].recs.size()) { v.sequencesIdentical = false; break; }
-    for (size_t i = 0; i < r.recs.size(); ++i)
-      if (r.recs[i].signature() != R[0].recs[i].signature()) { v.sequencesIdentical = false; break; }
   }
-
-  // First sequence number at which the ranks disagree, within scope.
-  int64_t lo = 0, hi = 0;
-  for (const auto& r : R) {
-    if (!r.recs.empty()) lo = std::max(lo, r.recs.front().seq);
-    int64_t n = 0;
-    for (const auto& x : r.recs) if (inScopeOf(r, x)) n = x.seq + 1;
-    hi = std::max(hi, n);
-  }
-  auto sigAt = [&](const RankView& r, int64_t q) -> std::string {
+  std::string sigAt(const RankView& r, int64_t q) const {
     const RecView* x = r.at(q);
-    return x && inScopeOf(r, *x) ? x->signature() : std::string();
-  };
-  int64_t D = -1;
-  for (int64_t q = lo; q < hi && D < 0; ++q) {
-    std::string s0 = sigAt(R[0], q);
-    for (int i = 1; i < W; ++i)
-      if (sigAt(R[size_t(i)], q) != s0) { D = q; break; }
-    if (s0.empty()) D = q;
+    return x && inScope(r, *x) ? x->signature() : std::string();
   }
-  v.commonPrefix = D >= 0 ? D : hi;
-  v.divergenceSeq = D;
+};
 
+// Whole-run agreement (what a fixed variant must show).
+bool sequencesIdentical(const std::vector<RankView>& R) {
+  for (const auto& r : R) {
+    if (r.nextSeq != R[0].nextSeq || r.recs.size() != R[0].recs.size()) return false;
+    for (size_t i = 0; i < r.recs.size(); ++i)
+      if (r.recs[i].signature() != R[0].recs[i].signature()) return false;
+  }
+  return true;
+}
+
+// The sequence numbers in scope on every rank [lo, hi), and the first at
+// which the ranks disagree (-1: none).
+struct Divergence {
+  int64_t lo = 0, hi = 0, at = -1;
+};
+Divergence firstDivergence(const Ctx& c) {
+  Divergence d;
+  for (const auto& r : c.R) {
+    if (!r.recs.empty()) d.lo = std::max(d.lo, r.recs.front().seq);
+    int64_t n = 0;
+    for (const auto& x : r.recs) if (c.inScope(r, x)) n = x.seq + 1;
+    d.hi = std::max(d.hi, n);
+  }
+  for (int64_t q = d.lo; q < d.hi && d.at < 0; ++q) {
+    std::string s0 = c.sigAt(c.R[0], q);
+    for (int i = 1; i < c.W; ++i)
+      if (c.sigAt(c.R[size_t(i)], q) != s0) { d.at = q; break; }
+    if (s0.empty()) d.at = q;
+  }
+  return d;
+}
+
+// Deaths, abnormal exits and errors, and when the first of them happened.
+struct Failures {
   bool anySignal = false, anyAbnormal = false, anyError = false;
   int64_t firstBad = 0;
+};
+Failures failuresOf(const std::vector<RankView>& R) {
+  Failures f;
   for (const auto& r : R) {
-    if (r.signal) anySignal = true;
+    if (r.signal) f.anySignal = true;
     if (r.abnormalExit()) {
-      anyAbnormal = true;
-      if (r.exitNs && (!firstBad || r.exitNs < firstBad)) firstBad = r.exitNs;
+      f.anyAbnormal = true;
+      if (r.exitNs && (!f.firstBad || r.exitNs < f.firstBad)) f.firstBad = r.exitNs;
     }
     if (r.errorNs) {
-      anyError = true;
-      if (!firstBad || r.errorNs < firstBad) firstBad = r.errorNs;
+      f.anyError = true;
+      if (!f.firstBad || r.errorNs < f.firstBad) f.firstBad = r.errorNs;
     }
   }
+  return f;
+}
 
-  std::set<int> culprits;
-  std::ostringstream why;
-
-  // 1. Two ranks on one file at once: the collective trace cannot show it.
+// Two ranks on one file at once (the collective trace cannot show it): the
+// writers, the ranks that read what was being written, the file.
+struct FileRace {
   std::set<int> writers, victims;
   std::string resource;
   int64_t overlapNs = 0;
-  for (int a = 0; a < W; ++a)
-    for (int b = 0; b < W; ++b) {
+};
+FileRace findFileRace(const Ctx& c) {
+  FileRace fr;
+  const auto& R = c.R;
+  for (int a = 0; a < c.W; ++a)
+    for (int b = 0; b < c.W; ++b) {
       if (a == b) continue;
       for (const auto& mb : R[size_t(b)].marks) {
         if (mb.kind != MarkKind::Write || mb.resource.empty()) continue;
@@ -291,196 +310,248 @@ Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
           if (ma.resource != mb.resource) continue;
           int64_t a0 = aligned(R[size_t(a)], ma.tBegin), a1 = aligned(R[size_t(a)], ma.tEnd);
           if (!overlaps(a0, a1, b0, b1)) continue;
-          resource = mb.resource;
+          fr.resource = mb.resource;
           if (ma.kind == MarkKind::Write) {
-            writers.insert(a);
-            writers.insert(b);
-            overlapNs = std::max(overlapNs, std::min(a1 ? a1 : s.triggerNs, b1 ? b1 : s.triggerNs) - std::max(a0, b0));
+            fr.writers.insert(a);
+            fr.writers.insert(b);
+            fr.overlapNs = std::max(fr.overlapNs, std::min(a1 ? a1 : c.s.triggerNs, b1 ? b1 : c.s.triggerNs) -
+                                                      std::max(a0, b0));
           } else if (ma.kind == MarkKind::Read) {
-            writers.insert(b);
-            victims.insert(a);
+            fr.writers.insert(b);
+            fr.victims.insert(a);
           }
         }
         const RankView& ra = R[size_t(a)];
         if (ra.errorNs && ra.errorResource == mb.resource &&
             overlaps(aligned(ra, ra.errorNs), aligned(ra, ra.errorNs) + 1, b0, b1)) {
-          writers.insert(b);
-          victims.insert(a);
-          resource = mb.resource;
+          fr.writers.insert(b);
+          fr.victims.insert(a);
+          fr.resource = mb.resource;
         }
       }
     }
+  return fr;
+}
 
-  std::vector<int> joiners, absent;
-  if (!writers.empty()) {
-    culprits = writers;
-    if (victims.empty()) {
-      why << "ranks " << joinRanks({writers.begin(), writers.end()}) << " wrote " << resource
-          << " at the same time (overlap " << secs(overlapNs) << ")";
-    } else {
-      why << "ranks " << joinRanks({victims.begin(), victims.end()}) << " read " << resource << " while rank(s) "
-          << joinRanks({writers.begin(), writers.end()}) << " were still writing it";
-    }
-    for (const auto& r : R)
-      if (!r.error.empty()) { why << "; rank " << r.rank << " reported: " << r.error; break; }
-  } else if (D >= 0) {
-    // 2. The collective sequences diverge at D.
-    std::map<std::string, std::vector<int>> groups;
-    for (const auto& r : R) {
-      std::string sg = sigAt(r, D);
-      if (sg.empty()) absent.push_back(r.rank);
-      else { joiners.push_back(r.rank); groups[sg].push_back(r.rank); }
-    }
-    auto prettyAt = [&](int rank) { return R[size_t(rank)].at(D)->pretty(); };
-    if (groups.size() == 1 && !absent.empty()) {
-      // Ranks stopped by a failed earlier collective (a peer vanished under
-      // them) are victims; the ones that died, left or stalled are not.
-      std::vector<int> primary;
-      for (int a : absent) {
-        const RankView& ra = R[size_t(a)];
-        bool failedInCollective = !ra.recs.empty() && ra.recs.back().state == RecState::Failed && !ra.signal;
-        if (!failedInCollective) primary.push_back(a);
-      }
-      if (!primary.empty() && primary.size() < absent.size()) {
-        std::vector<int> victims;
-        std::set_difference(absent.begin(), absent.end(), primary.begin(), primary.end(), std::back_inserter(victims));
-        why << "rank(s) " << joinRanks(victims) << " failed in an earlier collective when rank(s) "
-            << joinRanks(primary) << " went away; ";
-        absent = primary;
-      }
-      culprits.insert(absent.begin(), absent.end());
-      v.expectedOp = prettyAt(joiners[0]);
-      v.culpritOp = "never issued it";
-      why << "ranks " << joinRanks(joiners) << " issued " << v.expectedOp << "; rank(s) " << joinRanks(absent)
-          << " never did (" << v.doing[absent[0]] << ")";
-    } else if (groups.size() >= 2) {
-      std::vector<std::string> prefix;
-      for (int64_t q = lo; q < D; ++q) prefix.push_back(sigAt(R[0], q));
-      std::string expected = predictBySeasonality(prefix);
-      std::vector<int> deviant, normal;
-      if (!expected.empty() && groups.count(expected)) {
-        for (auto& g : groups) (g.first == expected ? normal : deviant).insert(
-            (g.first == expected ? normal : deviant).end(), g.second.begin(), g.second.end());
-        why << "the collectives before #" << D << " repeat with a period that predicts "
-            << prettyAt(normal[0]) << "; ";
-      } else {
-        size_t best = 0, nBest = 0;
-        for (auto& g : groups) best = std::max(best, g.second.size());
-        for (auto& g : groups) nBest += g.second.size() == best;
-        if (nBest == 1) {
-          for (auto& g : groups) (g.second.size() == best ? normal : deviant).insert(
-              (g.second.size() == best ? normal : deviant).end(), g.second.begin(), g.second.end());
-          why << "majority vote at #" << D << "; ";
-        } else {
-          v.ambiguous = true;
-          deviant = joiners;
-          why << "tie at #" << D << ": no repeating pattern or majority tells which side deviates; ";
-        }
-      }
-      std::sort(deviant.begin(), deviant.end());
-      culprits.insert(deviant.begin(), deviant.end());
-      v.culpritOp = prettyAt(deviant[0]);
-      v.expectedOp = normal.empty() ? "" : prettyAt(normal[0]);
-      for (auto& g : groups)
-        why << "rank(s) " << joinRanks(g.second) << " issued " << prettyAt(g.second[0]) << "; ";
-      if (!absent.empty()) why << "rank(s) " << joinRanks(absent) << " issued nothing at #" << D;
-    }
+void explainRace(const Ctx& c, const FileRace& fr, std::set<int>& culprits, std::ostringstream& why) {
+  culprits = fr.writers;
+  if (fr.victims.empty()) {
+    why << "ranks " << joinRanks({fr.writers.begin(), fr.writers.end()}) << " wrote " << fr.resource
+        << " at the same time (overlap " << secs(fr.overlapNs) << ")";
   } else {
-    // 3. Same collectives everywhere: someone died, stalled or failed.
-    int first = -1;
-    for (const auto& r : R)
-      if (r.signal && (first < 0 || r.exitNs < R[size_t(first)].exitNs)) first = r.rank;
-    if (first < 0)
-      for (const auto& r : R)
-        if (r.abnormalExit() && r.error.empty() && (first < 0 || r.exitNs < R[size_t(first)].exitNs)) first = r.rank;
-    if (first >= 0) {
-      culprits.insert(first);
-      why << "rank " << first << " died first: " << v.doing[first];
-    } else if (s.trigger == Trigger::Hang || s.trigger == Trigger::WallClock) {
-      for (const auto& r : R) {
-        bool inColl = !r.recs.empty() && r.recs.back().state < RecState::Completed;
-        if (!r.exited && !inColl) culprits.insert(r.rank);
+    why << "ranks " << joinRanks({fr.victims.begin(), fr.victims.end()}) << " read " << fr.resource
+        << " while rank(s) " << joinRanks({fr.writers.begin(), fr.writers.end()}) << " were still writing it";
+  }
+  for (const auto& r : c.R)
+    if (!r.error.empty()) { why << "; rank " << r.rank << " reported: " << r.error; break; }
+}
+
+// The collective sequences part at `d.at`: who issued what there, and which
+// side deviates (the ranks that issued nothing; else the side the repeating
+// pattern before it, or a majority, says is odd).
+void explainDivergence(const Ctx& c, const Divergence& d, Verdict& v, std::set<int>& culprits,
+                       std::ostringstream& why) {
+  const auto& R = c.R;
+  const int64_t D = d.at;
+  std::vector<int> joiners, absent;
+  std::map<std::string, std::vector<int>> groups;
+  for (const auto& r : R) {
+    std::string sg = c.sigAt(r, D);
+    if (sg.empty()) absent.push_back(r.rank);
+    else { joiners.push_back(r.rank); groups[sg].push_back(r.rank); }
+  }
+  auto prettyAt = [&](int rank) { return R[size_t(rank)].at(D)->pretty(); };
+  if (groups.size() == 1 && !absent.empty()) {
+    // Ranks stopped by a failed earlier collective (a peer vanished under
+    // them) are victims; the ones that died, left or stalled are not.
+    std::vector<int> primary;
+    for (int a : absent) {
+      const RankView& ra = R[size_t(a)];
+      bool failedInCollective = !ra.recs.empty() && ra.recs.back().state == RecState::Failed && !ra.signal;
+      if (!failedInCollective) primary.push_back(a);
+    }
+    if (!primary.empty() && primary.size() < absent.size()) {
+      std::vector<int> victims;
+      std::set_difference(absent.begin(), absent.end(), primary.begin(), primary.end(), std::back_inserter(victims));
+      why << "rank(s) " << joinRanks(victims) << " failed in an earlier collective when rank(s) "
+          << joinRanks(primary) << " went away; ";
+      absent = primary;
+    }
+    culprits.insert(absent.begin(), absent.end());
+    v.expectedOp = prettyAt(joiners[0]);
+    v.culpritOp = "never issued it";
+    why << "ranks " << joinRanks(joiners) << " issued " << v.expectedOp << "; rank(s) " << joinRanks(absent)
+        << " never did (" << v.doing[absent[0]] << ")";
+  } else if (groups.size() >= 2) {
+    std::vector<std::string> prefix;
+    for (int64_t q = d.lo; q < D; ++q) prefix.push_back(c.sigAt(R[0], q));
+    std::string expected = predictBySeasonality(prefix);
+    std::vector<int> deviant, normal;
+    if (!expected.empty() && groups.count(expected)) {
+      for (auto& g : groups) (g.first == expected ? normal : deviant).insert(
+          (g.first == expected ? normal : deviant).end(), g.second.begin(), g.second.end());
+      why << "the collectives before #" << D << " repeat with a period that predicts "
+          << prettyAt(normal[0]) << "; ";
+    } else {
+      size_t best = 0, nBest = 0;
+      for (auto& g : groups) best = std::max(best, g.second.size());
+      for (auto& g : groups) nBest += g.second.size() == best;
+      if (nBest == 1) {
+        for (auto& g : groups) (g.second.size() == best ? normal : deviant).insert(
+            (g.second.size() == best ? normal : deviant).end(), g.second.begin(), g.second.end());
+        why << "majority vote at #" << D << "; ";
+      } else {
+        v.ambiguous = true;
+        deviant = joiners;
+        why << "tie at #" << D << ": no repeating pattern or majority tells which side deviates; ";
       }
-      if (!culprits.empty()) why << "rank(s) " << joinRanks({culprits.begin(), culprits.end()})
-                                 << " made no progress outside any collective while the others waited";
-    } else if (anyError) {
-      int e = -1;
-      for (const auto& r : R)
-        if (r.errorNs && (e < 0 || r.errorNs < R[size_t(e)].errorNs)) e = r.rank;
-      culprits.insert(e);
-      why << "rank " << e << " reported the first error: " << R[size_t(e)].error;
     }
+    std::sort(deviant.begin(), deviant.end());
+    culprits.insert(deviant.begin(), deviant.end());
+    v.culpritOp = prettyAt(deviant[0]);
+    v.expectedOp = normal.empty() ? "" : prettyAt(normal[0]);
+    for (auto& g : groups)
+      why << "rank(s) " << joinRanks(g.second) << " issued " << prettyAt(g.second[0]) << "; ";
+    if (!absent.empty()) why << "rank(s) " << joinRanks(absent) << " issued nothing at #" << D;
   }
+}
 
-  // 4. Nothing failed, but a rank measured a problem in its own behaviour
-  // (e.g. data-loader churn): a performance finding.
-  std::string finding;
-  if (culprits.empty() && D < 0 && !anyAbnormal && !anyError && s.trigger == Trigger::AllDone) {
+// The same collectives everywhere: someone died, stalled or failed.
+void explainFailure(const Ctx& c, const Failures& f, const Verdict& v, std::set<int>& culprits,
+                    std::ostringstream& why) {
+  const auto& R = c.R;
+  int first = -1;
+  for (const auto& r : R)
+    if (r.signal && (first < 0 || r.exitNs < R[size_t(first)].exitNs)) first = r.rank;
+  if (first < 0)
+    for (const auto& r : R)
+      if (r.abnormalExit() && r.error.empty() && (first < 0 || r.exitNs < R[size_t(first)].exitNs)) first = r.rank;
+  if (first >= 0) {
+    culprits.insert(first);
+    why << "rank " << first << " died first: " << v.doing.at(first);
+  } else if (c.s.trigger == Trigger::Hang || c.s.trigger == Trigger::WallClock) {
     for (const auto& r : R) {
-      std::string f = jsonStringField(r.metrics, "finding");
-      if (f.empty()) continue;
-      culprits.insert(r.rank);
-      if (finding.empty()) finding = f;
+      bool inColl = !r.recs.empty() && r.recs.back().state < RecState::Completed;
+      if (!r.exited && !inColl) culprits.insert(r.rank);
     }
-    if (!finding.empty())
-      why << "rank(s) " << joinRanks({culprits.begin(), culprits.end()}) << " reported: " << finding;
+    if (!culprits.empty()) why << "rank(s) " << joinRanks({culprits.begin(), culprits.end()})
+                               << " made no progress outside any collective while the others waited";
+  } else if (f.anyError) {
+    int e = -1;
+    for (const auto& r : R)
+      if (r.errorNs && (e < 0 || r.errorNs < R[size_t(e)].errorNs)) e = r.rank;
+    culprits.insert(e);
+    why << "rank " << e << " reported the first error: " << R[size_t(e)].error;
   }
+}
 
+// Nothing failed, but a rank measured a problem in its own behaviour (e.g.
+// data-loader churn): a performance finding.
+std::string explainPerf(const Ctx& c, std::set<int>& culprits, std::ostringstream& why) {
+  std::string finding;
+  for (const auto& r : c.R) {
+    std::string f = jsonStringField(r.metrics, "finding");
+    if (f.empty()) continue;
+    culprits.insert(r.rank);
+    if (finding.empty()) finding = f;
+  }
+  if (!finding.empty())
+    why << "rank(s) " << joinRanks({culprits.begin(), culprits.end()}) << " reported: " << finding;
+  return finding;
+}
+
+// When the first rank entered the collective that never matched, or the
+// first failure, whichever came first.
+int64_t onsetOf(const Ctx& c, const Divergence& d, const Failures& f, const FileRace& fr) {
+  int64_t onset = f.firstBad;
+  if (d.at >= 0)
+    for (const auto& r : c.R)
+      if (const RecView* x = r.at(d.at))
+        if (c.inScope(r, *x) && x->state != RecState::Completed && (!onset || x->tEnqueue < onset)) onset = x->tEnqueue;
+  if (!onset && c.s.trigger == Trigger::Hang)
+    for (const auto& r : c.R)
+      if (!r.exited && (!onset || r.progressNs > onset)) onset = r.progressNs;
+  if (!fr.writers.empty() && !onset)
+    for (const auto& r : c.R)
+      for (const auto& m : r.marks)
+        if (m.kind == MarkKind::Write && m.resource == fr.resource && (!onset || m.tBegin < onset)) onset = m.tBegin;
+  return onset;
+}
+
+std::string summaryOf(const Ctx& c, const Verdict& v) {
+  const auto& R = c.R;
+  std::ostringstream sum;
+  if (!v.problem) {
+    sum << "completed: " << c.W << " ranks issued " << (R.empty() ? 0 : R[0].nextSeq) << " collectives"
+        << (v.sequencesIdentical ? ", identical on every rank" : ", but the sequences differ");
+    return sum.str();
+  }
+  sum << v.outcome << ": culprit rank(s) " << (v.culprits.empty() ? "unknown" : joinRanks(v.culprits));
+  if (v.divergenceSeq >= 0) sum << ", divergence at collective #" << v.divergenceSeq;
+  sum << ". " << v.analysis;
+  if (v.outcome == "hang") {
+    // What the user would have waited for without the harness.
+    int64_t t = 0;
+    bool expl = true;
+    for (const auto& r : R)
+      if (!r.exited && !r.recs.empty() && r.recs.back().state < RecState::Completed && r.pgTimeoutMs > t) {
+        t = r.pgTimeoutMs;
+        expl = r.pgTimeoutExplicit;
+      }
+    if (t > 0)
+      sum << " Without the harness, c10d's " << (expl ? "explicit" : "default (unset)") << " timeout of "
+          << t / 1000.0 << " s would have ended this hang.";
+  }
+  return sum.str();
+}
+
+}  // namespace
+
+// Which rank(s) caused it, in order of evidence: a file race, then the first
+// collective the ranks disagree on, then the first death, stall or error,
+// then a performance finding a rank measured.
+Verdict analyze(const Snapshot& s, const AnalyzeOptions& o) {
+  Verdict v;
+  v.detectNs = s.triggerNs;
+  const Ctx c{s, s.ranks, int(s.ranks.size())};
+  for (const auto& r : c.R) v.doing[r.rank] = describe(r, s, o);
+  v.sequencesIdentical = sequencesIdentical(c.R);
+  const Divergence d = firstDivergence(c);
+  v.commonPrefix = d.at >= 0 ? d.at : d.hi;
+  v.divergenceSeq = d.at;
+  const Failures f = failuresOf(c.R);
+  const FileRace fr = findFileRace(c);
+
+  std::set<int> culprits;
+  std::ostringstream why;
+  if (!fr.writers.empty())
+    explainRace(c, fr, culprits, why);
+  else if (d.at >= 0)
+    explainDivergence(c, d, v, culprits, why);
+  else
+    explainFailure(c, f, v, culprits, why);
+  std::string finding;
+  if (culprits.empty() && d.at < 0 && !f.anyAbnormal && !f.anyError && s.trigger == Trigger::AllDone)
+    finding = explainPerf(c, culprits, why);
   v.culprits.assign(culprits.begin(), culprits.end());
   v.analysis = why.str();
 
   bool allClean = true;
-  for (const auto& r : R) allClean = allClean && r.exited && r.exitCode == 0 && !r.signal;
-  if (anySignal) v.outcome = "crash";
+  for (const auto& r : c.R) allClean = allClean && r.exited && r.exitCode == 0 && !r.signal;
+  if (f.anySignal) v.outcome = "crash";
   else if (s.trigger == Trigger::Hang) v.outcome = "hang";
   else if (s.trigger == Trigger::WallClock) v.outcome = "timeout";
-  else if (anyAbnormal || anyError) v.outcome = "error";
-  else if (!writers.empty()) v.outcome = "race";
-  else if (D >= 0) v.outcome = "diverged";
+  else if (f.anyAbnormal || f.anyError) v.outcome = "error";
+  else if (!fr.writers.empty()) v.outcome = "race";
+  else if (d.at >= 0) v.outcome = "diverged";
   else if (!finding.empty()) v.outcome = "perf";
   else v.outcome = allClean ? "completed" : "error";
   v.problem = v.outcome != "completed";
 
-  // Onset: when the first rank entered the collective that never matched,
-  // or the first failure, whichever came first.
-  int64_t onset = firstBad;
-  if (D >= 0)
-    for (const auto& r : R)
-      if (const RecView* x = r.at(D))
-        if (inScopeOf(r, *x) && x->state != RecState::Completed && (!onset || x->tEnqueue < onset)) onset = x->tEnqueue;
-  if (!onset && s.trigger == Trigger::Hang)
-    for (const auto& r : R)
-      if (!r.exited && (!onset || r.progressNs > onset)) onset = r.progressNs;
-  if (!writers.empty() && !onset)
-    for (const auto& r : R)
-      for (const auto& m : r.marks)
-        if (m.kind == MarkKind::Write && m.resource == resource && (!onset || m.tBegin < onset)) onset = m.tBegin;
+  const int64_t onset = onsetOf(c, d, f, fr);
   // A performance finding has no moment of onset to measure latency from.
   v.onsetNs = v.problem && v.outcome != "perf" ? std::min(onset ? onset : s.triggerNs, s.triggerNs) : 0;
-
-  std::ostringstream sum;
-  if (!v.problem) {
-    sum << "completed: " << W << " ranks issued " << (R.empty() ? 0 : R[0].nextSeq) << " collectives"
-        << (v.sequencesIdentical ? ", identical on every rank" : ", but the sequences differ");
-  } else {
-    sum << v.outcome << ": culprit rank(s) " << (v.culprits.empty() ? "unknown" : joinRanks(v.culprits));
-    if (D >= 0) sum << ", divergence at collective #" << D;
-    sum << ". " << v.analysis;
-    if (v.outcome == "hang") {
-      // What the user would have waited for without the harness.
-      int64_t t = 0;
-      bool expl = true;
-      for (const auto& r : R)
-        if (!r.exited && !r.recs.empty() && r.recs.back().state < RecState::Completed && r.pgTimeoutMs > t) {
-          t = r.pgTimeoutMs;
-          expl = r.pgTimeoutExplicit;
-        }
-      if (t > 0)
-        sum << " Without the harness, c10d's " << (expl ? "explicit" : "default (unset)") << " timeout of "
-            << t / 1000.0 << " s would have ended this hang.";
-    }
-  }
-  v.summary = sum.str();
+  v.summary = summaryOf(c, v);
   return v;
 }
 

@@ -1,5 +1,5 @@
 """Checks that the reasons given for every `proof: unavailable: ...` in
-rules/python-api.yaml still hold on this machine, with Debian's torch
+rules/api.yaml (python.implicit_collectives) still hold on this machine, with Debian's torch
 (/usr/bin/python3).  When one stops holding (torch gets FSDP on CPU, a package
 becomes installable) this test fails and says which proof can now be written.
 

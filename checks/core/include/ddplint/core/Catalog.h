@@ -103,6 +103,19 @@ struct ApiCatalog {
 // Looked up by string_view on the Python frontend's hot path: no temporary strings.
 using NameSet = std::set<std::string, std::less<>>;
 
+// A call that runs a collective underneath (rules/api.yaml,
+// python.implicit_collectives, the entries with a `match`), as the Python
+// frontend models it.  The first entry that matches a call wins.
+struct ImplicitCollective {
+  std::string id;
+  bool callsObject = false;          // the object itself is called (its forward)
+  std::vector<std::string> methods;  // else: these methods of it
+  std::string object;                // its kind: ddp, fsdp, prepared, metric, accelerator,
+                                     // lightning_self, fsdp_full_state, any
+  std::vector<std::string> requires; // program_wraps_ddp, outside_no_sync, no_arguments, sync_dist
+  std::string event;                 // the event's name: {object}, {receiver}, {method}
+};
+
 struct PythonApi {
   NameSet collectives;        // torch.distributed.<name>: every rank calls it
   NameSet barriers;           // torch.distributed.<name> that only synchronise
@@ -130,6 +143,7 @@ struct PythonApi {
   NameSet fileWriters;        // qualified functions that write files
   NameSet fileWriteMethods;   // methods that write files (`to_csv`)
   NameSet exitFunctions;      // qualified
+  std::vector<ImplicitCollective> implicitCollectives;
 };
 
 const std::vector<RuleInfo> &builtinRules();

@@ -12,7 +12,8 @@ endif()
 add_library(ddplint-report STATIC
   ${CMAKE_CURRENT_LIST_DIR}/Finding.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Report.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/Baseline.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/Baseline.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/RulesTable.cpp)
 target_include_directories(ddplint-report PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_include_directories(ddplint-report SYSTEM PUBLIC ${LLVM_INCLUDE_DIRS})
 target_link_libraries(ddplint-report PUBLIC ddplint-core LLVM)

@@ -1,0 +1,375 @@
+// The Python model builder's internals, shared by its three parts (not a
+// public header: checks/python-frontend/PyModelBuilder.h is).
+#pragma once
+
+#include "PyModelBuilder.h"
+
+#include "ddplint/core/Catalog.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddplint::pyfe::build {
+
+using core::Cond;
+using core::Dep;
+using core::EventKind;
+using core::ExitKind;
+using core::Loc;
+using core::Node;
+
+inline bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+inline bool endsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+inline std::string lastPart(std::string_view dotted) {
+  auto i = dotted.rfind('.');
+  return std::string(i == std::string_view::npos ? dotted : dotted.substr(i + 1));
+}
+inline bool contains(const std::vector<std::string> &v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+inline bool has(const std::vector<std::string> &v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+inline bool has(const core::NameSet &v, std::string_view s) { return v.find(s) != v.end(); }
+
+// Names that hold a rank's own data in training code (`loss`, `val_loss`,
+// `batch`, `logits`): judged by the last word, so `output_dir` is not one.
+inline bool perRankDataName(std::string_view name) {
+  auto dot = name.rfind('.');
+  if (dot != std::string_view::npos)
+    name = name.substr(dot + 1);
+  auto us = name.rfind('_');
+  std::string_view last = us == std::string_view::npos ? name : name.substr(us + 1);
+  static const std::set<std::string, std::less<>> words = {
+      "loss", "losses", "logits", "batch", "inputs", "targets", "images", "labels",
+      "outputs", "output", "preds", "predictions", "grad", "grads", "norm"};
+  return words.count(last) > 0 && name != "batch_size";
+}
+// Device handles are rank-specific by design (`cuda:{local_rank}`), but what is
+// computed on them is not: a device argument does not make a result rank-dependent.
+inline bool deviceName(std::string_view name) {
+  auto dot = name.rfind('.');
+  if (dot != std::string_view::npos)
+    name = name.substr(dot + 1);
+  if (!name.empty() && name.front() == '[' && name.back() == ']')
+    name = name.substr(1, name.size() - 2); // device_ids=[local_rank]
+  return name == "device" || name == "dev" || endsWith(name, "_device") || name == "local_rank" ||
+         name == "gpu" || name == "device_id" || name == "device_ids" || name == "rank" ||
+         name == "map_location";
+}
+
+// A keyword or positional argument as written.
+struct PyArg {
+  std::string_view name; // empty: positional (views into the source)
+  SyntaxNode value{};
+  std::string_view text;
+};
+
+// What a value is, as far as the rules care.
+enum class RankKind : std::uint8_t { None, Global, Local };
+
+struct Val {
+  Dep dep = Dep::Uniform;
+  RankKind rank = RankKind::None; // the value *is* a rank (not just derived from one)
+  std::optional<Cond> cond;       // the value is this condition (`is_main = rank == 0`)
+  bool agreed = false;            // a collective made it the same on every rank
+};
+
+inline Val joinVal(const Val &a, const Val &b) {
+  Val v;
+  v.dep = core::join(a.dep, b.dep);
+  return v;
+}
+
+// Objects whose method calls or calls are collectives.
+// Subgroup: a DDP model, Fabric or Accelerator on a process group of some
+// ranks only: its collectives are run by the group's members, who are chosen
+// by rank (MPMD roles); like the C++ side's split communicators, they are left
+// out of the comparison.
+enum class ObjKind : std::uint8_t { None, Ddp, Fsdp, Prepared, Metric, Accelerator, DataLoader, Zero, Subgroup };
+
+// `group=pg` / `process_group=pg` with a group of some ranks (not the world).
+inline bool onSubgroup(std::string_view args) {
+  for (std::string_view key : {"process_group=", "group="}) {
+    size_t at = args.find(key);
+    while (at != std::string_view::npos) {
+      const bool word = at == 0 || !(std::isalnum(static_cast<unsigned char>(args[at - 1])) ||
+                                     args[at - 1] == '_');
+      std::string_view v = args.substr(at + key.size());
+      if (word && v.substr(0, 4) != "None" && v.find("WORLD") != 0 && v.substr(0, 5) != "dist." &&
+          v.find("group.WORLD") == std::string_view::npos)
+        return true;
+      at = args.find(key, at + 1);
+    }
+  }
+  return false;
+}
+
+struct Env {
+  std::map<std::string, Val> vars;
+};
+
+inline Env joinEnv(const Env &a, const Env &b) {
+  Env out = a;
+  for (const auto &[k, v] : b.vars) {
+    auto it = out.vars.find(k);
+    if (it == out.vars.end()) {
+      out.vars[k] = v;
+      continue;
+    }
+    Val j = joinVal(it->second, v);
+    if (it->second.rank == v.rank)
+      j.rank = v.rank;
+    it->second = j;
+  }
+  return out;
+}
+
+struct FnInfo {
+  std::string key, name, className;
+  SyntaxNode def{};
+  std::vector<std::string> decorators;
+  bool mainOnly = false; // @rank_zero_only
+  bool isModuleMethod = false;
+  std::optional<Cond> returnsCond; // `def is_main(): return rank == 0`
+  bool returnsRank = false;
+};
+
+inline std::string unquote(std::string_view t, bool &literal) {
+  literal = t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front();
+  if (!literal)
+    return std::string(t);
+  return std::string(t.substr(1, t.size() - 2));
+}
+
+// ---------------------------------------------------------------------------
+// The Python API (rules/api.yaml, section python).
+inline const core::PythonApi &api() { return core::builtinPythonApi(); }
+
+// Every leaf of a condition is tested where the condition is written: the
+// core reports a decision once per position.
+inline void stamp(Cond &c, Loc at) {
+  if (c.loc == 0)
+    c.loc = at;
+  for (auto &k : c.kids)
+    stamp(k, at);
+}
+
+inline bool intLiteral(std::string_view t, std::int64_t &out) {
+  if (t.empty())
+    return false;
+  std::string s(t);
+  char *end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (!end || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+// One module's builder.  Its work is split by role, as the Clang frontend's:
+// PyRankDependence.cpp (how values and conditions vary across ranks),
+// PyModelBuilder.cpp (imports, functions, statements, calls: the program model),
+// PyFactsBuilder.cpp (process groups, environment, data loaders, forward()).
+class Builder {
+public:
+  Builder(const SyntaxTree &t, const core::Wrappers &u) : tree_(t), user_(u) {}
+
+  PyModel run();
+
+private:
+  const SyntaxTree &tree_;
+  const core::Wrappers &user_;
+  PyModel m_;
+  std::map<std::string, std::string> alias_; // local name -> dotted qualified name
+  std::map<std::string, FnInfo> fns_;        // key -> function
+  std::map<std::string, std::vector<std::string>> classBases_;
+  std::map<std::string, ObjKind> objects_; // spelling ("model", "self.model") -> kind
+  std::map<std::string, Val> attrs_;       // "self.rank", "args.local_rank" -> value
+  std::map<std::string, Val> globals_;
+  std::set<std::string> spawned_; // functions started by mp.spawn: first parameter is the rank
+  std::set<std::string> memoryFiles_; // io.BytesIO() objects: torch.save into them is no file
+  std::map<std::string, std::string> instances_; // variable -> class of this module
+  std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
+  bool fullStateDict_ = false;
+  bool hasDdp_ = false;
+  bool usesDist_ = false;
+  // Walk state
+  std::string curClass_, curFn_;
+  Env env_;
+  int noSync_ = 0;
+  struct LoopCtx {
+    Loc loc = 0;
+    bool perEpoch = false;
+    std::set<std::string> vars; // the loop's variables, and names assigned from them in it
+    std::string text;
+  };
+  std::vector<LoopCtx> loops_;
+
+  std::string_view text(SyntaxNode n) const { return tree_.text(n); }
+  std::string str(SyntaxNode n) const { return std::string(text(n)); }
+
+  Loc loc(SyntaxNode n) {
+    m_.positions.push_back(startOf(n));
+    m_.byteOffsets.push_back(startByte(n));
+    return static_cast<Loc>(m_.positions.size());
+  }
+  std::vector<unsigned> lineStarts_;
+  // A position at any byte (fix anchors sit between tokens).
+  Loc locByte(unsigned byte) {
+    if (lineStarts_.empty()) {
+      lineStarts_.push_back(0);
+      const std::string &src = tree_.source();
+      for (unsigned i = 0; i < src.size(); ++i)
+        if (src[i] == '\n')
+          lineStarts_.push_back(i + 1);
+    }
+    auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), byte);
+    unsigned line = static_cast<unsigned>(it - lineStarts_.begin());
+    m_.positions.push_back({line, byte - lineStarts_[line - 1] + 1});
+    m_.byteOffsets.push_back(byte);
+    return static_cast<Loc>(m_.positions.size());
+  }
+  core::Facts &facts() { return m_.program.facts; }
+  std::string fnKey() const { return curFn_.empty() ? "<module>" : curFn_; }
+  std::vector<core::LoopInfo> loopInfos(SyntaxNode datasetArg) const;
+  bool storedInContainer(SyntaxNode call) const;
+
+  // --- names --------------------------------------------------------------
+  // The dotted name of an identifier or attribute chain with the import aliases
+  // applied: `dist.all_reduce` -> "torch.distributed.all_reduce".
+  std::string qualified(SyntaxNode n) const {
+    if (is(n, "identifier")) {
+      std::string s = str(n);
+      auto it = alias_.find(s);
+      return it == alias_.end() ? s : it->second;
+    }
+    if (is(n, "attribute")) {
+      std::string obj = qualified(field(n, "object"));
+      if (obj.empty())
+        return "";
+      return obj + "." + str(field(n, "attribute"));
+    }
+    return "";
+  }
+
+  static SyntaxNode unparen(SyntaxNode n) {
+    while (is(n, "parenthesized_expression") && namedChildCount(n) == 1)
+      n = namedChild(n, 0);
+    return n;
+  }
+
+  std::vector<PyArg> args(SyntaxNode call) const {
+    std::vector<PyArg> out;
+    SyntaxNode al = field(call, "arguments");
+    if (!is(al, "argument_list"))
+      return out;
+    for (SyntaxNode a : namedKids(al)) {
+      if (is(a, "comment"))
+        continue;
+      PyArg pa;
+      if (is(a, "keyword_argument")) {
+        pa.name = text(field(a, "name"));
+        pa.value = field(a, "value");
+      } else {
+        pa.value = a;
+      }
+      pa.text = text(pa.value);
+      out.push_back(pa);
+    }
+    return out;
+  }
+
+  static const PyArg *arg(const std::vector<PyArg> &as, const char *name, int pos) {
+    for (const auto &a : as)
+      if (a.name == name)
+        return &a;
+    int i = 0;
+    for (const auto &a : as) {
+      if (!a.name.empty() || is(a.value, "list_splat") || is(a.value, "dictionary_splat"))
+        break;
+      if (i++ == pos)
+        return &a;
+    }
+    return nullptr;
+  }
+
+  // --- pre-passes -----------------------------------------------------------
+  void collectImports(SyntaxNode root);
+  void collectFunctions(SyntaxNode blk, const std::string &prefix, const std::string &cls);
+  void collectObjects(SyntaxNode n);
+  ObjKind kindOfCtor(SyntaxNode call) const;
+  bool isNnModule(const std::string &cls, int depth = 0) const;
+  bool isLightningModule(const std::string &cls, int depth = 0) const;
+
+  // --- values (PyRankDependence.cpp) ----------------------------------------
+  Val value(SyntaxNode e);
+  Val callValue(SyntaxNode call);
+  std::optional<RankKind> rankSource(SyntaxNode e);
+  Cond cond(SyntaxNode e);
+  Cond atom(SyntaxNode e, Dep d);
+  void bind(SyntaxNode target, const Val &v);
+  void bindTargets(SyntaxNode target, Dep d);
+  bool isLoaderIterable(SyntaxNode it) const;
+
+  // --- statements (PyModelBuilder.cpp) -------------------------------------
+  void block(SyntaxNode b, std::vector<Node> &out);
+  void statement(SyntaxNode s, std::vector<Node> &out);
+  void expressionStatement(SyntaxNode s, std::vector<Node> &out);
+  void ifStatement(SyntaxNode s, std::vector<Node> &out);
+  void forStatement(SyntaxNode s, std::vector<Node> &out);
+  void whileStatement(SyntaxNode s, std::vector<Node> &out);
+  void withStatement(SyntaxNode s, std::vector<Node> &out);
+  void tryStatement(SyntaxNode s, std::vector<Node> &out);
+  void matchStatement(SyntaxNode s, std::vector<Node> &out);
+  void expr(SyntaxNode e, std::vector<Node> &out); // events of the calls in e, in order
+  // --- calls ------------------------------------------------------------------
+  // A call as the builder reads it: the callee's qualified and last name, its
+  // receiver's spelling, its arguments.
+  struct CallSite {
+    SyntaxNode c, fn;
+    std::string q, l, recv;
+    std::vector<PyArg> as;
+    bool dist = false; // a function of torch.distributed itself
+  };
+  CallSite callSite(SyntaxNode c) const;
+  void call(SyntaxNode c, std::vector<Node> &out);
+  bool collectiveCall(const CallSite &cs, std::vector<Node> &out);
+  bool ioCall(const CallSite &cs, std::vector<Node> &out);
+  void helperCall(const CallSite &cs, std::vector<Node> &out);
+  void emit(std::vector<Node> &out, SyntaxNode at, EventKind kind, std::string name);
+  ObjKind objectKind(const std::string &spelling) const;
+  // --- facts (PyFactsBuilder.cpp) ------------------------------------------
+  void environmentCall(const CallSite &cs);
+  bool processGroupCall(const CallSite &cs, std::vector<Node> &out);
+  bool dataLoaderCall(const CallSite &cs);
+  // The first of the catalog's implicit collectives that the call matches; its event's name.
+  bool implicitCollective(SyntaxNode fn, const std::string &recv, const std::string &method,
+                          const std::vector<PyArg> &as, std::string &name) const;
+  bool implicitObject(const std::string &kind, const std::string &spelling) const;
+  Node ifChain(SyntaxNode cond, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at);
+  void buildFunction(const FnInfo &fi);
+  std::string resolveCallee(SyntaxNode fn) const;
+  void forwardFacts(const FnInfo &fi);
+  Env paramEnv(const FnInfo &fi);
+  void buildFunctionRest(const FnInfo &fi, std::vector<Node> body);
+  Loc argsEnd(SyntaxNode call);
+  void envSet(SyntaxNode name, SyntaxNode value, SyntaxNode at);
+  void envSetNamed(const std::string &name, SyntaxNode value, SyntaxNode at);
+  void envRead(SyntaxNode name, SyntaxNode at);
+  void envName(core::EnvSetting &e, SyntaxNode name);
+  void envValue(core::EnvSetting &e, SyntaxNode value);
+};
+
+} // namespace ddplint::pyfe::build

@@ -1,0 +1,461 @@
+// What the rules decided on facts read in a Python module (core::Facts):
+// process groups and their timeouts, the environment it sets and reads, data
+// loaders with their loops and options, and forward() methods' branches.
+#include "PyBuilder.h"
+
+namespace ddplint::pyfe::build {
+
+void Builder::envRead(SyntaxNode name, SyntaxNode at) {
+  core::EnvSetting e;
+  envName(e, name);
+  if (!e.nameKnown)
+    return; // a computed name read: nothing to say about it
+  e.loc = loc(at);
+  facts().env.push_back(e);
+}
+
+// The end of a call's argument list, where `, name=value` can be inserted
+// (0: the list is not a plain argument list).
+Loc Builder::argsEnd(SyntaxNode c) {
+  SyntaxNode al = field(c, "arguments");
+  if (!is(al, "argument_list") || hasError(al))
+    return 0;
+  // After the last argument (a trailing comma stays where it is).
+  const uint32_t n = namedChildCount(al);
+  for (uint32_t i = n; i-- > 0;) {
+    SyntaxNode last = namedChild(al, i);
+    if (is(last, "comment"))
+      continue;
+    return locByte(endByte(last));
+  }
+  return locByte(startByte(al) + 1);
+}
+
+// The variable's name as written: a literal can be reported and renamed in place.
+void Builder::envName(core::EnvSetting &e, SyntaxNode name) {
+  bool lit = false;
+  e.name = unquote(text(name), lit);
+  e.nameKnown = lit;
+  if (lit && is(name, "string") && namedChildCount(name) <= 3) {
+    e.nameLoc = loc(name);
+    e.renameFixable = true;
+  }
+}
+
+void Builder::envValue(core::EnvSetting &e, SyntaxNode value) {
+  bool lit = false;
+  e.value = unquote(text(value), lit);
+  e.valueKnown = lit || is(value, "integer");
+}
+
+void Builder::envSet(SyntaxNode name, SyntaxNode value, SyntaxNode at) {
+  core::EnvSetting e;
+  e.loc = loc(at);
+  e.isSet = true;
+  envName(e, name);
+  envValue(e, value);
+  facts().env.push_back(e);
+}
+
+void Builder::envSetNamed(const std::string &name, SyntaxNode value, SyntaxNode at) {
+  core::EnvSetting e;
+  e.loc = loc(at);
+  e.isSet = true;
+  e.name = name;
+  envValue(e, value);
+  facts().env.push_back(e);
+}
+
+std::vector<core::LoopInfo> Builder::loopInfos(SyntaxNode datasetArg) const {
+  std::vector<core::LoopInfo> out;
+  for (auto it = loops_.rbegin(); it != loops_.rend(); ++it) {
+    core::LoopInfo li;
+    li.loc = it->loc;
+    li.perEpoch = it->perEpoch;
+    if (!datasetArg.isNull()) {
+      std::function<void(SyntaxNode)> uses = [&](SyntaxNode x) {
+        if (is(x, "identifier") && it->vars.count(str(x)))
+          li.datasetDependsOnLoop = true;
+        for (SyntaxNode k : namedKids(x))
+          uses(k);
+      };
+      uses(datasetArg);
+    }
+    out.push_back(li);
+  }
+  return out;
+}
+
+// `loaders.append(DataLoader(..))`, `loaders[name] = DataLoader(..)`, a list
+// or dict of loaders: one loader per element, kept beyond the iteration.
+bool Builder::storedInContainer(SyntaxNode c) const {
+  SyntaxNode p = parentOf(c);
+  while (is(p, "parenthesized_expression"))
+    p = parentOf(p);
+  if (is(p, "argument_list")) {
+    SyntaxNode call = parentOf(p);
+    std::string l = lastPart(std::string(text(field(call, "function"))));
+    return l == "append" || l == "extend" || l == "insert" || l == "add";
+  }
+  if (is(p, "list") || is(p, "pair") || is(p, "list_comprehension") ||
+      is(p, "dictionary_comprehension") || is(p, "tuple") || is(p, "set"))
+    return true;
+  if (is(p, "assignment"))
+    return is(field(p, "left"), "subscript");
+  return false;
+}
+
+void Builder::forwardFacts(const FnInfo &fi) {
+  // `forward` of an nn.Module: branches on the input (its shape or values)
+  // and what each arm runs.  The core decides whether the arms differ.
+  if (fi.name != "forward" || fi.className.empty() || !isNnModule(fi.className))
+    return;
+  core::ForwardMethod fw;
+  fw.className = fi.className;
+  fw.loc = loc(fi.def);
+  std::set<std::string> inputs;
+  for (SyntaxNode p : namedKids(field(fi.def, "parameters"))) {
+    SyntaxNode id = is(p, "identifier") ? p : field(p, "name");
+    if (!is(id, "identifier") || str(id) == "self")
+      continue;
+    // A flag the caller chooses (`skip_head: bool = False`, `mode="train"`) is
+    // the same on every rank: only tensors (and untyped, undefaulted
+    // parameters) are the input.
+    SyntaxNode def = field(p, "value"), type = field(p, "type");
+    const std::string_view dk = kindOf(def);
+    if (dk == "true" || dk == "false" || dk == "none" || dk == "integer" || dk == "float" ||
+        dk == "string")
+      continue;
+    const std::string ty(text(type));
+    if (ty == "bool" || ty == "int" || ty == "str" || ty == "float" || startsWith(ty, "Optional[bool"))
+      continue;
+    inputs.insert(str(id));
+  }
+  // What the module's attributes are: `self.drop = nn.Dropout(p)` runs no
+  // parameters; `self.scale = nn.Parameter(...)` is a parameter tensor.
+  std::map<std::string, std::string> attrType;
+  for (const auto &[key, f] : fns_) {
+    if (f.className != fi.className)
+      continue;
+    std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+      if (is(n, "assignment")) {
+        SyntaxNode l = field(n, "left"), r = unparen(field(n, "right"));
+        if (is(l, "attribute") && str(field(l, "object")) == "self" && is(r, "call"))
+          attrType[str(field(l, "attribute"))] = lastPart(qualified(field(r, "function")));
+      }
+      for (SyntaxNode k : namedKids(n))
+        scan(k);
+    };
+    scan(field(f.def, "body"));
+  }
+  static const std::set<std::string> parameterless = {
+      "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "ReLU", "ReLU6", "GELU",
+      "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten",
+      "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+      "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+      "AdaptiveMaxPool2d", "Upsample", "LeakyReLU", "ELU", "Mish", "Hardswish", "Softplus",
+      "PixelShuffle", "ZeroPad2d", "Tanhshrink", "Softsign", "GLU"};
+  std::function<bool(SyntaxNode)> fromInput = [&](SyntaxNode e) {
+    if (is(e, "identifier"))
+      return inputs.count(str(e)) > 0;
+    if (is(e, "attribute")) {
+      // Metadata that is the same on every rank does not count.
+      static const std::set<std::string> meta = {"dtype", "device", "requires_grad", "training",
+                                                 "layout"};
+      const std::string a = str(field(e, "attribute"));
+      if (meta.count(a) || startsWith(a, "is_")) // is_cuda, is_xpu, is_sparse: device metadata
+        return false;
+    }
+    for (SyntaxNode k : namedKids(e))
+      if (fromInput(k))
+        return true;
+    return false;
+  };
+  std::string shapeExpr;
+  std::function<bool(SyntaxNode)> shapeOfInput = [&](SyntaxNode e) -> bool {
+    e = unparen(e);
+    if (is(e, "call")) {
+      SyntaxNode fn = field(e, "function");
+      std::string l = lastPart(std::string(text(fn)));
+      if (is(fn, "attribute") && (l == "size" || l == "dim" || l == "numel" || l == "nelement") &&
+          fromInput(field(fn, "object"))) {
+        shapeExpr = str(e);
+        return true;
+      }
+      if (is(fn, "identifier") && str(fn) == "len" && fromInput(field(e, "arguments"))) {
+        shapeExpr = str(e);
+        return true;
+      }
+    }
+    if (is(e, "attribute")) {
+      std::string l = str(field(e, "attribute"));
+      if ((l == "shape" || l == "ndim") && fromInput(field(e, "object"))) {
+        SyntaxNode p = parentOf(e);
+        shapeExpr = is(p, "subscript") ? str(p) : str(e);
+        return true;
+      }
+    }
+    for (SyntaxNode k : namedKids(e))
+      if (shapeOfInput(k))
+        return true;
+    return false;
+  };
+  std::function<void(SyntaxNode, core::ArmUse &)> uses = [&](SyntaxNode n, core::ArmUse &u) {
+    if (is(n, "function_definition") || is(n, "lambda"))
+      return;
+    if (is(n, "call")) {
+      SyntaxNode fn = field(n, "function");
+      if (is(fn, "attribute") && str(field(fn, "object")) == "self") {
+        std::string name = str(field(fn, "attribute"));
+        bool method = false;
+        for (const auto &[key, f] : fns_)
+          if (f.className == fi.className && f.name == name && name != "forward") {
+            method = true;
+            uses(field(f.def, "body"), u);
+          }
+        auto t = attrType.find(name);
+        static const std::set<std::string> reshaping = {
+            "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
+            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+            "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
+            "PixelShuffle", "ZeroPad2d"};
+        if (!method && t != attrType.end() && parameterless.count(t->second)) {
+          if (reshaping.count(t->second))
+            u.shapes.push_back(name + "()");
+        } else if (!method && !contains(u.modules, name)) {
+          u.modules.push_back(name);
+        }
+        for (SyntaxNode k : namedKids(field(n, "arguments")))
+          uses(k, u);
+        return;
+      }
+    }
+    if (is(n, "attribute") && str(field(n, "object")) == "self") {
+      auto t = attrType.find(str(field(n, "attribute")));
+      if (t != attrType.end() && t->second == "Parameter" &&
+          !contains(u.params, t->first))
+        u.params.push_back(t->first);
+    }
+    for (SyntaxNode k : namedKids(n))
+      uses(k, u);
+  };
+  auto exits = [&](SyntaxNode blk, bool &returns, bool &throws) {
+    for (SyntaxNode st : namedKids(blk)) {
+      returns = returns || is(st, "return_statement");
+      throws = throws || is(st, "raise_statement");
+    }
+  };
+  auto merge = [](core::ArmUse a, const core::ArmUse &b) {
+    for (const auto &m : b.modules)
+      if (!contains(a.modules, m))
+        a.modules.push_back(m);
+    return a;
+  };
+  // Visit each block statement by statement, so an arm that falls through can
+  // be given the rest of its block.
+  std::function<void(SyntaxNode, int)> visitBlock = [&](SyntaxNode blk, int parent) {
+    auto stmts = namedKids(blk);
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      SyntaxNode st = stmts[i];
+      if (is(st, "expression_statement"))
+        for (SyntaxNode e : namedKids(st))
+          if (is(e, "assignment") && is(field(e, "left"), "identifier") &&
+              fromInput(field(e, "right")))
+            inputs.insert(str(field(e, "left")));
+      if (!is(st, "if_statement")) {
+        // `return self.a(x) if x.sum() > 0 else self.b(x)`
+        std::function<void(SyntaxNode)> ternaries = [&](SyntaxNode n) {
+          if (is(n, "block") || is(n, "lambda") || is(n, "function_definition"))
+            return;
+          if (is(n, "conditional_expression") && namedChildCount(n) == 3) {
+            SyntaxNode c = namedChild(n, 1);
+            shapeExpr.clear();
+            const bool sh = shapeOfInput(c);
+            const bool va = !sh && fromInput(c);
+            if (sh || va) {
+              core::ForwardBranch br;
+              br.kind = core::ForwardBranch::Kind::Conditional;
+              br.loc = loc(n);
+              br.condText = str(c);
+              br.onShape = sh;
+              br.onValues = va;
+              br.shapeExpr = shapeExpr;
+              br.parent = parent;
+              for (uint32_t a : {0u, 2u}) {
+                core::ForwardArm arm;
+                uses(namedChild(n, a), arm.own);
+                arm.effective = arm.own;
+                br.arms.push_back(arm);
+              }
+              fw.branches.push_back(br);
+              return;
+            }
+          }
+          for (SyntaxNode k : namedKids(n))
+            ternaries(k);
+        };
+        ternaries(st);
+        for (SyntaxNode k : namedKids(st))
+          if (is(k, "block"))
+            visitBlock(k, parent);
+        continue;
+      }
+      shapeExpr.clear();
+      SyntaxNode condNode = field(st, "condition");
+      const bool onShape = shapeOfInput(condNode);
+      const bool onValues = !onShape && fromInput(condNode);
+      const bool onRank = !onShape && !onValues && value(condNode).dep == Dep::Rank;
+      core::ArmUse rest;
+      for (size_t j = i + 1; j < stmts.size(); ++j)
+        uses(stmts[j], rest);
+      core::ForwardBranch br;
+      br.kind = core::ForwardBranch::Kind::If;
+      br.loc = loc(st);
+      br.condText = str(condNode);
+      br.onShape = onShape;
+      br.onValues = onValues;
+      br.onRank = onRank;
+      br.shapeExpr = shapeExpr;
+      br.parent = parent;
+      std::vector<SyntaxNode> armBlocks{field(st, "consequence")};
+      bool hasElse = false;
+      for (SyntaxNode a : namedKids(st)) {
+        if (is(a, "elif_clause"))
+          armBlocks.push_back(field(a, "consequence"));
+        else if (is(a, "else_clause")) {
+          armBlocks.push_back(field(a, "body"));
+          hasElse = true;
+        }
+      }
+      for (SyntaxNode ab : armBlocks) {
+        core::ForwardArm arm;
+        uses(ab, arm.own);
+        exits(ab, arm.returns, arm.throws);
+        arm.effective = arm.returns || arm.throws ? arm.own : merge(arm.own, rest);
+        br.arms.push_back(arm);
+      }
+      if (!hasElse) {
+        core::ForwardArm none;
+        none.effective = rest;
+        br.arms.push_back(none);
+      }
+      const int me = (onShape || onValues || onRank) ? int(fw.branches.size()) : parent;
+      if (onShape || onValues || onRank)
+        fw.branches.push_back(br);
+      for (SyntaxNode ab : armBlocks)
+        visitBlock(ab, me);
+    }
+  };
+  visitBlock(field(fi.def, "body"), -1);
+  if (!fw.branches.empty())
+    facts().forwards.push_back(std::move(fw));
+}
+
+// Environment reads and settings (async error handling).
+void Builder::environmentCall(const CallSite &cs) {
+  if ((cs.q == "os.environ.get" || cs.q == "os.getenv" || cs.q == "environ.get") && !cs.as.empty() &&
+      cs.as[0].name.empty())
+    envRead(cs.as[0].value, cs.c);
+  if ((cs.q == "os.putenv" || cs.q == "os.environ.setdefault") && cs.as.size() >= 2)
+    envSet(cs.as[0].value, cs.as[1].value, cs.c);
+  if (cs.q == "os.environ.update")
+    for (const auto &a : cs.as)
+      if (!a.name.empty())
+        envSetNamed(std::string(a.name), a.value, cs.c);
+}
+
+// dist.init_process_group / dist.new_group (new_group is a collective too).
+bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
+  if ((cs.dist || cs.q == "init_process_group" || cs.q == "new_group") &&
+      (cs.l == "init_process_group" || cs.l == "new_group")) {
+    core::ProcessGroupCreation pg;
+    pg.kind = core::ProcessGroupCreation::Kind::Init;
+    pg.loc = loc(cs.c);
+    pg.api = cs.l;
+    const PyArg *b = arg(cs.as, "backend", cs.l == "init_process_group" ? 0 : 3);
+    if (b) {
+      std::string t(b->text);
+      t.erase(std::remove(t.begin(), t.end(), '"'), t.end());
+      t.erase(std::remove(t.begin(), t.end(), '\''), t.end());
+      if (t == "nccl" || t == "gloo" || t == "mpi" || t == "cpu:gloo,cuda:nccl")
+        pg.backend = t;
+    }
+    pg.timeoutGiven = arg(cs.as, "timeout", cs.l == "init_process_group" ? 3 : 1) != nullptr;
+    bool splat = false;
+    for (const auto &a : cs.as)
+      splat = splat || is(a.value, "dictionary_splat") || is(a.value, "list_splat");
+    if (splat)
+      pg.timeoutGiven = true; // *args / **kwargs may carry it
+    pg.fixAnchor = argsEnd(cs.c);
+    // No peer to wait for: a test backend, or a group of one process.
+    const PyArg *ws = arg(cs.as, "world_size", 4);
+    const bool single = ws && ws->text == "1";
+    const PyArg *bk = arg(cs.as, "backend", 0);
+    const bool fake = bk && (bk->text == "\"fake\"" || bk->text == "'fake'");
+    if (!single && !fake)
+      facts().processGroups.push_back(pg);
+    if (cs.l == "new_group")
+      emit(out, cs.c, EventKind::Collective, "new_group");
+    return true;
+  }
+  return false;
+}
+
+// torch.utils.data.DataLoader and its options.
+bool Builder::dataLoaderCall(const CallSite &cs) {
+  if (kindOfCtor(cs.c) != ObjKind::DataLoader)
+    return false;
+  {
+    core::DataLoaderCreation dl;
+    dl.loc = loc(cs.c);
+    dl.api = lastPart(cs.q);
+    dl.function = fnKey();
+    auto state = [&](const char *name, int pos, Loc &at) {
+      const PyArg *a = arg(cs.as, name, pos);
+      if (!a)
+        return core::ArgState::Absent;
+      if (a->text == "True")
+        return core::ArgState::True;
+      if (a->text == "False") {
+        at = loc(a->value);
+        return core::ArgState::False;
+      }
+      return core::ArgState::Unknown;
+    };
+    if (const PyArg *w = arg(cs.as, "num_workers", 5)) {
+      std::int64_t n = 0;
+      dl.numWorkersText = std::string(w->text);
+      dl.numWorkers = intLiteral(w->text, n)
+                          ? (n > 0 ? core::DataLoaderCreation::Workers::Positive
+                                   : core::DataLoaderCreation::Workers::Zero)
+                          : core::DataLoaderCreation::Workers::Unknown;
+    }
+    dl.persistentWorkers = state("persistent_workers", 13, dl.persistentWorkersLoc);
+    dl.pinMemory = state("pin_memory", 7, dl.pinMemoryLoc);
+    for (const auto &a : cs.as)
+      if (is(a.value, "dictionary_splat") || is(a.value, "list_splat")) {
+        // **loader_kwargs: the options may be in there
+        if (dl.persistentWorkers == core::ArgState::Absent)
+          dl.persistentWorkers = core::ArgState::Unknown;
+        if (dl.pinMemory == core::ArgState::Absent)
+          dl.pinMemory = core::ArgState::Unknown;
+        if (dl.numWorkers == core::DataLoaderCreation::Workers::Absent)
+          dl.numWorkers = core::DataLoaderCreation::Workers::Zero; // unknown: say nothing
+      }
+    dl.argsEnd = argsEnd(cs.c);
+    const PyArg *ds = arg(cs.as, "dataset", 0);
+    dl.loops = loopInfos(ds ? ds->value : SyntaxNode{});
+    // A sampler over the loop's indices (k-fold) is one loader per input too.
+    for (const char *k : {"sampler", "batch_sampler"})
+      if (const PyArg *sa = arg(cs.as, k, 99)) {
+        auto more = loopInfos(sa->value);
+        for (size_t i = 0; i < more.size() && i < dl.loops.size(); ++i)
+          dl.loops[i].datasetDependsOnLoop |= more[i].datasetDependsOnLoop;
+      }
+    dl.storedInContainer = storedInContainer(cs.c);
+    facts().dataLoaders.push_back(dl);
+  }
+  return true;
+}
+
+} // namespace ddplint::pyfe::build

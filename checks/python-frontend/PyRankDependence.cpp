@@ -1,0 +1,481 @@
+// How a Python value or condition varies across ranks (core::Dep, core::Cond):
+// rank sources (dist.get_rank(), RANK, args.local_rank, is_main_process),
+// values derived from them through locals, attributes, globals and helpers'
+// returns, rank-local data (a loss, a clock, a file check), and values that a
+// collective made the same everywhere.
+#include "PyBuilder.h"
+
+namespace ddplint::pyfe::build {
+
+std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
+  e = unparen(e);
+  // int(x), str(x): the rank converted
+  if (is(e, "call")) {
+    std::string q = qualified(field(e, "function"));
+    std::string l = lastPart(q);
+    auto as = args(e);
+    if ((q == "int" || q == "str") && !as.empty() && as[0].name.empty())
+      return rankSource(as[0].value);
+    // os.environ.get("RANK"), os.getenv("LOCAL_RANK", 0)
+    if ((q == "os.environ.get" || q == "os.getenv" || q == "environ.get") && !as.empty()) {
+      bool literal = false;
+      const std::string var = unquote(as[0].text, literal);
+      if (has(api().rankEnvVars, var))
+        return RankKind::Global;
+      if (has(api().localRankEnvVars, var))
+        return RankKind::Local;
+      return std::nullopt;
+    }
+    if (has(api().rankFunctions, q) || has(user_.rankFunctions, q) ||
+        has(user_.rankFunctions, l))
+      return RankKind::Global;
+    if (has(api().localRankFunctions, q))
+      return RankKind::Local;
+    if (startsWith(q, "torch.distributed.") && (l == "get_rank" || l == "get_global_rank"))
+      return RankKind::Global;
+    if (startsWith(q, "torch.distributed.") && (l == "get_local_rank" || l == "get_node_local_rank"))
+      return RankKind::Local;
+    auto f = fns_.find(resolveCallee(field(e, "function")));
+    if (f != fns_.end() && f->second.returnsRank)
+      return RankKind::Global;
+    return std::nullopt;
+  }
+  if (is(e, "subscript")) {
+    std::string v = qualified(field(e, "value"));
+    if (v == "os.environ" || v == "environ") {
+      bool literal = false;
+      const std::string var = unquote(text(field(e, "subscript")), literal);
+      if (has(api().rankEnvVars, var))
+        return RankKind::Global;
+      if (has(api().localRankEnvVars, var))
+        return RankKind::Local;
+    }
+    return std::nullopt;
+  }
+  if (is(e, "attribute") || is(e, "identifier")) {
+    std::string t = str(e);
+    auto a = attrs_.find(t);
+    if (is(e, "attribute") && a != attrs_.end() && a->second.rank != RankKind::None)
+      return a->second.rank;
+    if (is(e, "identifier")) {
+      auto v = env_.vars.find(t);
+      if (v != env_.vars.end())
+        return v->second.rank == RankKind::None ? std::nullopt
+                                                : std::optional<RankKind>(v->second.rank);
+      auto g = globals_.find(t);
+      if (g != globals_.end() && g->second.rank != RankKind::None)
+        return g->second.rank;
+      return std::nullopt;
+    }
+    std::string attr = lastPart(t);
+    // `self.rank` of a layer (LoRA's rank, a tensor rank) is a hyper-parameter;
+    // a LightningModule's self.global_rank is the process rank.
+    if (str(field(e, "object")) == "self" && isNnModule(curClass_) && !isLightningModule(curClass_))
+      return std::nullopt;
+    if (has(api().rankAttributes, attr))
+      return RankKind::Global;
+    if (has(api().localRankAttributes, attr))
+      return RankKind::Local;
+  }
+  return std::nullopt;
+}
+
+Val Builder::value(SyntaxNode e) {
+  e = unparen(e);
+  Val v;
+  if (e.isNull())
+    return v;
+  if (auto r = rankSource(e)) {
+    v.dep = Dep::Rank;
+    v.rank = *r;
+    return v;
+  }
+  const std::string_view k = kindOf(e);
+  if (k == "identifier") {
+    auto it = env_.vars.find(str(e));
+    if (it != env_.vars.end())
+      return it->second; // a bound value: its origin says how it varies, not its name
+    auto g = globals_.find(str(e));
+    if (g != globals_.end())
+      return g->second;
+    if (perRankDataName(str(e)))
+      v.dep = Dep::Local;
+    return v;
+  }
+  if (k == "attribute") {
+    std::string t = str(e);
+    auto ev = env_.vars.find(t);
+    if (ev != env_.vars.end())
+      return ev->second;
+    auto a = attrs_.find(t);
+    if (a != attrs_.end())
+      return a->second;
+    std::string attr = lastPart(t);
+    if (has(api().worldSizeAttributes, attr))
+      return v; // the same on every rank
+    if (has(api().mainProcessAttributes, attr)) {
+      v.dep = Dep::Rank;
+      v.cond = Cond::rankCmp(core::CmpOp::EQ, 0);
+      v.cond->text = t;
+      return v;
+    }
+    if (has(api().localMainProcessAttributes, attr)) {
+      v.dep = Dep::Rank;
+      Cond c = Cond::atom("local-main", Dep::Rank);
+      c.localMain = true;
+      c.text = t;
+      v.cond = c;
+      return v;
+    }
+    return Val{value(field(e, "object")).dep, RankKind::None, std::nullopt};
+  }
+  if (k == "call")
+    return callValue(e);
+  if (k == "subscript") {
+    Val b = value(field(e, "value"));
+    Val out;
+    out.dep = b.dep;
+    for (SyntaxNode s : namedKids(e))
+      if (s != field(e, "value"))
+        out.dep = core::join(out.dep, value(s).dep);
+    return out;
+  }
+  if (k == "integer" || k == "float" || k == "true" || k == "false" || k == "none")
+    return v;
+  if (k == "comparison_operator" || k == "boolean_operator" || k == "not_operator") {
+    Val out;
+    out.cond = cond(e);
+    out.dep = out.cond->dependence();
+    return out;
+  }
+  if (k == "lambda")
+    return v;
+  // Anything else: the strongest dependence of its parts.
+  Val out;
+  for (SyntaxNode c : namedKids(e))
+    out.dep = core::join(out.dep, value(c).dep);
+  return out;
+}
+
+Val Builder::callValue(SyntaxNode c) {
+  SyntaxNode fn = field(c, "function");
+  const std::string q = qualified(fn);
+  const std::string l = lastPart(q.empty() ? std::string(text(fn)) : q);
+  Val v;
+  if (has(api().worldSizeFunctions, q) || (startsWith(q, "torch.distributed.") &&
+                                           (l == "get_world_size" || l == "is_initialized" ||
+                                            l == "is_available" || l == "get_backend")))
+    return v;
+  if (has(api().localFunctions, q) || has(api().localFunctions, l) ||
+      has(api().localMethods, l)) {
+    v.dep = Dep::Local;
+    return v;
+  }
+  if (has(api().fileProbes, q)) {
+    v.dep = Dep::Local;
+    return v;
+  }
+  // A collective's result is the same on every rank.
+  if (startsWith(q, "torch.distributed.") || (is(fn, "attribute") && has(api().agreeingMethods, l)))
+    return v;
+  if (is(fn, "attribute")) {
+    const std::string recv = str(field(fn, "object"));
+    auto o = objects_.find(recv);
+    if (o != objects_.end() && o->second == ObjKind::Metric && l == "compute")
+      return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
+    // Moving or converting a value keeps its dependence: `x.to(local_rank)`.
+    if (l == "to" || l == "cuda" || l == "cpu" || l == "float" || l == "half" || l == "detach" ||
+        l == "clone" || l == "contiguous" || l == "bfloat16" || l == "double")
+      return value(field(fn, "object"));
+  }
+  if (q == "torch.device")
+    return v;
+  // A DistributedSampler pads every rank to the same number of samples, and a
+  // loader over it has the same length everywhere.
+  if (kindOfCtor(c) == ObjKind::DataLoader || endsWith(q, "DistributedSampler"))
+    return v;
+  // User helpers: a predicate on the rank keeps its condition.
+  auto f = fns_.find(resolveCallee(fn));
+  const std::optional<Cond> helperCond =
+      f != fns_.end() ? f->second.returnsCond : std::optional<Cond>();
+  if (helperCond) {
+    v.dep = helperCond->dependence();
+    v.cond = helperCond;
+    return v;
+  }
+  if (is(fn, "attribute") && (has(api().mainProcessAttributes, l) ||
+                              has(api().localMainProcessAttributes, l))) {
+    // trainer.is_world_process_zero(), state.is_local_main_process()
+    Cond mc = has(api().mainProcessAttributes, l) ? Cond::rankCmp(core::CmpOp::EQ, 0)
+                                                  : Cond::atom("local-main", Dep::Rank);
+    mc.localMain = !has(api().mainProcessAttributes, l);
+    mc.text = str(c);
+    v.cond = mc;
+    v.dep = Dep::Rank;
+    return v;
+  }
+  if (has(api().localMainProcessFunctions, q)) {
+    Cond lm = Cond::atom("local-main", Dep::Rank);
+    lm.localMain = true;
+    lm.text = str(c);
+    v.cond = lm;
+    v.dep = Dep::Rank;
+    return v;
+  }
+  if (has(api().mainProcessFunctions, q) || has(user_.mainProcessFunctions, q) ||
+      has(user_.mainProcessFunctions, l)) {
+    v.cond = Cond::rankCmp(core::CmpOp::EQ, 0);
+    v.cond->text = str(c);
+    v.dep = Dep::Rank;
+    return v;
+  }
+  // Otherwise the strongest dependence of the receiver and the arguments.
+  if (is(fn, "attribute"))
+    v.dep = value(field(fn, "object")).dep;
+  for (const auto &a : args(c))
+    if (!deviceName(a.name) && !deviceName(a.text))
+      v.dep = core::join(v.dep, value(a.value).dep);
+  return v;
+}
+
+Cond Builder::atom(SyntaxNode e, Dep d) {
+  // The same spelling in another function is another value (`flag` there may
+  // be agreed, here not); within a function it is one decision.
+  Cond c = Cond::atom(fnKey() + ":" + str(e), d);
+  c.text = str(e);
+  c.loc = 0;
+  return c;
+}
+
+Cond Builder::cond(SyntaxNode e) {
+  e = unparen(e);
+  const std::string_view k = kindOf(e);
+  if (k == "not_operator")
+    return Cond::negate(cond(field(e, "argument")));
+  if (k == "boolean_operator") {
+    Cond a = cond(field(e, "left")), b = cond(field(e, "right"));
+    std::string op = str(field(e, "operator"));
+    Cond out = op == "and" ? Cond::both(a, b) : Cond::either(a, b);
+    out.text = str(e);
+    return out;
+  }
+  if (k == "true" || k == "false")
+    return Cond::constant(k == "true");
+  if (k == "comparison_operator" && namedChildCount(e) == 2) {
+    SyntaxNode lhs = namedChild(e, 0), rhs = namedChild(e, 1);
+    std::string op;
+    for (SyntaxNode c : allKids(e)) {
+      if (!isNamed(c))
+        op += (op.empty() ? "" : " ") + str(c);
+    }
+    // rank-valued side and a literal or literal list
+    auto evalSide = [&](SyntaxNode side, std::int64_t &mod, std::optional<RankKind> &rk) {
+      side = unparen(side);
+      mod = 0;
+      if (is(side, "binary_operator") && str(field(side, "operator")) == "%") {
+        std::int64_t m = 0;
+        rk = rankSource(field(side, "left"));
+        if (rk && intLiteral(text(field(side, "right")), m))
+          mod = m;
+        else if (rk && value(field(side, "right")).dep == Dep::Uniform) {
+          mod = -1; // rank % n with n known only at run time: one rank per group of n
+        } else
+          rk.reset();
+        return;
+      }
+      rk = rankSource(side);
+    };
+    std::int64_t modL = 0, modR = 0, lit = 0;
+    std::optional<RankKind> rkL, rkR;
+    evalSide(lhs, modL, rkL);
+    evalSide(rhs, modR, rkR);
+    SyntaxNode other = rhs;
+    std::int64_t mod = modL;
+    std::optional<RankKind> rk = rkL;
+    bool flipped = false;
+    if (!rkL && rkR) {
+      other = lhs;
+      mod = modR;
+      rk = rkR;
+      flipped = true;
+    }
+    if (rk) {
+      std::vector<std::int64_t> lits;
+      SyntaxNode o = unparen(other);
+      auto litOf = [&](SyntaxNode x, std::int64_t &out) {
+        x = unparen(x);
+        if (is(x, "unary_operator") && str(field(x, "operator")) == "-" &&
+            intLiteral(text(field(x, "argument")), out)) {
+          out = -out;
+          return true;
+        }
+        return intLiteral(text(x), out);
+      };
+      if ((op == "in" || op == "not in") && (is(o, "list") || is(o, "tuple") || is(o, "set"))) {
+        for (SyntaxNode x : namedKids(o)) {
+          if (!litOf(x, lit)) {
+            lits.clear();
+            break;
+          }
+          lits.push_back(lit);
+        }
+      } else if (litOf(o, lit)) {
+        lits.push_back(lit);
+      }
+      // A rank is never negative: `local_rank == -1` (not distributed) is
+      // false in every distributed run, `!= -1` true.
+      const bool eqLike = op == "==" || op == "in" || op == "is";
+      const bool neLike = op == "!=" || op == "not in" || op == "is not";
+      if (!lits.empty() && (eqLike || neLike)) {
+        std::vector<std::int64_t> kept;
+        for (auto x : lits)
+          if (x >= 0 || mod != 0)
+            kept.push_back(x);
+        if (kept.empty()) {
+          Cond k = Cond::constant(neLike);
+          k.text = str(e);
+          return k;
+        }
+        lits = kept;
+      }
+      if (!lits.empty()) {
+        core::CmpOp cop = core::CmpOp::EQ;
+        bool known = true;
+        if (op == "==" || op == "in" || op == "is")
+          cop = core::CmpOp::EQ;
+        else if (op == "!=" || op == "not in" || op == "is not")
+          cop = core::CmpOp::NE;
+        else if (op == "<")
+          cop = flipped ? core::CmpOp::GT : core::CmpOp::LT;
+        else if (op == "<=")
+          cop = flipped ? core::CmpOp::GE : core::CmpOp::LE;
+        else if (op == ">")
+          cop = flipped ? core::CmpOp::LT : core::CmpOp::GT;
+        else if (op == ">=")
+          cop = flipped ? core::CmpOp::LE : core::CmpOp::GE;
+        else
+          known = false;
+        if (known && (*rk == RankKind::Local || mod == -1)) {
+          // The node-local rank: is the test true on local rank 0 only?
+          // `in`/`==`: some literal matches; `not in`/`!=`: none does.
+          const bool every = op == "not in" || op == "!=" || op == "is not";
+          auto test = [&](std::int64_t r) {
+            bool any = false, all = true;
+            for (auto x : lits) {
+              const bool one = core::compare(cop, r, x);
+              any = any || one;
+              all = all && one;
+            }
+            return every ? all : any;
+          };
+          const bool zero = test(0), others = test(1) || test(2);
+          Cond c = Cond::atom("local-main", Dep::Rank);
+          c.localMain = true;
+          c.text = str(e);
+          if (zero && !others)
+            return c;
+          if (!zero && others) {
+            Cond n = Cond::negate(c);
+            n.text = str(e);
+            return n;
+          }
+          return atom(e, Dep::Rank);
+        }
+        if (known) {
+          Cond out;
+          bool first = true;
+          for (auto x : lits) {
+            Cond one = Cond::rankCmp(cop, x, mod > 0 ? mod : 0);
+            one.text = str(e);
+            if (first)
+              out = one;
+            else
+              out = (op == "not in") ? Cond::both(out, one) : Cond::either(out, one);
+            first = false;
+          }
+          out.text = str(e);
+          return out;
+        }
+      }
+      return atom(e, Dep::Rank);
+    }
+  }
+  if (k == "comparison_operator" || k == "boolean_operator" || k == "not_operator") {
+    // Not a rank test: an opaque decision on whatever its operands depend on.
+    Dep d = Dep::Uniform;
+    for (SyntaxNode c : namedKids(e))
+      d = core::join(d, value(c).dep);
+    return atom(e, d);
+  }
+  // A name bound to a condition: `is_main = rank == 0`, `accelerator.is_main_process`.
+  Val v = value(e);
+  if (v.cond) {
+    Cond c = *v.cond;
+    if (c.text.empty())
+      c.text = str(e);
+    return c;
+  }
+  if (v.rank != RankKind::None) {
+    // `if rank:` is `rank != 0`
+    if (v.rank == RankKind::Global) {
+      Cond c = Cond::rankCmp(core::CmpOp::NE, 0);
+      c.text = str(e);
+      return c;
+    }
+    Cond c = Cond::atom("local-main", Dep::Rank);
+    c.localMain = true;
+    Cond n = Cond::negate(c);
+    n.text = str(e);
+    return n;
+  }
+  Cond c = atom(e, v.dep);
+  // `os.path.exists(path)`: a create-once cache
+  if (is(e, "call") && has(api().fileProbes, qualified(field(e, "function"))))
+    c.probesFile = true;
+  return c;
+}
+
+void Builder::bind(SyntaxNode target, const Val &v) {
+  target = unparen(target);
+  if (is(target, "identifier")) {
+    env_.vars[str(target)] = v;
+  } else if (is(target, "attribute")) {
+    env_.vars[str(target)] = v;
+  } else if (is(target, "pattern_list") || is(target, "tuple_pattern") ||
+             is(target, "list_pattern") || is(target, "tuple") || is(target, "list")) {
+    for (SyntaxNode t : namedKids(target))
+      bind(t, Val{v.dep, RankKind::None, std::nullopt});
+  }
+}
+
+void Builder::bindTargets(SyntaxNode target, Dep d) { bind(target, Val{d, RankKind::None, {}}); }
+
+bool Builder::isLoaderIterable(SyntaxNode it) const {
+  it = unparen(it);
+  // `tqdm(loader) if rank == 0 else loader`: either way the same batches.
+  if (is(it, "conditional_expression") && namedChildCount(it) == 3)
+    return isLoaderIterable(namedChild(it, 0)) || isLoaderIterable(namedChild(it, 2));
+  if (is(it, "call")) {
+    std::string l = lastPart(qualified(field(it, "function")));
+    if (l == "enumerate" || l == "tqdm" || l == "zip" || l == "iter") {
+      for (SyntaxNode a : namedKids(field(it, "arguments")))
+        if (isLoaderIterable(a))
+          return true;
+      return false;
+    }
+    return kindOfCtor(it) == ObjKind::DataLoader;
+  }
+  std::string t(text(it));
+  auto o = objects_.find(t);
+  if (o != objects_.end() && o->second == ObjKind::DataLoader)
+    return true;
+  std::string lower = t;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  return lower.find("loader") != std::string::npos || lower.find("batches") != std::string::npos ||
+         lower.find("dataset") != std::string::npos || lower.find("iterator") != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------
+// Statements
+
+} // namespace ddplint::pyfe::build
