@@ -2,7 +2,7 @@
 // decide on.  The builder only observes (which process groups, options,
 // environment settings, data loaders and forward() branches the user's code
 // has, with their arguments and enclosing loops); the core decides and words
-// the findings (ddplint/core/FactRules.h).  Each check asks only for the facts
+// the findings (one file per rule in checks/core/rules).  Each check asks only for the facts
 // its rule needs: the walks are per fact kind.
 #pragma once
 

@@ -39,6 +39,7 @@ private:
 };
 
 // The generated check classes: clang-tidy's naming (ddp-<name> is <Name>Check).
+// NOLINTBEGIN(bugprone-macro-parentheses): CLASS is a class name, not an expression
 #define DDPLINT_CHECK(NAME, CLASS, RULE)                                                     \
   class CLASS : public RuleCheck {                                                           \
   public:                                                                                    \
@@ -47,5 +48,6 @@ private:
   };
 #include "CheckList.inc"
 #undef DDPLINT_CHECK
+// NOLINTEND(bugprone-macro-parentheses)
 
 } // namespace ddplint::tidy

@@ -63,7 +63,7 @@ std::vector<Finding> findings(const Facts &pf, const std::vector<EnvSetting> &la
                          versionString(firstVersionReading(facts, readName)) + "; use '" +
                          readName + "'");
     if (use.renameFixable && endsWith(readName, use.name))
-      f.fixes.push_back({FixKind::RenameEnvVar, use.nameLoc, readName, use.name});
+      f.fixes.emplace_back(FixKind::RenameEnvVar, use.nameLoc, readName, use.name);
     out.push_back(std::move(f));
   }
 
@@ -81,6 +81,7 @@ std::vector<Finding> findings(const Facts &pf, const std::vector<EnvSetting> &la
   // where the program sets nothing.  At one level, an explicit 0 wins.
   bool progOn = false, progOff = false, launchOn = false, launchOff = false, launchKnown = false;
   std::vector<const EnvSetting *> settings;
+  settings.reserve(pf.env.size() + launchEnv.size());
   for (const EnvSetting &use : pf.env)
     settings.push_back(&use);
   for (const EnvSetting &use : launchEnv)

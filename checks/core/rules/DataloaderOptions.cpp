@@ -48,9 +48,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     Finding f = makeFinding(rule, dl.loc, std::move(msg));
     auto fix = [&](ArgState s, Loc valueLoc, FixKind insert, FixKind set) {
       if (s == ArgState::False && valueLoc)
-        f.fixes.push_back({set, valueLoc, "", ""});
+        f.fixes.emplace_back(set, valueLoc, "", "");
       else if (s == ArgState::Absent && dl.argsEnd)
-        f.fixes.push_back({insert, dl.argsEnd, "", ""});
+        f.fixes.emplace_back(insert, dl.argsEnd, "", "");
     };
     if (needPersistent)
       fix(dl.persistentWorkers, dl.persistentWorkersLoc, FixKind::InsertPersistentWorkers,

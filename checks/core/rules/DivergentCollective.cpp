@@ -15,7 +15,7 @@ const char *const kFixAdvice =
 
 std::string message(const engine::PathEngine &paths, const Divergence &d) {
   const engine::Lit *l = d.hasLit ? &d.lit : nullptr;
-  const std::string event = engine::eventName(d.event);
+  std::string event = engine::eventName(d.event);
   switch (d.kind) {
   case Divergence::Kind::ExitSkips:
     return event + " is never reached by " + paths.who(l) + ": they " + engine::exitWord(d.exit) +
@@ -49,15 +49,17 @@ std::string message(const engine::PathEngine &paths, const Divergence &d) {
 std::vector<Finding> decide(const RuleContext &ctx) {
   const engine::PathEngine &paths = ctx.paths();
   std::vector<Finding> out;
+  out.reserve(paths.divergences.size());
   for (const Divergence &d : paths.divergences) {
     Finding f = makeFinding("ddp-divergent-collective", d.event.loc, message(paths, d));
     if (d.kind == Divergence::Kind::TripCount)
-      f.notes.push_back({d.loop->tripLoc ? d.loop->tripLoc : d.loop->loc, "trip count decided here"});
+      f.notes.emplace_back(d.loop->tripLoc ? d.loop->tripLoc : d.loop->loc,
+                           "trip count decided here");
     else if (d.hasLit)
-      f.notes.push_back({paths.condLoc(d.lit),
+      f.notes.emplace_back(paths.condLoc(d.lit),
                          paths.atoms[d.lit.atom].dep == Dep::Local
                              ? "condition on a rank-local value here"
-                             : "rank-dependent condition here"});
+                             : "rank-dependent condition here");
     out.push_back(std::move(f));
   }
   sortByLoc(out);

@@ -8,38 +8,39 @@
 namespace ddplint::core::rules {
 namespace {
 
+std::string message(const engine::PathEngine &paths, const engine::Divergence &d, bool python) {
+  const engine::Atom &a = paths.atoms[d.lit.atom];
+  const std::string spelled = paths.spelling(d.lit);
+  const std::string how = d.exit == ExitKind::Throw   ? "throws"
+                          : d.exit == ExitKind::Break ? "leaves the loop"
+                                                      : "returns";
+  if (python) {
+    // A caught exception: the frontend spells the atom "an exception is raised".
+    return "error-path exit: when " +
+           (a.errorCheck && spelled == "an exception is raised"
+                ? std::string("an exception is caught")
+                : "'" + spelled + "' reports a failure") +
+           " on one rank, that rank " + how + " here while the other ranks wait in " +
+           engine::eventName(d.event) +
+           " and hang; re-raise it (torchrun and mp.spawn then stop every worker) or agree on "
+           "the failure first (all_reduce an error flag) so every rank leaves together";
+  }
+  return "error-path exit: when '" + spelled + "' reports a failure on one rank, that rank " +
+         how + " here while the other ranks wait in " + engine::eventName(d.event) +
+         " and hang; abort the communicator instead (ncclCommAbort, MPI_Abort, or abort() under "
+         "a watchdog) so every rank fails fast";
+}
+
 std::vector<Finding> decide(const RuleContext &ctx) {
   const engine::PathEngine &paths = ctx.paths();
+  const bool python = ctx.program().facts.language == SourceLanguage::Python;
   std::vector<Finding> out;
+  out.reserve(paths.errorExits.size());
   for (const engine::Divergence &d : paths.errorExits) {
-    const engine::Atom &a = paths.atoms[d.lit.atom];
-    const std::string spelled = paths.spelling(d.lit);
-    const std::string how = d.exit == ExitKind::Throw   ? "throws"
-                            : d.exit == ExitKind::Break ? "leaves the loop"
-                                                        : "returns";
-    Finding f;
-    f.rule = "ddp-error-path-exit";
-    f.loc = d.exitLoc ? d.exitLoc : d.event.loc;
-    if (ctx.program().facts.language == SourceLanguage::Python) {
-      // A caught exception: the frontend spells the atom "an exception is raised".
-      f.message = "error-path exit: when " +
-                  (a.errorCheck && spelled == "an exception is raised"
-                       ? std::string("an exception is caught")
-                       : "'" + spelled + "' reports a failure") +
-                  " on one rank, that rank " + how + " here while the other ranks wait in " +
-                  engine::eventName(d.event) +
-                  " and hang; re-raise it (torchrun and mp.spawn then stop every worker) or "
-                  "agree on the failure first (all_reduce an error flag) so every rank leaves "
-                  "together";
-      f.notes.push_back({paths.condLoc(d.lit), "exception caught here"});
-    } else {
-      f.message = "error-path exit: when '" + spelled +
-                  "' reports a failure on one rank, that rank " + how +
-                  " here while the other ranks wait in " + engine::eventName(d.event) +
-                  " and hang; abort the communicator instead (ncclCommAbort, MPI_Abort, or "
-                  "abort() under a watchdog) so every rank fails fast";
-      f.notes.push_back({paths.condLoc(d.lit), "failure checked here"});
-    }
+    Finding f = makeFinding("ddp-error-path-exit", d.exitLoc ? d.exitLoc : d.event.loc,
+                            message(paths, d, python));
+    f.notes.emplace_back(paths.condLoc(d.lit),
+                         python ? "exception caught here" : "failure checked here");
     out.push_back(std::move(f));
   }
   sortByLoc(out);

@@ -50,7 +50,8 @@ std::vector<Finding> decide(const RuleContext &ctx) {
                                 ? "pass options with a timeout"
                                 : "pass options whose 'timeout' member is set"));
       if (pg.optionsTakeTimeoutArg && pg.fixAnchor && !pg.optionsApi.empty())
-        f.fixes.push_back({FixKind::InsertTimeoutOptionsArg, pg.fixAnchor, pg.optionsApi, "", seconds});
+        f.fixes.emplace_back(FixKind::InsertTimeoutOptionsArg, pg.fixAnchor, pg.optionsApi, "",
+                             seconds);
       out.push_back(std::move(f));
       break;
     }
@@ -67,7 +68,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       if (pg.optionsTakeTimeoutArg) {
         Finding f = makeFinding(rule, pg.loc, head + "pass a timeout");
         if (pg.fixAnchor)
-          f.fixes.push_back({FixKind::InsertTimeoutArg, pg.fixAnchor, "", "", seconds});
+          f.fixes.emplace_back(FixKind::InsertTimeoutArg, pg.fixAnchor, "", "", seconds);
         out.push_back(std::move(f));
       } else {
         std::string msg = head;
@@ -88,7 +89,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
                            "backend default (" +
                            defaults + ") before failing; pass a timeout");
       if (pg.fixAnchor)
-        f.fixes.push_back({FixKind::InsertTimeoutArg, pg.fixAnchor, "", "", seconds});
+        f.fixes.emplace_back(FixKind::InsertTimeoutArg, pg.fixAnchor, "", "", seconds);
       out.push_back(std::move(f));
       break;
     }

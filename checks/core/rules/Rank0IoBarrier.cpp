@@ -203,9 +203,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     // The barriers go right around the `if`; for an early return the one
     // after belongs after the call of the function, which is not here.
     if (missBefore)
-      fd.fixes.push_back({FixKind::InsertBarrierBefore, n.loc, "", "", 0, &n});
+      fd.fixes.emplace_back(FixKind::InsertBarrierBefore, n.loc, "", "", 0, &n);
     if (missAfter && !toEnd)
-      fd.fixes.push_back({FixKind::InsertBarrierAfter, n.loc, "", "", 0, &n});
+      fd.fixes.emplace_back(FixKind::InsertBarrierAfter, n.loc, "", "", 0, &n);
     const char *what = toEnd ? "code after this early return runs only on rank 0 and writes files"
                              : "block runs only on rank 0 and writes files";
     std::string where = missBefore && missAfter ? "before or after it"

@@ -143,7 +143,10 @@ std::vector<Finding> RuleRunner::run(RuleId id, const RuleOptions &options,
     return {};
   RuleContext ctx(program_, options, [this]() -> engine::PathEngine & { return paths(); },
                   launch);
-  return def->decide(ctx);
+  std::vector<Finding> out = def->decide(ctx);
+  for (Finding &f : out) // a rule reports under its own id, whatever its file wrote
+    f.rule = std::string(ruleSpec(id).name);
+  return out;
 }
 
 std::vector<std::string> RuleRunner::collectiveSummary(const std::string &key) {

@@ -19,13 +19,11 @@ namespace fs = std::filesystem;
 namespace ddplint::cli {
 
 int runCheckLaunch(const Args &a) {
-  const std::string root = a.root ? absolute(*a.root) : defaultRoot();
-  std::optional<Baseline> baseline;
-  if (!preloadBaseline(a, baseline))
+  RunStart start;
+  if (!startRun(a, start))
     return kExitError;
   RunResult result;
-  ConfigResolver configs(a.configFile ? std::optional<std::string>(absolute(*a.configFile))
-                                      : std::nullopt);
+  ConfigResolver configs = configsFor(a);
   ddplint::launch::Options cliVersion;
   if (a.torchVersionGiven && !ddplint::launch::parseTorchVersion(a.torchVersion, cliVersion))
     usageError("--torch-version takes MAJOR.MINOR[.PATCH], e.g. 2.3, not '" + a.torchVersion +
@@ -53,7 +51,7 @@ int runCheckLaunch(const Args &a) {
     auto cfg = configs.forFile(f, result.errors);
     if (!cfg || cfg->excluded(f))
       continue;
-    auto setting = cfg->rules.find("ddp-launch-env");
+    auto setting = cfg->rules.find(ddplint::launch::kRuleId);
     if (setting != cfg->rules.end() && !setting->second.enabled)
       continue;
     ddplint::launch::Options opts = cliVersion;
@@ -98,15 +96,14 @@ int runCheckLaunch(const Args &a) {
       result.errors.push_back(std::move(e));
     }
   }
-  return finishRun(a, result, root, baseline);
+  return finishRun(a, result, start.root, start.baseline);
 }
 
 int runCache(const Args &a) {
   std::string dir = a.cacheDir ? absolute(*a.cacheDir) : "";
   if (dir.empty()) { // the cache: key of the config above the cwd
     std::error_code ec;
-    ConfigResolver configs(a.configFile ? std::optional<std::string>(absolute(*a.configFile))
-                                        : std::nullopt);
+    ConfigResolver configs = configsFor(a);
     std::vector<ToolError> errors;
     auto cfg = configs.forFile((fs::current_path(ec) / "x.cpp").string(), errors);
     if (cfg && !cfg->cacheDir.empty())

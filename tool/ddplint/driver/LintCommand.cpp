@@ -169,13 +169,11 @@ std::vector<RunResult> lintPythonFiles(const Args &a, const Inputs &in, ConfigRe
 } // namespace
 
 int runLint(const Args &a) {
-  const std::string root = a.root ? absolute(*a.root) : defaultRoot();
-  std::optional<Baseline> baseline;
-  if (!preloadBaseline(a, baseline))
+  RunStart start;
+  if (!startRun(a, start))
     return kExitError;
   RunResult result;
-  ConfigResolver configs(a.configFile ? std::optional<std::string>(absolute(*a.configFile))
-                                      : std::nullopt);
+  ConfigResolver configs = configsFor(a);
   Databases dbs(a, configs);
   const std::vector<std::string> files = discoverFiles(a, dbs, result);
   Inputs in;
@@ -196,7 +194,7 @@ int runLint(const Args &a) {
   if (a.analyzeLibraryCode)
     std::cerr << "ddplint: analysed " << ddplint::clangfe::functionsAnalysed()
               << " function bodies (library code included)\n";
-  return finishRun(a, result, root, baseline);
+  return finishRun(a, result, start.root, start.baseline);
 }
 
 } // namespace ddplint::cli

@@ -40,7 +40,19 @@ void dedupeErrors(std::vector<ToolError> &errors) {
 
 } // namespace
 
-bool preloadBaseline(const Args &a, std::optional<Baseline> &out) {
+static bool preloadBaseline(const Args &a, std::optional<Baseline> &out);
+
+bool startRun(const Args &a, RunStart &out) {
+  out.root = a.root ? absolute(*a.root) : defaultRoot();
+  return preloadBaseline(a, out.baseline);
+}
+
+ConfigResolver configsFor(const Args &a) {
+  return ConfigResolver(a.configFile ? std::optional<std::string>(absolute(*a.configFile))
+                                     : std::nullopt);
+}
+
+static bool preloadBaseline(const Args &a, std::optional<Baseline> &out) {
   if (!a.baseline)
     return true;
   Baseline b;

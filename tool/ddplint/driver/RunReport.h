@@ -4,6 +4,7 @@
 
 #include "Args.h"
 #include "Baseline.h"
+#include "Config.h"
 #include "Finding.h"
 
 #include <optional>
@@ -11,9 +12,18 @@
 
 namespace ddplint::cli {
 
-// A broken baseline is found before any parsing: the gate must not spend
-// minutes and then report everything (or nothing) against a file it cannot read.
-bool preloadBaseline(const Args &a, std::optional<Baseline> &out);
+// What every run that reports starts from: the folder paths in reports and
+// baselines are relative to, and the baseline.  A broken baseline is found
+// before any parsing (the gate must not spend minutes and then report
+// everything, or nothing, against a file it cannot read): then false, and it
+// is reported.
+struct RunStart {
+  std::string root;
+  std::optional<Baseline> baseline;
+};
+bool startRun(const Args &a, RunStart &out);
+// The configs of the run: --config for every file, else the nearest .ddplint.yaml.
+ConfigResolver configsFor(const Args &a);
 
 // Writes the report (and the baseline, and the fixes) and returns the exit code.
 int finishRun(const Args &a, RunResult &result, const std::string &root,

@@ -1,6 +1,7 @@
 // What the ddplint CLI reports, independent of where it came from: the clang-tidy
-// engine (C++ translation units) or check-launch (launch files).  No Clang types,
-// so the writers, baselines and a future Python frontend share these.
+// engine (C and C++ units), the Python linter (.py files; core::Finding turned
+// into this one in runners/PythonRunner) or check-launch (launch files).  No
+// Clang types, so the writers and baselines share these.
 #pragma once
 
 #include <string>

@@ -150,7 +150,7 @@ struct Program {
   // Rules about what "every rank" does (unguarded-save, rank0-io-barrier)
   // say nothing about a single-process program.
   bool distributed = true;
-  // What the fact-based rules decide on (Facts.h, FactRules.h).
+  // What the rules decided on facts read (Facts.h).
   Facts facts;
   const Function *find(const std::string &key) const;
 };
