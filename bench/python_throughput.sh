@@ -132,10 +132,10 @@ if ! "$PY" - "$tmp/report.json" "$nfiles" <<'EOF'
 import json, sys
 rep, n = json.load(open(sys.argv[1])), int(sys.argv[2])
 s = rep["summary"]
-bad = s.get("filesAnalyzed") != n or s.get("toolErrors", 0) or rep.get("errors")
+bad = s.get("filesAnalyzed") != n or s.get("toolErrors", 0) or rep.get("toolErrors")
 print("ddplint report: %d of %d files analysed, %d skipped, %d tool errors, %d findings" % (
     s.get("filesAnalyzed", 0), n, s.get("filesSkipped", 0), s.get("toolErrors", 0), s.get("findings", 0)))
-for e in rep.get("errors", [])[:5]:
+for e in rep.get("toolErrors", [])[:5]:
     print("  tool error: %s: %s" % (e.get("file"), e.get("message")))
 sys.exit(1 if bad else 0)
 EOF

@@ -150,7 +150,7 @@ for line in open(os.path.join(out, "selection.tsv")):
     try:
         data = json.load(open(jp))
         findings = data.get("findings", [])
-        errors = data.get("errors", [])
+        errors = data.get("toolErrors", [])
         skipped = len(data.get("skipped", [])) or data.get("summary", {}).get("filesSkipped", 0)
     except Exception:
         pass

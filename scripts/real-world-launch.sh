@@ -31,6 +31,6 @@ path, name, nfiles, secs = sys.argv[1:]
 d = json.load(open(path))
 w = sum(f["severity"] == "warning" for f in d["findings"])
 n = sum(f["severity"] == "note" for f in d["findings"])
-print(f"| {name} | {nfiles} | {w} | {n} | {len(d['errors'])} | {float(secs):.1f} |")
+print(f"| {name} | {nfiles} | {w} | {n} | {len(d['toolErrors'])} | {float(secs):.1f} |")
 PY
 done

@@ -188,7 +188,7 @@ for name, repo, commit, nfiles, lines, secs, mode, rc in rows:
         s = rep.get("summary", {})
         analyzed += s.get("filesAnalyzed", 0)
         skipped += s.get("filesSkipped", 0)
-        for e in rep.get("errors", []):
+        for e in rep.get("toolErrors", []):
             nerr += 1
             errors_tsv.write("%s\t%s\t%s\t%s\n" % (name, e.get("file"), e.get("line"),
                                                    " ".join(str(e.get("message", "")).split())))

@@ -184,7 +184,7 @@ for line in open(os.path.join(out, "jobs.tsv")):
     except Exception:
         pass
     findings = data.get("findings", [])
-    errors = data.get("errors", [])
+    errors = data.get("toolErrors", [])
     log = open(os.path.join(out, "log", jid + ".log"), errors="replace").read()
     crash = rc not in (0, 1, 2, 124, 137, 127) or "Stack dump" in log or \
         any("crash" in (e.get("message") or "").lower() for e in errors)

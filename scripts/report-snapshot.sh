@@ -68,7 +68,7 @@ def walk(x):
         return [walk(v) for v in x]
     return x
 d = walk(d)
-for key in ("findings", "errors", "skipped"):
+for key in ("findings", "errors", "toolErrors", "skipped", "analysisLimits"):
     if isinstance(d.get(key), list):
         d[key] = sorted(d[key], key=lambda f: json.dumps(f, sort_keys=True))
 print(json.dumps(d, indent=1, sort_keys=True))

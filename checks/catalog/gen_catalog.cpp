@@ -9,7 +9,7 @@
 //   gen_catalog CATALOG API --ids-runner R   (the ids of the rules runner R decides: program|launch)
 //   gen_catalog CATALOG API --ids-language L (the ids of the rules for language L)
 //   gen_catalog CATALOG API --json           (the validated rule catalog, for the tests)
-//   gen_catalog CATALOG API --implicit-json  (python.implicit_collectives, for the tests)
+//   gen_catalog CATALOG API --implicit-json  (python.implicit_collectives and the python lists, for the tests)
 //   gen_catalog CATALOG API --docs-index     (markdown table for docs/checks)
 //   gen_catalog CATALOG API --api-names      (the API's classes: CLASS function|method NAME)
 //
@@ -20,6 +20,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <iostream>
@@ -314,6 +315,15 @@ std::string apiCpp(const std::string &file) {
   o << "  a.collectiveMethods = " << cxxList(strList(file, sub("collectives"), "methods")) << ";\n";
   o << "  a.collectiveFunctions = " << cxxList(strList(file, sub("collectives"), "functions"))
     << ";\n";
+  {
+    // Set-up collectives are collectives first.
+    const std::vector<std::string> all = strList(file, sub("collectives"), "functions");
+    for (const auto &e : need(file, root, "collective_setup", YAML::NodeType::Sequence))
+      if (std::find(all.begin(), all.end(), e.as<std::string>()) == all.end())
+        fail(file, e, "'" + e.as<std::string>() + "' in collective_setup is not a collective function");
+    o << "  a.collectiveSetupFunctions = " << cxxList(strList(file, root, "collective_setup"))
+      << ";\n";
+  }
   o << "  a.barrierMethods = " << cxxList(strList(file, sub("barriers"), "methods")) << ";\n";
   o << "  a.barrierFunctions = " << cxxList(strList(file, sub("barriers"), "functions")) << ";\n";
   o << "  a.pointToPointMethods = " << cxxList(strList(file, sub("point_to_point"), "methods"))
@@ -375,6 +385,7 @@ const PythonKey kPythonKeys[] = {
     {"barriers", "barriers"},
     {"point_to_point", "pointToPoint"},
     {"collective_functions", "collectiveFunctions"},
+    {"barrier_functions", "barrierFunctions"},
     {"wrapper_collectives", "wrapperCollectives"},
     {"wrapper_barriers", "wrapperBarriers"},
     {"fsdp_collective_functions", "fsdpCollectiveFunctions"},
@@ -441,9 +452,9 @@ std::string jsonList(const std::vector<std::string> &v) {
 // (checks/python-frontend/PyModelBuilder.cpp knows each of these by name).
 const char *const kImplicitObjects[] = {"ddp",         "fsdp",           "prepared",
                                         "metric",      "accelerator",    "lightning_self",
-                                        "fsdp_full_state", "any"};
+                                        "fsdp_full_state", "deepspeed_engine", "any"};
 const char *const kImplicitConditions[] = {"program_wraps_ddp", "outside_no_sync", "no_arguments",
-                                           "sync_dist"};
+                                           "sync_dist", "module_has_buffers"};
 
 template <size_t N> bool oneOf(const std::string &v, const char *const (&list)[N]) {
   for (const char *x : list)
@@ -556,7 +567,15 @@ std::string implicitJson(const std::string &file) {
         << ", \"event\": " << jsonString(ic.event) << "}";
     o << "}" << (i + 1 < all.size() ? "," : "") << "\n";
   }
-  o << "]}\n";
+  o << "],\n\"lists\": {";
+  // The python section's name lists, for the test that every library entry is exercised.
+  bool first = true;
+  for (const auto &k : kPythonKeys) {
+    o << (first ? "\n" : ",\n") << "  " << jsonString(k.key) << ": "
+      << jsonList(strList(file, py, k.key));
+    first = false;
+  }
+  o << "}}\n";
   return o.str();
 }
 
@@ -570,11 +589,27 @@ std::string pythonApiCpp(const std::string &file) {
     for (const auto &c : kPythonKeys)
       if (key == c.key)
         k = &c;
-    if (!k && key != "implicit_collectives")
+    if (!k && key != "implicit_collectives" && key != "process_group_inits")
       fail(file, kv.first, "unknown key '" + key + "' in 'python'");
   }
   for (const auto &k : kPythonKeys)
     o << "  p." << k.member << " = " << cxxList(strList(file, py, k.key)) << ";\n";
+  o << "  p.processGroupInits = {\n";
+  for (const auto &e : need(file, py, "process_group_inits", YAML::NodeType::Sequence)) {
+    for (const auto &kv : e) {
+      const std::string k = kv.first.as<std::string>();
+      if (k != "name" && k != "backend" && k != "timeout" && k != "world_size" && k != "collective")
+        fail(file, kv.first, "unknown key '" + k + "' in a process_group_inits entry (name, "
+                             "backend, timeout, world_size, collective)");
+    }
+    const std::string coll = str(file, e, "collective");
+    if (coll != "true" && coll != "false")
+      fail(file, e["collective"], "'collective' is true or false");
+    o << "    {" << cxx(str(file, e, "name")) << ", " << intOf(file, e, "backend") << ", "
+      << intOf(file, e, "timeout") << ", " << intOf(file, e, "world_size") << ", " << coll
+      << "},\n";
+  }
+  o << "  };\n";
   o << "  p.implicitCollectives = {\n";
   for (const Implicit &ic : readImplicit(file, py))
     if (ic.hasMatch)

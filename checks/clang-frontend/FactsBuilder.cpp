@@ -419,6 +419,26 @@ bool iteratesOverInputs(const Stmt *loop, const CallExpr *call) {
 // The loops whose every iteration runs `s`, innermost first, within its own
 // function (a lambda body is a function of its own).  With `factoryCall`,
 // whether the call's dataset argument depends on each loop.
+// A loop whose header names epochs (`for (int epoch = 0; ...)`, `while (epoch++ < n)`),
+// as the Python frontend judges `for epoch in range(...)`: what runs in it runs once
+// per epoch.
+bool isEpochLoop(const Stmt *loop, const ASTContext &ctx) {
+  const Stmt *body = nullptr;
+  if (const auto *fs = dyn_cast<ForStmt>(loop))
+    body = fs->getBody();
+  else if (const auto *rf = dyn_cast<CXXForRangeStmt>(loop))
+    body = rf->getBody();
+  else if (const auto *ws = dyn_cast<WhileStmt>(loop))
+    body = ws->getBody();
+  if (!body || loop->getBeginLoc().isMacroID() || body->getBeginLoc().isMacroID())
+    return false;
+  const SourceManager &sm = ctx.getSourceManager();
+  const llvm::StringRef header = Lexer::getSourceText(
+      CharSourceRange::getCharRange(loop->getBeginLoc(), body->getBeginLoc()), sm,
+      ctx.getLangOpts());
+  return header.lower().find("epoch") != std::string::npos;
+}
+
 std::vector<core::LoopInfo> enclosingLoops(const Stmt *s, const LocalParents &lp,
                                            const CallExpr *factoryCall, FactsBuilder &b) {
   std::vector<core::LoopInfo> loops;
@@ -441,6 +461,7 @@ std::vector<core::LoopInfo> enclosingLoops(const Stmt *s, const LocalParents &lp
     core::LoopInfo info;
     info.loc = b.loc(loop->getBeginLoc());
     info.datasetDependsOnLoop = factoryCall && iteratesOverInputs(loop, factoryCall);
+    info.perEpoch = isEpochLoop(loop, b.context());
     loops.push_back(info);
   }
   return loops;
@@ -623,6 +644,34 @@ void FactsBuilder::addVersions(core::Facts &facts, std::optional<int> major,
     set(core::TargetVersions::Basis::AtMost, 113, "the headers declare no c10d::Backend");
 }
 
+namespace {
+// `DataLoaderOptions().batch_size(64).workers(4)` among a loader factory's
+// arguments: its worker threads (LibTorch's default is none).
+core::DataLoaderCreation::Workers loaderWorkers(const CallExpr *call) {
+  using Workers = core::DataLoaderCreation::Workers;
+  Workers out = Workers::Absent;
+  std::function<void(const Stmt *)> visit = [&](const Stmt *s) {
+    if (!s)
+      return;
+    if (const auto *m = dyn_cast<CXXMemberCallExpr>(s))
+      if (const auto *md = m->getMethodDecl();
+          md && md->getName() == "workers" && m->getNumArgs() == 1) {
+        Expr::EvalResult r;
+        const Expr *n = m->getArg(0)->IgnoreParenImpCasts();
+        if (!n->isValueDependent() && n->EvaluateAsInt(r, md->getASTContext()))
+          out = r.Val.getInt().isZero() ? Workers::Zero : Workers::Positive;
+        else
+          out = Workers::Unknown;
+      }
+    for (const Stmt *k : s->children())
+      visit(k);
+  };
+  for (const Expr *a : call->arguments())
+    visit(a);
+  return out;
+}
+} // namespace
+
 void FactsBuilder::addDataLoaders(core::Facts &facts, const std::vector<std::string> &factories) {
   const SourceManager &sm = ctx_.getSourceManager();
   forEachUserFunction(ctx_.getTranslationUnitDecl(), sm, [&](const FunctionDecl *fd) {
@@ -649,6 +698,11 @@ void FactsBuilder::addDataLoaders(core::Facts &facts, const std::vector<std::str
         dl.loops = enclosingLoops(call, *lp, call, *this);
         dl.storedInContainer = storedInContainer(call, *lp);
         dl.argsEnd = call->getRParenLoc().isMacroID() ? 0 : loc(call->getRParenLoc());
+        dl.numWorkers = loaderWorkers(call);
+        // A project's own factory may well start workers: no options seen is not none.
+        if (dl.numWorkers == core::DataLoaderCreation::Workers::Absent &&
+            !nameIn(qualifiedName(callee), core::builtinApi().dataLoaderFactories, true))
+          dl.numWorkers = core::DataLoaderCreation::Workers::Unknown;
         facts.dataLoaders.push_back(std::move(dl));
         return;
       }

@@ -44,6 +44,7 @@ public:
   // share their locations, so the core can report a position once).
   core::Loc loc(clang::SourceLocation l);
   LocTable &locs() { return locs_; }
+  const clang::ASTContext &context() const { return ctx_; }
   DependenceAnalyzer &deps();
 
 private:

@@ -97,6 +97,10 @@ struct DependenceAnalyzer::Impl {
   LocTable &locs;
   std::unordered_map<const Decl *, std::vector<const Expr *>> defs;
   std::unordered_map<const Decl *, Dep> outRole; // written through &x by a rank/world source
+  // Passed as the rank of a communicator's creation (`ncclCommInitRank(&c, n,
+  // id, r)`): whatever `r` was read from (argv, a launcher variable, a file),
+  // it is this process's rank.
+  std::unordered_set<const Decl *> rankSinks;
   std::unordered_set<const Decl *> worldSizeOut;   // written through &x by MPI_Comm_size & co.
   // Communicators that hold a subset of the ranks (MPI_Comm_split & co.):
   // a collective on one is run only by its members, by design.
@@ -435,6 +439,18 @@ struct DependenceAnalyzer::Impl {
       default:
         break;
       }
+      if (const FunctionDecl *fd = c->getDirectCallee()) {
+        // The rank argument of a communicator's creation (the catalog's
+        // collective_setup functions that take one).
+        static const std::vector<std::pair<std::string, unsigned>> sinks = {
+            {"ncclCommInitRank", 3}, {"ncclCommInitRankConfig", 3},
+            {"ncclCommInitRankScalable", 2}};
+        const std::string q = qualifiedName(fd);
+        for (const auto &[name, arg] : sinks)
+          if (q == name && arg < c->getNumArgs())
+            if (const ValueDecl *d = declOf(strip(c->getArg(arg))); d && isa<VarDecl>(d))
+              I.rankSinks.insert(d->getCanonicalDecl());
+      }
       if ((info.role == CallRole::RankSource || info.role == CallRole::WorldSize) && info.arg >= 0 &&
           unsigned(info.arg) < c->getNumArgs()) {
         const Expr *a = strip(c->getArg(unsigned(info.arg)));
@@ -625,6 +641,8 @@ struct DependenceAnalyzer::Impl {
       return Dep::Uniform; // cycles add nothing new
     declBusy.insert(d);
     Dep dep = Dep::Uniform;
+    if (rankSinks.count(d))
+      dep = Dep::Rank;
     if (auto o = outRole.find(d); o != outRole.end())
       dep = join(dep, o->second);
     if (const auto *p = dyn_cast<ParmVarDecl>(d)) {
@@ -843,6 +861,8 @@ struct DependenceAnalyzer::Impl {
       return isRank(b->second, depth + 1);
     if (seeds.count(d) || agreedAt(d, e->getBeginLoc()))
       return false;
+    if (rankSinks.count(d))
+      return true;
     if (bindDepth > 0 && isa<ParmVarDecl>(d))
       return false; // an unbound parameter of a helper being read: not the caller's rank
     if (auto m = rankMemo.find(d); m != rankMemo.end() && bindDepth == 0)
@@ -995,8 +1015,22 @@ struct DependenceAnalyzer::Impl {
     return c;
   }
 
+  // A call of getenv & co.: its result tested against null is a presence test.
+  static bool envPresenceRead(const Expr *e) {
+    const auto *c = dyn_cast_or_null<CallExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
+    const FunctionDecl *fd = c ? c->getDirectCallee() : nullptr;
+    return fd && nameIn(qualifiedName(fd), core::builtinApi().envFunctions);
+  }
+  bool isNullPointer(const Expr *e) const {
+    return e && e->IgnoreParenImpCasts()->isNullPointerConstant(
+                    ctx, Expr::NPC_ValueDependentIsNotNull) != Expr::NPCK_NotNull;
+  }
+
   Cond condOf(const Expr *e) {
     const Expr *orig = e;
+    // `if (getenv("SLURM_PROCID"))`: a presence test, uniform.
+    if (e && envPresenceRead(e) && e->IgnoreParenImpCasts()->getType()->isPointerType())
+      return withText(Cond::atom(text(orig), Dep::Uniform), orig);
     e = strip(e);
     if (!e)
       return Cond::constant(true);
@@ -1021,6 +1055,12 @@ struct DependenceAnalyzer::Impl {
         return withText(c, orig);
       }
       if (b->isComparisonOp()) {
+        // `getenv("OMPI_COMM_WORLD_LOCAL_RANK") == NULL`: whether the launcher
+        // set the variable, which it does for every rank alike.
+        if ((b->getOpcode() == BO_EQ || b->getOpcode() == BO_NE) &&
+            ((envPresenceRead(b->getLHS()) && isNullPointer(b->getRHS())) ||
+             (envPresenceRead(b->getRHS()) && isNullPointer(b->getLHS()))))
+          return withText(Cond::atom(text(orig), Dep::Uniform), orig);
         std::int64_t mod = 0;
         core::CmpOp op;
         switch (b->getOpcode()) {
@@ -1274,7 +1314,21 @@ struct DependenceAnalyzer::Impl {
       return statusCheck(u->getSubExpr(), depth + 1);
     const CallExpr *c = nullptr;
     bool success = false;
-    if (const auto *b = dyn_cast<BinaryOperator>(e)) {
+    // `if (!status.ok()) return status;`: a Status object's success test
+    // (absl::Status, arrow::Status, rocksdb::Status, tensorflow::Status).
+    if (const auto *m = dyn_cast<CXXMemberCallExpr>(e)) {
+      const CXXMethodDecl *md = m->getMethodDecl();
+      const Expr *obj = m->getImplicitObjectArgument();
+      if (!md || !obj || m->getNumArgs() != 0 || !md->getIdentifier())
+        return false;
+      const llvm::StringRef n = md->getName();
+      if (n != "ok" && n != "IsOk" && n != "isOk" && n != "is_ok" && n != "Ok")
+        return false;
+      if (!statusName(obj->getType().getNonReferenceType().getUnqualifiedType().getAsString()))
+        return false;
+      c = statusCallOf(obj);
+      success = true;
+    } else if (const auto *b = dyn_cast<BinaryOperator>(e)) {
       if (!b->isComparisonOp())
         return false;
       for (int side = 0; side < 2 && !c; ++side) {

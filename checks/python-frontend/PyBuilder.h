@@ -69,6 +69,14 @@ inline bool deviceName(std::string_view name) {
          name == "map_location";
 }
 
+// Keywords that choose who prints or logs, not what a call computes.
+inline bool loggingKeyword(std::string_view name) {
+  return name == "verbose" || name == "log_info" || name == "disable" || name == "quiet" ||
+         name == "silent" || name == "logging" || name == "log" || name == "show_progress" ||
+         name == "print_info" || name == "is_master" || name == "is_main_process" ||
+         name == "leave" || name == "dynamic_ncols";
+}
+
 // A keyword or positional argument as written.
 struct PyArg {
   std::string_view name; // empty: positional (views into the source)
@@ -84,11 +92,43 @@ struct Val {
   RankKind rank = RankKind::None; // the value *is* a rank (not just derived from one)
   std::optional<Cond> cond;       // the value is this condition (`is_main = rank == 0`)
   bool agreed = false;            // a collective made it the same on every rank
+  bool none = false;              // the value is None
+  // An element of a data loader (a batch): its contents are this rank's, its
+  // length is not (a DistributedSampler gives every rank as many samples).
+  bool batch = false;
+  // The value is an object on the ranks where this holds and None elsewhere
+  // (`saver = Saver() if rank == 0 else None`): `saver is not None` tests it.
+  std::optional<Cond> existsWhen;
 };
 
+inline bool sameCond(const Cond &a, const Cond &b) {
+  if (a.kind != b.kind || a.constValue != b.constValue || a.op != b.op || a.value != b.value ||
+      a.mod != b.mod || a.key != b.key || a.dep != b.dep || a.localMain != b.localMain ||
+      a.text != b.text || a.kids.size() != b.kids.size())
+    return false;
+  for (size_t i = 0; i < a.kids.size(); ++i)
+    if (!sameCond(a.kids[i], b.kids[i]))
+      return false;
+  return true;
+}
+
+inline bool sameOpt(const std::optional<Cond> &a, const std::optional<Cond> &b) {
+  return a.has_value() == b.has_value() && (!a || sameCond(*a, *b));
+}
+
+// The value after two ways that meet: what both agree on survives (a flag
+// untouched by an `if` keeps its condition), the rest is their strongest
+// dependence.
 inline Val joinVal(const Val &a, const Val &b) {
   Val v;
   v.dep = core::join(a.dep, b.dep);
+  if (sameOpt(a.cond, b.cond))
+    v.cond = a.cond;
+  if (sameOpt(a.existsWhen, b.existsWhen))
+    v.existsWhen = a.existsWhen;
+  v.agreed = a.agreed && b.agreed;
+  v.none = a.none && b.none;
+  v.batch = a.batch && b.batch;
   return v;
 }
 
@@ -97,11 +137,12 @@ inline Val joinVal(const Val &a, const Val &b) {
 // ranks only: its collectives are run by the group's members, who are chosen
 // by rank (MPMD roles); like the C++ side's split communicators, they are left
 // out of the comparison.
-enum class ObjKind : std::uint8_t { None, Ddp, Fsdp, Prepared, Metric, Accelerator, DataLoader, Zero, Subgroup };
+// DeepSpeedEngine: the engine deepspeed.initialize returns (first of its tuple).
+enum class ObjKind : std::uint8_t { None, Ddp, Fsdp, Prepared, Metric, Accelerator, DataLoader, Zero, Subgroup, DeepSpeedEngine };
 
 // `group=pg` / `process_group=pg` with a group of some ranks (not the world).
 inline bool onSubgroup(std::string_view args) {
-  for (std::string_view key : {"process_group=", "group="}) {
+  for (std::string_view key : {"process_group=", "group=", "process_set="}) {
     size_t at = args.find(key);
     while (at != std::string_view::npos) {
       const bool word = at == 0 || !(std::isalnum(static_cast<unsigned char>(args[at - 1])) ||
@@ -136,6 +177,44 @@ inline Env joinEnv(const Env &a, const Env &b) {
   return out;
 }
 
+// The value a name has after `if c: <then> else: <else>`, from the two arms.
+// A rank flag set on one arm of a uniform decision (`if ddp: master = rank == 0`
+// / `else: master = True`) keeps its rank test: the decision picks the
+// distributed or the single-process configuration, and only the first has
+// ranks to diverge.  An object made on one arm of a rank decision and None on
+// the other exists only on those ranks.
+inline Val joinArms(const Val &t, const Val &f, const Cond &c) {
+  const bool rankDecision = c.dependence() != Dep::Uniform;
+  auto flag = [](const Val &v) { return v.cond && v.cond->dependence() != Dep::Uniform; };
+  auto plain = [](const Val &v) {
+    return !v.cond && v.dep == Dep::Uniform && v.rank == RankKind::None && !v.existsWhen;
+  };
+  if (!rankDecision && flag(t) && plain(f))
+    return t;
+  if (!rankDecision && flag(f) && plain(t))
+    return f;
+  Val j = joinVal(t, f);
+  if (t.rank == f.rank)
+    j.rank = t.rank;
+  if (rankDecision && t.none != f.none) {
+    Cond e = t.none ? Cond::negate(c) : c;
+    j.existsWhen = e;
+  } else if (t.existsWhen && f.existsWhen && t.existsWhen->text == f.existsWhen->text) {
+    j.existsWhen = t.existsWhen;
+  }
+  return j;
+}
+
+inline Env joinArms(const Env &t, const Env &f, const Cond &c) {
+  Env out = joinEnv(t, f);
+  for (auto &[k, v] : out.vars) {
+    auto a = t.vars.find(k), b = f.vars.find(k);
+    if (a != t.vars.end() && b != f.vars.end())
+      v = joinArms(a->second, b->second, c);
+  }
+  return out;
+}
+
 struct FnInfo {
   std::string key, name, className;
   SyntaxNode def{};
@@ -166,6 +245,13 @@ inline void stamp(Cond &c, Loc at) {
     stamp(k, at);
 }
 
+// A condition from another module: its positions are that module's.
+inline void unstamp(Cond &c) {
+  c.loc = 0;
+  for (auto &k : c.kids)
+    unstamp(k);
+}
+
 inline bool intLiteral(std::string_view t, std::int64_t &out) {
   if (t.empty())
     return false;
@@ -184,13 +270,15 @@ inline bool intLiteral(std::string_view t, std::int64_t &out) {
 // PyFactsBuilder.cpp (process groups, environment, data loaders, forward()).
 class Builder {
 public:
-  Builder(const SyntaxTree &t, const core::Wrappers &u) : tree_(t), user_(u) {}
+  Builder(const SyntaxTree &t, const core::Wrappers &u, ModuleContext *project)
+      : tree_(t), user_(u), project_(project) {}
 
   PyModel run();
 
 private:
   const SyntaxTree &tree_;
   const core::Wrappers &user_;
+  ModuleContext *project_;
   PyModel m_;
   std::map<std::string, std::string> alias_; // local name -> dotted qualified name
   std::map<std::string, FnInfo> fns_;        // key -> function
@@ -201,6 +289,13 @@ private:
   std::set<std::string> spawned_; // functions started by mp.spawn: first parameter is the rank
   std::set<std::string> memoryFiles_; // io.BytesIO() objects: torch.save into them is no file
   std::map<std::string, std::string> instances_; // variable -> class of this module
+  std::map<std::string, SyntaxNode> classDefs_;   // class of this module -> its definition
+  std::map<std::string, std::vector<SyntaxNode>> ddpModules_; // DDP variable -> its constructions
+  // Does the DDP model held by `spelling` broadcast buffers in its forward:
+  // broadcast_buffers not False and a module not known to be buffer-free.
+  bool ddpBroadcastsBuffers(const std::string &spelling) const;
+  bool bufferFree(SyntaxNode e, int depth) const;
+  bool classBufferFree(const std::string &cls, int depth) const;
   std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
   bool fullStateDict_ = false;
   bool hasDdp_ = false;
@@ -353,6 +448,7 @@ private:
   // --- facts (PyFactsBuilder.cpp) ------------------------------------------
   void environmentCall(const CallSite &cs);
   bool processGroupCall(const CallSite &cs, std::vector<Node> &out);
+  const core::PyProcessGroupInit *processGroupInit(const CallSite &cs) const;
   bool dataLoaderCall(const CallSite &cs);
   // The first of the catalog's implicit collectives that the call matches; its event's name.
   bool implicitCollective(SyntaxNode fn, const std::string &recv, const std::string &method,
@@ -361,6 +457,10 @@ private:
   Node ifChain(SyntaxNode cond, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at);
   void buildFunction(const FnInfo &fi);
   std::string resolveCallee(SyntaxNode fn) const;
+  // A callee in another module of the project (null: none, or no project).
+  const ExternalFunction *externalCallee(SyntaxNode fn) const;
+  std::string absoluteModule(const std::string &mod) const; // ".misc" -> "util.misc"
+  std::map<std::string, std::string> externInstances_; // variable -> dotted class of another module
   void forwardFacts(const FnInfo &fi);
   Env paramEnv(const FnInfo &fi);
   void buildFunctionRest(const FnInfo &fi, std::vector<Node> body);

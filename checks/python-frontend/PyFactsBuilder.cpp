@@ -165,6 +165,9 @@ void Builder::forwardFacts(const FnInfo &fi) {
       const std::string a = str(field(e, "attribute"));
       if (meta.count(a) || startsWith(a, "is_")) // is_cuda, is_xpu, is_sparse: device metadata
         return false;
+      // `self.shortcut` is the module's attribute even when a local is named
+      // `shortcut` too: only the object can carry the input.
+      return fromInput(field(e, "object"));
     }
     for (SyntaxNode k : namedKids(e))
       if (fromInput(k))
@@ -365,14 +368,29 @@ void Builder::environmentCall(const CallSite &cs) {
 }
 
 // dist.init_process_group / dist.new_group (new_group is a collective too).
+// The catalog's process-group init that a call makes: by its qualified name,
+// or (torch.distributed's, called without an import we saw) by its last name.
+const core::PyProcessGroupInit *Builder::processGroupInit(const CallSite &cs) const {
+  for (const auto &init : api().processGroupInits) {
+    if (cs.q == init.name)
+      return &init;
+    if (cs.q == cs.l && startsWith(init.name, "torch.distributed.") && lastPart(init.name) == cs.l)
+      return &init;
+  }
+  return nullptr;
+}
+
 bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
-  if ((cs.dist || cs.q == "init_process_group" || cs.q == "new_group") &&
-      (cs.l == "init_process_group" || cs.l == "new_group")) {
+  if (const core::PyProcessGroupInit *init = processGroupInit(cs)) {
     core::ProcessGroupCreation pg;
     pg.kind = core::ProcessGroupCreation::Kind::Init;
     pg.loc = loc(cs.c);
     pg.api = cs.l;
-    const PyArg *b = arg(cs.as, "backend", cs.l == "init_process_group" ? 0 : 3);
+    const PyArg *b = arg(cs.as, init->name == "deepspeed.init_distributed" ||
+                                        init->name == "deepspeed.comm.init_distributed"
+                                    ? "dist_backend"
+                                    : "backend",
+                         init->backendArg);
     if (b) {
       std::string t(b->text);
       t.erase(std::remove(t.begin(), t.end(), '"'), t.end());
@@ -380,7 +398,9 @@ bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
       if (t == "nccl" || t == "gloo" || t == "mpi" || t == "cpu:gloo,cuda:nccl")
         pg.backend = t;
     }
-    pg.timeoutGiven = arg(cs.as, "timeout", cs.l == "init_process_group" ? 3 : 1) != nullptr;
+    // `timeout=None` is the backend's default, not a timeout.
+    const PyArg *timeout = arg(cs.as, "timeout", init->timeoutArg);
+    pg.timeoutGiven = timeout && timeout->text != "None";
     bool splat = false;
     for (const auto &a : cs.as)
       splat = splat || is(a.value, "dictionary_splat") || is(a.value, "list_splat");
@@ -388,14 +408,13 @@ bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
       pg.timeoutGiven = true; // *args / **kwargs may carry it
     pg.fixAnchor = argsEnd(cs.c);
     // No peer to wait for: a test backend, or a group of one process.
-    const PyArg *ws = arg(cs.as, "world_size", 4);
+    const PyArg *ws = arg(cs.as, "world_size", init->worldSizeArg);
     const bool single = ws && ws->text == "1";
-    const PyArg *bk = arg(cs.as, "backend", 0);
-    const bool fake = bk && (bk->text == "\"fake\"" || bk->text == "'fake'");
+    const bool fake = b && (b->text == "\"fake\"" || b->text == "'fake'");
     if (!single && !fake)
       facts().processGroups.push_back(pg);
-    if (cs.l == "new_group")
-      emit(out, cs.c, EventKind::Collective, "new_group");
+    if (init->collective)
+      emit(out, cs.c, EventKind::Collective, cs.l);
     return true;
   }
   return false;

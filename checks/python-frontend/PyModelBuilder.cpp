@@ -7,6 +7,14 @@
 namespace ddplint::pyfe {
 namespace build {
 
+// Frameworks whose import says the program runs on several ranks.
+static bool distributedFramework(std::string_view mod) {
+  for (std::string_view f : {"deepspeed", "horovod", "megatron", "colossalai", "fairscale"})
+    if (mod == f || (startsWith(mod, f) && mod.size() > f.size() && mod[f.size()] == '.'))
+      return true;
+  return false;
+}
+
 void Builder::collectImports(SyntaxNode root) {
   std::vector<SyntaxNode> stack{root};
   bool firstImportSeen = false;
@@ -24,17 +32,17 @@ void Builder::collectImports(SyntaxNode root) {
         if (is(k, "dotted_name")) {
           std::string full = str(k);
           alias_[full.substr(0, full.find('.'))] = full.substr(0, full.find('.'));
-          if (full == "torch.distributed")
+          if (full == "torch.distributed" || distributedFramework(full))
             usesDist_ = true;
         } else if (is(k, "aliased_import")) {
           std::string full = str(field(k, "name"));
           alias_[str(field(k, "alias"))] = full;
-          if (startsWith(full, "torch.distributed"))
+          if (startsWith(full, "torch.distributed") || distributedFramework(full))
             usesDist_ = true;
         }
       }
     } else if (is(n, "import_from_statement")) {
-      std::string mod = str(field(n, "module_name"));
+      std::string mod = absoluteModule(str(field(n, "module_name")));
       if (mod == "__future__")
         continue;
       if (!firstImportSeen && topLevel) {
@@ -43,16 +51,18 @@ void Builder::collectImports(SyntaxNode root) {
         m_.importInsertAt = startByte(n);
       }
       if (startsWith(mod, "torch.distributed") || startsWith(mod, "accelerate") ||
-          startsWith(mod, "lightning") || startsWith(mod, "pytorch_lightning"))
+          startsWith(mod, "lightning") || startsWith(mod, "pytorch_lightning") ||
+          distributedFramework(mod))
         usesDist_ = true;
       SyntaxNode modNode = field(n, "module_name");
       for (SyntaxNode k : namedKids(n)) {
         if (k == modNode)
           continue;
+        const std::string dot = mod.empty() || mod.back() == '.' ? "" : ".";
         if (is(k, "dotted_name"))
-          alias_[str(k)] = mod + "." + str(k);
+          alias_[str(k)] = mod + dot + str(k);
         else if (is(k, "aliased_import"))
-          alias_[str(field(k, "alias"))] = mod + "." + str(field(k, "name"));
+          alias_[str(field(k, "alias"))] = mod + dot + str(field(k, "name"));
       }
     } else if (is(n, "module") || is(n, "block") || is(n, "if_statement") ||
                is(n, "try_statement") || is(n, "else_clause") || is(n, "except_clause") ||
@@ -74,6 +84,35 @@ void Builder::collectImports(SyntaxNode root) {
     else if (full == "datetime" && m_.timedeltaSpelling.empty())
       m_.timedeltaSpelling = local + ".timedelta";
   }
+}
+
+// With a project, `from .misc import x` in util/crop.py is `util.misc.x`;
+// alone, the spelling stays as written (nothing resolves it anyway).
+std::string Builder::absoluteModule(const std::string &mod) const {
+  if (!project_ || mod.empty() || mod[0] != '.')
+    return mod;
+  size_t dots = 0;
+  while (dots < mod.size() && mod[dots] == '.')
+    ++dots;
+  std::vector<std::string> base;
+  const std::string pkg = project_->package();
+  for (size_t b = 0; !pkg.empty() && b <= pkg.size();) {
+    size_t e = pkg.find('.', b);
+    if (e == std::string::npos)
+      e = pkg.size();
+    base.push_back(pkg.substr(b, e - b));
+    b = e + 1;
+  }
+  if (dots - 1 > base.size())
+    return mod; // above the top package: leave it unresolved
+  base.resize(base.size() - (dots - 1));
+  std::string out;
+  for (const auto &part : base)
+    out += (out.empty() ? "" : ".") + part;
+  const std::string rest = mod.substr(dots);
+  if (!rest.empty())
+    out += (out.empty() ? "" : ".") + rest;
+  return out;
 }
 
 bool Builder::isNnModule(const std::string &cls, int depth) const {
@@ -131,6 +170,7 @@ void Builder::collectFunctions(SyntaxNode blk, const std::string &prefix, const 
         if (is(b, "identifier") || is(b, "attribute"))
           bases.push_back(qualified(b));
       classBases_[name] = bases;
+      classDefs_[name] = def;
       std::string key = prefix;
       if (!key.empty())
         key += ".";
@@ -200,6 +240,18 @@ void Builder::collectObjects(SyntaxNode n) {
         objects_[str(left)] = k;
       if (k == ObjKind::Ddp || k == ObjKind::Fsdp)
         hasDdp_ = true;
+      if (k == ObjKind::Ddp && is(right, "call") && (is(left, "identifier") || is(left, "attribute")))
+        ddpModules_[str(left)].push_back(right);
+      // engine, optimizer, _, _ = deepspeed.initialize(model=model, ...)
+      if (is(right, "call") && (qualified(field(right, "function")) == "deepspeed.initialize")) {
+        SyntaxNode first = is(left, "pattern_list") || is(left, "tuple_pattern")
+                               ? namedChild(left, 0)
+                               : left;
+        if (is(first, "identifier") || is(first, "attribute")) {
+          objects_[str(first)] = ObjKind::DeepSpeedEngine;
+          hasDdp_ = true;
+        }
+      }
       // model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
       if (is(right, "call") && lastPart(qualified(field(right, "function"))) == "prepare") {
         SyntaxNode recv = field(field(right, "function"), "object");
@@ -222,9 +274,13 @@ void Builder::collectObjects(SyntaxNode n) {
     if (is(s, "assignment")) {
       SyntaxNode left = field(s, "left"), right = unparen(field(s, "right"));
       if (is(right, "call") && (is(left, "identifier") || is(left, "attribute"))) {
-        std::string cls = lastPart(qualified(field(right, "function")));
+        const std::string q = qualified(field(right, "function"));
+        std::string cls = lastPart(q);
         if (classBases_.count(cls))
           instances_[str(left)] = cls;
+        else if (project_ && !q.empty() && q.find('.') != std::string::npos &&
+                 project_->isClass(q))
+          externInstances_[str(left)] = q;
       }
     }
     if (is(s, "identifier") || is(s, "attribute")) {
@@ -301,7 +357,128 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
   return "";
 }
 
+const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
+  if (!project_)
+    return nullptr;
+  if (is(fn, "attribute")) {
+    // A method of an object made from a class of another module.
+    auto inst = externInstances_.find(str(field(fn, "object")));
+    if (inst != externInstances_.end())
+      return project_->function(inst->second + "." + str(field(fn, "attribute")));
+  }
+  const std::string q = qualified(fn);
+  // Only names that come from an import: a bare local name is not another module's.
+  if (q.empty() || (is(fn, "identifier") && !alias_.count(str(fn))))
+    return nullptr;
+  if (is(fn, "attribute")) {
+    SyntaxNode root = fn;
+    while (is(root, "attribute"))
+      root = field(root, "object");
+    if (!is(root, "identifier") || !alias_.count(str(root)))
+      return nullptr;
+  }
+  return project_->function(q);
+}
+
 // The kinds of objects an implicit collective's `match` names.
+// Layers that hold parameters but no buffers: a model built only from them
+// (and from this module's classes built likewise) has nothing to broadcast.
+static bool bufferFreeLayer(const std::string &l) {
+  static const std::set<std::string> layers = {
+      "Linear",    "Bilinear",   "Conv1d",    "Conv2d",      "Conv3d",     "ConvTranspose1d",
+      "ConvTranspose2d", "ConvTranspose3d", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm",
+      "RMSNorm",   "Dropout",    "Dropout2d", "ReLU",        "GELU",       "SiLU",
+      "Tanh",      "Sigmoid",    "Softmax",   "LogSoftmax",  "LeakyReLU",  "Identity",
+      "Flatten",   "MaxPool1d",  "MaxPool2d", "AvgPool2d",   "AdaptiveAvgPool2d", "LSTM",
+      "GRU",       "RNN",        "MultiheadAttention", "Parameter", "Sequential", "ModuleList",
+      "ModuleDict", "ParameterList"};
+  return layers.count(l) > 0;
+}
+
+bool Builder::classBufferFree(const std::string &cls, int depth) const {
+  auto it = classDefs_.find(cls);
+  if (it == classDefs_.end() || depth > 4)
+    return false;
+  bool free = true;
+  std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+    if (!free)
+      return;
+    if (is(n, "call") && lastPart(qualified(field(n, "function"))) == "register_buffer") {
+      free = false;
+      return;
+    }
+    // self.x = Layer(...): every sub-module must be buffer-free.
+    if (is(n, "assignment") && is(field(n, "left"), "attribute") &&
+        startsWith(str(field(n, "left")), "self.") && is(unparen(field(n, "right")), "call") &&
+        !bufferFree(unparen(field(n, "right")), depth + 1)) {
+      free = false;
+      return;
+    }
+    for (SyntaxNode k : namedKids(n))
+      scan(k);
+  };
+  scan(field(it->second, "body"));
+  return free;
+}
+
+bool Builder::bufferFree(SyntaxNode e, int depth) const {
+  e = unparen(e);
+  if (depth > 6)
+    return false;
+  if (is(e, "call")) {
+    SyntaxNode fn = field(e, "function");
+    const std::string l = lastPart(qualified(fn).empty() ? std::string(text(fn)) : qualified(fn));
+    if (is(fn, "attribute") && (l == "to" || l == "cuda" || l == "cpu" || l == "float" ||
+                                l == "half" || l == "bfloat16" || l == "double"))
+      return bufferFree(field(fn, "object"), depth + 1);
+    if (bufferFreeLayer(l)) {
+      // Sequential(Linear(...), BatchNorm1d(...)): each part counts.
+      for (const auto &a : args(e))
+        if (a.name.empty() && is(unparen(a.value), "call") && !bufferFree(a.value, depth + 1))
+          return false;
+      return true;
+    }
+    return classBufferFree(l, depth + 1);
+  }
+  if (is(e, "identifier")) {
+    auto in = instances_.find(str(e));
+    return in != instances_.end() && classBufferFree(in->second, depth + 1);
+  }
+  return false;
+}
+
+bool Builder::ddpBroadcastsBuffers(const std::string &spelling) const {
+  auto it = ddpModules_.find(spelling);
+  if (it == ddpModules_.end())
+    return true; // unknown: assume the default and buffers
+  // The same name may hold several models (one per function): those made in
+  // this function if any, else any one that broadcasts makes the call one.
+  SyntaxNode here;
+  if (auto f = fns_.find(curFn_); f != fns_.end())
+    here = f->second.def;
+  auto enclosing = [](SyntaxNode n) {
+    for (n = parentOf(n); !n.isNull(); n = parentOf(n))
+      if (is(n, "function_definition"))
+        return n;
+    return SyntaxNode();
+  };
+  std::vector<SyntaxNode> ctors;
+  for (SyntaxNode ctor : it->second)
+    if (!here.isNull() && enclosing(ctor) == here)
+      ctors.push_back(ctor);
+  if (ctors.empty())
+    ctors = it->second;
+  for (SyntaxNode ctor : ctors) {
+    const std::string_view argText = text(field(ctor, "arguments"));
+    if (argText.find("broadcast_buffers=False") != std::string_view::npos)
+      continue;
+    auto as = args(ctor);
+    if (as.empty() || !as[0].name.empty() || !bufferFree(as[0].value, 0))
+      return true;
+  }
+  return false;
+}
+
 bool Builder::implicitObject(const std::string &kind, const std::string &spelling) const {
   auto it = objects_.find(spelling);
   const ObjKind k = it == objects_.end() ? ObjKind::None : it->second;
@@ -318,6 +495,8 @@ bool Builder::implicitObject(const std::string &kind, const std::string &spellin
   if (kind == "accelerator") // an Accelerator or Fabric, also by its usual names
     return k == ObjKind::Accelerator || spelling == "accelerator" || spelling == "fabric" ||
            spelling == "self.fabric";
+  if (kind == "deepspeed_engine")
+    return k == ObjKind::DeepSpeedEngine;
   if (kind == "lightning_self")
     return spelling == "self" && isLightningModule(curClass_);
   if (kind == "fsdp_full_state") // under state_dict_type(..., FULL_STATE_DICT)
@@ -344,6 +523,8 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
         holds = holds && hasDdp_;
       else if (cond == "outside_no_sync")
         holds = holds && noSync_ == 0;
+      else if (cond == "module_has_buffers")
+        holds = holds && ddpBroadcastsBuffers(ic.callsObject ? str(fn) : recv);
       else if (cond == "no_arguments")
         holds = holds && as.empty();
       else if (cond == "sync_dist") {
@@ -404,8 +585,20 @@ void Builder::call(SyntaxNode c, std::vector<Node> &out) {
 // Explicit collectives, the user's wrappers, Accelerate's and Lightning's, and
 // the implicit collectives of the API catalog.
 bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
+  // A library's collective on a process set of some ranks (Horovod's
+  // `process_set=`, `hvd.barrier(odd_set)`) is run by its members only.
+  if ((has(api().collectiveFunctions, cs.q) || has(api().barrierFunctions, cs.q)) &&
+      (onSubgroup(text(field(cs.c, "arguments"))) ||
+       (has(api().barrierFunctions, cs.q) && !cs.as.empty() && cs.as[0].name.empty()))) {
+    emit(out, cs.c, EventKind::PointToPoint, cs.q + " on a subgroup");
+    return true;
+  }
   if (has(api().collectiveFunctions, cs.q)) {
     emit(out, cs.c, EventKind::Collective, cs.q);
+    return true;
+  }
+  if (has(api().barrierFunctions, cs.q)) {
+    emit(out, cs.c, EventKind::Barrier, cs.q);
     return true;
   }
   if (cs.dist && onSubgroup(text(field(cs.c, "arguments"))) &&
@@ -505,6 +698,19 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     }
     return true;
   }
+  // `(output_dir / "log.txt").open("a")`, `path.open(mode="w")`: pathlib's open.
+  if (is(cs.fn, "attribute") && cs.l == "open" && cs.q != "os.open") {
+    const PyArg *mode = arg(cs.as, "mode", 0);
+    bool literal = false;
+    const std::string m = mode ? unquote(mode->text, literal) : std::string();
+    // A mode string, not a member name (`zipfile.open("weights.bin")`).
+    const bool isMode = literal && !m.empty() && m.size() <= 3 &&
+                        m.find_first_not_of("rwaxbt+") == std::string::npos;
+    if (isMode && m.find_first_of("wax+") != std::string::npos) {
+      out.push_back(Node::makeEvent(EventKind::FileWrite, "Path.open", loc(cs.c)));
+      return true;
+    }
+  }
   if (has(api().fileWriters, cs.q) || (is(cs.fn, "attribute") && has(api().fileWriteMethods, cs.l))) {
     Node n = Node::makeEvent(EventKind::FileWrite, cs.q.empty() ? cs.l : cs.q, loc(cs.c));
     out.push_back(std::move(n));
@@ -515,7 +721,9 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   if (has(api().exitFunctions, cs.q)) {
     // sys.exit raises SystemExit; os._exit ends the process: either way this
     // rank is gone and the others wait in their next collective.
-    out.push_back(Node::makeExit(ExitKind::Throw, loc(cs.c)));
+    Node n = Node::makeExit(ExitKind::Throw, loc(cs.c));
+    n.name = cs.q; // worded "they exit", not "they throw"
+    out.push_back(std::move(n));
     return true;
   }
   return false;
@@ -524,9 +732,18 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
 // A call of one of this module's functions: its summary applies here.
 void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
   std::string key = resolveCallee(cs.fn);
+  std::string name;
+  if (!key.empty()) {
+    name = fns_[key].name;
+  } else if (const ExternalFunction *ext = externalCallee(cs.fn)) {
+    // Another module's function: its body joins the program when linked.
+    key = ext->key;
+    name = str(cs.fn);
+    m_.externalCalls.insert(key);
+  }
   if (!key.empty()) {
     Loc at = loc(cs.c);
-    out.push_back(Node::makeCall(key, fns_[key].name, at));
+    out.push_back(Node::makeCall(key, name, at));
     core::HelperCall hc;
     hc.loc = at;
     hc.caller = fnKey();
@@ -631,7 +848,7 @@ Node Builder::ifChain(SyntaxNode c, SyntaxNode then, const std::vector<SyntaxNod
       block(field(a, "body"), f);
     }
   }
-  env_ = joinEnv(afterThen, env_);
+  env_ = joinArms(afterThen, env_, cc);
   return Node::makeIf(cc, Node::block(std::move(t)), Node::block(std::move(f)), at);
 }
 
@@ -765,11 +982,29 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   lc.loc = at;
   loops_.push_back(lc);
   Env before = env_;
-  bindTargets(left, elems);
+  {
+    Val element{elems, RankKind::None, std::nullopt};
+    element.batch = loader;
+    bind(left, element);
+  }
   // `for step, batch in enumerate(loader)`: the index is the same on every rank.
   if (enumerated && (is(left, "pattern_list") || is(left, "tuple_pattern")) &&
       namedChildCount(left) == 2)
     bind(namedChild(left, 0), Val{trip, RankKind::None, std::nullopt, trip == Dep::Uniform});
+  // `for batch, it in zip(loader, range(start, end))`: each name takes its own
+  // sequence's elements, so the counter stays the same on every rank.
+  SyntaxNode elemTarget = enumerated && namedChildCount(left) == 2 ? unparen(namedChild(left, 1)) : left;
+  if (is(iter, "call") && lastPart(qualified(field(iter, "function"))) == "zip" &&
+      (is(elemTarget, "pattern_list") || is(elemTarget, "tuple_pattern") ||
+       is(elemTarget, "list_pattern"))) {
+    auto za = args(iter);
+    if (za.size() == namedChildCount(elemTarget) &&
+        std::all_of(za.begin(), za.end(), [](const PyArg &a) { return a.name.empty(); }))
+      for (uint32_t i = 0; i < za.size(); ++i) {
+        SyntaxNode seq = unparen(za[i].value);
+        bindTargets(namedChild(elemTarget, i), isLoaderIterable(seq) ? Dep::Local : value(seq).dep);
+      }
+  }
   std::vector<Node> body;
   block(field(s, "body"), body);
   env_ = joinEnv(before, env_);
@@ -1019,6 +1254,9 @@ void Builder::buildFunctionRest(const FnInfo &fi, std::vector<Node> body) {
 PyModel Builder::run() {
   SyntaxNode root = tree_.root();
   collectImports(root);
+  const bool distributedImports = usesDist_;
+  if (project_ && project_->imported())
+    usesDist_ = true;
   collectFunctions(root, "", "");
   collectObjects(root);
   // Helpers that answer "am I the main process?" or "what is my rank?".
@@ -1115,7 +1353,20 @@ PyModel Builder::run() {
   }
   for (const auto &[key, fi] : fns_)
     buildFunction(fi);
+  for (const auto &[key, fi] : fns_) {
+    FunctionSummary fs;
+    fs.key = key;
+    fs.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
+    fs.returnsRank = fi.returnsRank;
+    fs.returnsCond = fi.returnsCond;
+    fs.mainOnly = fi.mainOnly;
+    m_.summaries.emplace(key, std::move(fs));
+  }
+  for (const auto &[cls, bases] : classBases_)
+    m_.classes.insert(cls);
+  m_.imports = alias_;
   m_.program.distributed = usesDist_ || hasDdp_ || !facts().processGroups.empty();
+  m_.distributedOnItsOwn = distributedImports || hasDdp_ || !facts().processGroups.empty();
   facts().language = core::SourceLanguage::Python;
   facts().versions.torchProduct = "PyTorch";
   return std::move(m_);
@@ -1123,8 +1374,8 @@ PyModel Builder::run() {
 
 } // namespace build
 
-PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user) {
-  build::Builder b(tree, user);
+PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user, ModuleContext *project) {
+  build::Builder b(tree, user, project);
   return b.run();
 }
 

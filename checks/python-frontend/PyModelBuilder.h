@@ -12,11 +12,48 @@
 #include "ddplint/core/Rules.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace ddplint::pyfe {
+
+// What a module's importers need to know of one of its functions before they
+// read its body: whether a call of it is a rank or a rank predicate.
+struct FunctionSummary {
+  std::string key;  // in the module that defines it: "save_model", "Saver.save"
+  std::string name; // for messages
+  bool returnsRank = false;              // `def get_rank(): return dist.get_rank()`
+  std::optional<core::Cond> returnsCond; // `def is_main(): return get_rank() == 0`
+  bool mainOnly = false;                 // @rank_zero_only
+};
+
+// A function of another module of the project, as the module being built sees it.
+struct ExternalFunction {
+  FunctionSummary summary;
+  std::string key; // in the linked program: "<module>:<key>", e.g. "util.misc:save_model"
+};
+
+// The rest of the project, as far as the builder may ask (null: the file alone).
+class ModuleContext {
+public:
+  virtual ~ModuleContext() = default;
+  // The package the module is in ("util" for util/crop.py, "" at the top):
+  // relative imports start there.
+  virtual std::string package() const = 0;
+  // The project function a dotted name (imports applied) names: a module's
+  // function (`util.misc.save_model`), a class's method (`pkg.train.Trainer.fit`),
+  // through a package's re-exports.  Null: not a function of the project.
+  virtual const ExternalFunction *function(const std::string &dotted) = 0;
+  // Whether a dotted name is a class of a project module (its methods are then
+  // `function(dotted + "." + method)`).
+  virtual bool isClass(const std::string &dotted) = 0;
+  // The module is built for an importer, which runs distributed where it calls
+  // it: a `rank` parameter is the rank even when the module itself never
+  // imports torch.distributed.
+  virtual bool imported() const { return false; }
+};
 
 struct PyModel {
   core::Program program; // with program.facts filled (Facts.h)
@@ -28,9 +65,22 @@ struct PyModel {
   unsigned importInsertAt = 0;   // byte offset for a new import line
   bool hasImports = false;
   unsigned functionsAnalysed = 0;
+  // For the module's importers: its functions and methods, what its top-level
+  // names import (absolute dotted names: a package's re-exports), its classes.
+  std::map<std::string, FunctionSummary> summaries;
+  std::map<std::string, std::string> imports;
+  std::set<std::string> classes;
+  // The functions of other modules that this one calls (ExternalFunction::key):
+  // the linker adds their bodies to the program.
+  std::set<std::string> externalCalls;
+  // program.distributed as the module would have it linted on its own (an
+  // imported module's program is taken as distributed).
+  bool distributedOnItsOwn = true;
 };
 
 // `user`: the user's wrappers (the same options as the C++ checks).
-PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user);
+// `project`: how the module's imports resolve to the project's other modules.
+PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user,
+                   ModuleContext *project = nullptr);
 
 } // namespace ddplint::pyfe

@@ -9,6 +9,18 @@ namespace ddplint::pyfe::build {
 
 std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
   e = unparen(e);
+  // `dist.get_rank() if dist.is_initialized() else 0`: the rank, with a
+  // fallback for a run that is not distributed.
+  if (is(e, "conditional_expression") && namedChildCount(e) == 3 &&
+      value(namedChild(e, 1)).dep == Dep::Uniform) {
+    SyntaxNode a = namedChild(e, 0), b = namedChild(e, 2);
+    auto ra = rankSource(a), rb = rankSource(b);
+    if (ra && (rb || value(b).dep == Dep::Uniform))
+      return ra;
+    if (rb && value(a).dep == Dep::Uniform)
+      return rb;
+    return std::nullopt;
+  }
   // int(x), str(x): the rank converted
   if (is(e, "call")) {
     std::string q = qualified(field(e, "function"));
@@ -38,6 +50,10 @@ std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
     auto f = fns_.find(resolveCallee(field(e, "function")));
     if (f != fns_.end() && f->second.returnsRank)
       return RankKind::Global;
+    if (f == fns_.end())
+      if (const ExternalFunction *ext = externalCallee(field(e, "function")))
+        if (ext->summary.returnsRank)
+          return RankKind::Global;
     return std::nullopt;
   }
   if (is(e, "subscript")) {
@@ -140,8 +156,21 @@ Val Builder::value(SyntaxNode e) {
         out.dep = core::join(out.dep, value(s).dep);
     return out;
   }
-  if (k == "integer" || k == "float" || k == "true" || k == "false" || k == "none")
+  if (k == "none") {
+    v.none = true;
     return v;
+  }
+  if (k == "integer" || k == "float" || k == "true" || k == "false")
+    return v;
+  if (k == "conditional_expression" && namedChildCount(e) == 3) {
+    // `Saver() if rank == 0 else None`, `rank == 0 if ddp else True`
+    Cond c = cond(namedChild(e, 1));
+    Val out = joinArms(value(namedChild(e, 0)), value(namedChild(e, 2)), c);
+    out.dep = core::join(out.dep, c.dependence());
+    if (out.cond && !out.existsWhen)
+      out.dep = out.cond->dependence();
+    return out;
+  }
   if (k == "comparison_operator" || k == "boolean_operator" || k == "not_operator") {
     Val out;
     out.cond = cond(e);
@@ -190,14 +219,24 @@ Val Builder::callValue(SyntaxNode c) {
   }
   if (q == "torch.device")
     return v;
+  // len(batch): as many samples on every rank (see Val::batch).
+  if (q == "len" && args(c).size() == 1 && value(args(c)[0].value).batch)
+    return v;
   // A DistributedSampler pads every rank to the same number of samples, and a
   // loader over it has the same length everywhere.
   if (kindOfCtor(c) == ObjKind::DataLoader || endsWith(q, "DistributedSampler"))
     return v;
   // User helpers: a predicate on the rank keeps its condition.
   auto f = fns_.find(resolveCallee(fn));
-  const std::optional<Cond> helperCond =
+  std::optional<Cond> helperCond =
       f != fns_.end() ? f->second.returnsCond : std::optional<Cond>();
+  if (f == fns_.end())
+    if (const ExternalFunction *ext = externalCallee(fn); ext && ext->summary.returnsCond) {
+      // Another module's predicate, spelled and placed as this call.
+      helperCond = ext->summary.returnsCond;
+      unstamp(*helperCond);
+      helperCond->text = str(c);
+    }
   if (helperCond) {
     v.dep = helperCond->dependence();
     v.cond = helperCond;
@@ -230,11 +269,18 @@ Val Builder::callValue(SyntaxNode c) {
     return v;
   }
   // Otherwise the strongest dependence of the receiver and the arguments.
+  // A keyword that only says who logs (`verbose=is_primary(args)`,
+  // `log_info=rank == 0`, `disable=rank != 0`) does not change what is built.
   if (is(fn, "attribute"))
     v.dep = value(field(fn, "object")).dep;
-  for (const auto &a : args(c))
-    if (!deviceName(a.name) && !deviceName(a.text))
-      v.dep = core::join(v.dep, value(a.value).dep);
+  for (const auto &a : args(c)) {
+    if (deviceName(a.name) || deviceName(a.text))
+      continue;
+    Val av = value(a.value);
+    if (!a.name.empty() && (av.cond || loggingKeyword(a.name)))
+      continue;
+    v.dep = core::join(v.dep, av.dep);
+  }
   return v;
 }
 
@@ -285,6 +331,19 @@ Cond Builder::cond(SyntaxNode e) {
       }
       rk = rankSource(side);
     };
+    // `saver is not None` where saver exists on some ranks only: that rank test.
+    if ((op == "is" || op == "is not" || op == "==" || op == "!=") &&
+        (is(unparen(rhs), "none") || is(unparen(lhs), "none"))) {
+      Val obj = value(is(unparen(rhs), "none") ? lhs : rhs);
+      if (obj.existsWhen) {
+        Cond c = *obj.existsWhen;
+        unstamp(c);
+        if (op == "is" || op == "==")
+          c = Cond::negate(c);
+        c.text = str(e);
+        return c;
+      }
+    }
     std::int64_t modL = 0, modR = 0, lit = 0;
     std::optional<RankKind> rkL, rkR;
     evalSide(lhs, modL, rkL);
@@ -409,6 +468,12 @@ Cond Builder::cond(SyntaxNode e) {
   }
   // A name bound to a condition: `is_main = rank == 0`, `accelerator.is_main_process`.
   Val v = value(e);
+  if (v.existsWhen && !v.cond) {
+    Cond c = *v.existsWhen; // `if saver:`
+    unstamp(c);
+    c.text = str(e);
+    return c;
+  }
   if (v.cond) {
     Cond c = *v.cond;
     if (c.text.empty())
@@ -443,8 +508,11 @@ void Builder::bind(SyntaxNode target, const Val &v) {
     env_.vars[str(target)] = v;
   } else if (is(target, "pattern_list") || is(target, "tuple_pattern") ||
              is(target, "list_pattern") || is(target, "tuple") || is(target, "list")) {
-    for (SyntaxNode t : namedKids(target))
-      bind(t, Val{v.dep, RankKind::None, std::nullopt});
+    for (SyntaxNode t : namedKids(target)) {
+      Val part{v.dep, RankKind::None, std::nullopt};
+      part.batch = v.batch;
+      bind(t, part);
+    }
   }
 }
 

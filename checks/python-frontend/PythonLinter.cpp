@@ -8,6 +8,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <set>
+#include <tuple>
 
 namespace ddplint::pyfe {
 namespace {
@@ -113,11 +116,13 @@ namespace {
 // DDPLINT_PY_TIMING=1: where the time goes (parse, model, rules), summed over
 // the run and printed at exit; for the benchmark's breakdown.
 struct Timing {
-  std::atomic<long long> parse{0}, model{0}, rules{0};
+  std::atomic<long long> parse{0}, model{0}, rules{0}, link{0}, callers{0}, place{0};
   ~Timing() {
     if (std::getenv("DDPLINT_PY_TIMING"))
-      std::fprintf(stderr, "ddplint: python time: parse %.3f s, model %.3f s, rules %.3f s\n",
-                   parse / 1e9, model / 1e9, rules / 1e9);
+      std::fprintf(stderr,
+                   "ddplint: python time: parse %.3f s, model %.3f s (of which linking other "
+                   "modules %.3f s, their callers %.3f s), rules %.3f s, placing findings %.3f s\n",
+                   parse / 1e9, model / 1e9, link / 1e9, callers / 1e9, rules / 1e9, place / 1e9);
   }
 };
 Timing gTiming;
@@ -126,12 +131,63 @@ long long nowNs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+// Findings the rules made in another module's code linked into this program:
+// that module's own ones (it reports them when linted) are dropped; the ones
+// this file's calls cause are reported at the call, with a note at the code.
+// Notes in other modules become places in their files.
+std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
+                                           const LinkResult &linked, const PyModel &model,
+                                           PyProject &project,
+                                           const std::vector<std::pair<core::RuleId, core::RuleOptions>> &rules) {
+  auto place = [&](const LinkedModule &m, core::Loc l) {
+    const SourcePos p = l && l <= model.positions.size() ? model.positions[l - 1] : SourcePos{1, 1};
+    return core::ExternalPlace{m.path, p.line, p.column};
+  };
+  std::vector<core::Finding> out;
+  std::set<std::tuple<std::string, core::Loc, std::string>> seen;
+  for (auto &f : findings) {
+    if (const LinkedModule *m = linked.moduleOf(f.loc)) {
+      const core::Loc own = f.loc - (m->first - 1);
+      if (project.findingsAlone(m->path, rules).count({f.rule, own}))
+        continue;
+      auto owner = linked.owner.find(f.loc);
+      if (owner == linked.owner.end())
+        continue;
+      auto entry = linked.entry.find(owner->second);
+      if (entry == linked.entry.end())
+        continue;
+      auto name = linked.names.find(owner->second);
+      const std::string fn = core::quoteCode(name == linked.names.end() ? owner->second : name->second);
+      core::Note at(0, "the code it is about, in " + fn);
+      at.external = place(*m, f.loc);
+      f.notes.insert(f.notes.begin(), std::move(at));
+      f.message = "in " + fn + " (module " + core::quoteCode(m->name) + "), reached from this call: " +
+                  f.message;
+      f.loc = entry->second;
+      f.fixes.clear(); // the fix belongs in the other module, which its own lint can fix
+    }
+    for (auto &n : f.notes)
+      if (const LinkedModule *m = n.loc ? linked.moduleOf(n.loc) : nullptr) {
+        n.external = place(*m, n.loc);
+        n.loc = 0;
+      }
+    if (seen.emplace(f.rule, f.loc, f.message).second)
+      out.push_back(std::move(f));
+  }
+  return out;
+}
+
 } // namespace
 
 PyLintResult lintPython(const std::string &source, const PyOptions &options) {
   PyLintResult res;
   const long long t0 = nowNs();
-  SyntaxTree tree(source);
+  // Shared with the project: a module imported by an earlier file was parsed then.
+  const std::shared_ptr<const SyntaxTree> parsed =
+      options.project && !options.path.empty()
+          ? options.project->tree(options.path, source)
+          : std::make_shared<const SyntaxTree>(source);
+  const SyntaxTree &tree = *parsed;
   const long long t1 = nowNs();
   gTiming.parse += t1 - t0;
   if (!tree.ok()) {
@@ -139,7 +195,31 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     return res;
   }
   res.syntaxErrors = tree.syntaxErrors();
-  PyModel model = buildModel(tree, options.wrappers);
+  std::unique_ptr<ModuleContext> project =
+      options.project && !options.path.empty() ? options.project->contextFor(options.path)
+                                               : nullptr;
+  PyModel model = buildModel(tree, options.wrappers, project.get());
+  LinkResult linked;
+  if (project) {
+    // Before linking: the file's own functions, not the ones it calls.
+    const bool writesCheckpoints = hasCheckpointWrite(model.program);
+    const long long l0 = nowNs();
+    linked = options.project->link(model);
+    const long long l1 = nowNs();
+    gTiming.link += l1 - l0;
+    bool truncated = false;
+    if (writesCheckpoints)
+      model.program.externalCalls = options.project->callersOf(options.path, &truncated);
+    gTiming.callers += nowNs() - l1;
+    if (truncated) {
+      core::AnalysisNotice n;
+      n.function = "<module>";
+      n.message = std::string(core::kAnalysisLimitPrefix) + "the project has more than " +
+                  std::to_string(PyProject::kMaxProjectFiles) +
+                  " Python files; callers of this module beyond them are not read";
+      linked.limits.push_back(std::move(n));
+    }
+  }
   const long long t2 = nowNs();
   gTiming.model += t2 - t1;
   res.functions = model.functionsAnalysed;
@@ -166,6 +246,16 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
       findings.push_back(std::move(f));
   }
   gTiming.rules += nowNs() - t2;
+  for (auto &n : runner.notices())
+    if (!linked.moduleOf(n.loc)) // another module's limits are reported with it
+      res.limits.push_back(std::move(n));
+  for (auto &n : linked.limits)
+    res.limits.push_back(std::move(n));
+  if (!linked.modules.empty()) {
+    const long long p0 = nowNs();
+    findings = placeInThisFile(std::move(findings), linked, model, *options.project, rules);
+    gTiming.place += nowNs() - p0;
+  }
 
   const PyFixRenderer renderer(tree, model);
   std::vector<std::pair<core::Finding, std::vector<PyEdit>>> kept;

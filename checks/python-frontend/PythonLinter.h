@@ -5,6 +5,7 @@
 #pragma once
 
 #include "PyFixRenderer.h"
+#include "PyProject.h"
 #include "PySyntax.h"
 
 #include "ddplint/core/Finding.h"
@@ -27,6 +28,10 @@ struct PyOptions {
   // The launch files that start the program (the rules ask only when their
   // decision could change); empty: none known.
   core::LaunchEnvironment launchEnvironment;
+  // The project the file belongs to and the file's absolute path: calls into
+  // the project's other modules are followed.  Null: the file alone.
+  PyProject *project = nullptr;
+  std::string path;
 };
 
 struct PyLintResult {
@@ -35,6 +40,7 @@ struct PyLintResult {
   std::vector<std::vector<PyEdit>> fixes; // fixes[i]: the edits of findings[i]'s fix-it
   std::vector<SourcePos> positions;       // core::Loc - 1 -> position in the file
   std::vector<SourcePos> syntaxErrors;    // the findings above are still made
+  std::vector<core::AnalysisNotice> limits; // where the path analysis stopped short
   bool parserFailed = false;              // the grammar did not load: nothing was analysed
   unsigned functions = 0;
 

@@ -9,6 +9,11 @@
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
 
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
 namespace ddplint::tidy {
 
 using namespace clang;
@@ -63,6 +68,34 @@ void readVersionMacro(Preprocessor &pp, llvm::StringRef name, std::optional<int>
 
 } // namespace
 
+// The path rules of one unit share one analysis of it (the model and the path
+// engine are the expensive part), per set of user wrappers, and one report of
+// where that analysis stopped short.  Checks cannot see each other (clang-tidy
+// does not export ClangTidyContext::isCheckEnabled to plugins), so the first
+// path check that runs on a unit creates it and the others find it; it lives
+// while any check of the unit holds it.
+struct SharedAnalysis {
+  const ASTContext *ctx = nullptr;
+  struct Entry {
+    std::unique_ptr<clangfe::ApiMatcher> api;
+    std::unique_ptr<clangfe::ModelBuilder> model;
+    std::unique_ptr<core::RuleRunner> runner;
+  };
+  std::map<std::vector<std::vector<std::string>>, Entry> byWrappers;
+  std::set<std::pair<core::Loc, std::string>> noticesReported;
+};
+
+static std::shared_ptr<SharedAnalysis> sharedAnalysisFor(const ASTContext &ctx) {
+  static thread_local std::weak_ptr<SharedAnalysis> current;
+  std::shared_ptr<SharedAnalysis> s = current.lock();
+  if (!s || s->ctx != &ctx) {
+    s = std::make_shared<SharedAnalysis>();
+    s->ctx = &ctx;
+    current = s;
+  }
+  return s;
+}
+
 RuleCheck::RuleCheck(llvm::StringRef name, clang::tidy::ClangTidyContext *context,
                      core::RuleId rule)
     : ClangTidyCheck(name, context), rule_(rule),
@@ -98,6 +131,8 @@ void RuleCheck::check(const MatchFinder::MatchResult &result) {
   if (!result.Nodes.getNodeAs<TranslationUnitDecl>("tu"))
     return;
   ctx_ = result.Context;
+  if (needs_ & core::NeedPaths)
+    shared_ = sharedAnalysisFor(*ctx_);
   if (pp_) { // the unit is parsed; macros from a PCH are there too
     readVersionMacro(*pp_, "TORCH_VERSION_MAJOR", versionMajor);
     readVersionMacro(*pp_, "TORCH_VERSION_MINOR", versionMinor);
@@ -111,21 +146,37 @@ void RuleCheck::onEndOfTranslationUnit() {
   versionMajor.reset();
   versionMinor.reset();
   ctx_ = nullptr;
+  shared_.reset();
 }
 
 void RuleCheck::runRule(ASTContext &ctx) {
-  const clangfe::ApiMatcher api(core::builtinApi(), core::wrappersOf(options_));
+  const core::Wrappers wrappers = core::wrappersOf(options_);
+  std::optional<clangfe::ApiMatcher> ownApi;
+  const clangfe::ApiMatcher *api = nullptr;
   // The path rules read the program model; the others read facts (each kind
   // is a walk of its own, so only what the rule needs is built).
-  std::unique_ptr<clangfe::ModelBuilder> model;
+  clangfe::ModelBuilder *model = nullptr;
+  core::RuleRunner *runner = nullptr;
   std::unique_ptr<clangfe::FactsBuilder> facts;
   core::Program factsProgram;
-  const core::Program *program = &factsProgram;
+  std::optional<core::RuleRunner> ownRunner;
   if (needs_ & core::NeedPaths) {
-    model = std::make_unique<clangfe::ModelBuilder>(ctx, api);
-    program = &model->program();
+    SharedAnalysis::Entry &e =
+        shared_->byWrappers[{wrappers.rankFunctions, wrappers.mainProcessFunctions,
+                             wrappers.collectiveFunctions, wrappers.barrierFunctions,
+                             wrappers.checkpointWriters, wrappers.dataLoaderFactories}];
+    if (!e.model) {
+      e.api = std::make_unique<clangfe::ApiMatcher>(core::builtinApi(), wrappers);
+      e.model = std::make_unique<clangfe::ModelBuilder>(ctx, *e.api);
+      e.runner = std::make_unique<core::RuleRunner>(e.model->program());
+    }
+    api = e.api.get();
+    model = e.model.get();
+    runner = e.runner.get();
   } else {
-    facts = std::make_unique<clangfe::FactsBuilder>(ctx, api);
+    ownApi.emplace(core::builtinApi(), wrappers);
+    api = &*ownApi;
+    facts = std::make_unique<clangfe::FactsBuilder>(ctx, *api);
     if (needs_ & core::NeedVersions)
       facts->addVersions(factsProgram.facts, versionMajor, versionMinor);
     if (needs_ & core::NeedProcessGroups)
@@ -134,21 +185,23 @@ void RuleCheck::runRule(ASTContext &ctx) {
       facts->addEnvironment(factsProgram.facts);
     if (needs_ & core::NeedDataLoaders) {
       std::vector<std::string> factories = core::builtinApi().dataLoaderFactories;
-      for (const auto &f : api.user().dataLoaderFactories)
+      for (const auto &f : api->user().dataLoaderFactories)
         factories.push_back(f);
       facts->addDataLoaders(factsProgram.facts, factories);
     }
     if (needs_ & core::NeedForwards)
       facts->addForwards(factsProgram.facts);
+    ownRunner.emplace(factsProgram);
+    runner = &*ownRunner;
   }
   const clangfe::LocTable &locs = model ? model->locs() : facts->locs();
-  core::RuleRunner runner(*program);
-  const clangfe::FixContext fc{ctx, api, locs, model.get()};
-  for (const core::Finding &f : runner.run(rule_, options_)) {
+  const clangfe::FixContext fc{ctx, *api, locs, model};
+  for (const core::Finding &f : runner->run(rule_, options_)) {
     {
       // The message is an argument, so '%' in source text (rank % 2) is not a
       // format directive.
-      DiagnosticBuilder d = diag(locs.get(f.loc), "%0");
+      DiagnosticBuilder d = diag(locs.get(f.loc), "%0",
+                                 f.asNote ? DiagnosticIDs::Remark : DiagnosticIDs::Warning);
       d << f.message;
       for (const auto &fix : clangfe::renderFixes(f, fc))
         d << fix;
@@ -157,6 +210,12 @@ void RuleCheck::runRule(ASTContext &ctx) {
       if (n.external.file.empty())
         diag(locs.get(n.loc), "%0", DiagnosticIDs::Note) << n.message;
   }
+  // Where the shared analysis stopped short: once per unit, by whichever path
+  // rule met it first (a remark, so that no gate fails on it).
+  if (model)
+    for (const core::AnalysisNotice &n : runner->notices())
+      if (shared_->noticesReported.emplace(n.loc, n.message).second)
+        diag(locs.get(n.loc), "%0", DiagnosticIDs::Remark) << n.message;
 }
 
 } // namespace ddplint::tidy

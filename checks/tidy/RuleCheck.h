@@ -10,9 +10,12 @@
 
 #include "clang-tidy/ClangTidyCheck.h"
 
+#include <memory>
 #include <optional>
 
 namespace ddplint::tidy {
+
+struct SharedAnalysis; // the path analysis of one unit, shared by the path rules
 
 class RuleCheck : public clang::tidy::ClangTidyCheck {
 public:
@@ -36,6 +39,7 @@ private:
   core::RuleOptions options_;
   clang::ASTContext *ctx_ = nullptr;
   clang::Preprocessor *pp_ = nullptr; // for version macros that came from a PCH
+  std::shared_ptr<SharedAnalysis> shared_;
 };
 
 // The generated check classes: clang-tidy's naming (ddp-<name> is <Name>Check).

@@ -140,13 +140,13 @@ class Formats(Project):
         p = run(["-p", self.build, self.train, "--format=json"], cwd=self.src)
         self.assertEqual(p.returncode, 1)
         doc = json.loads(p.stdout)
-        self.assertEqual(doc["version"], 1)
+        self.assertEqual(doc["version"], 2)
         got = sorted((f["file"], f["line"], f["rule"], f["severity"]) for f in doc["findings"])
         self.assertEqual(got, self.expected_train())
         timeout = [f for f in doc["findings"] if f["rule"] == "ddp-init-timeout"][0]
-        self.assertEqual(timeout["fixes"][0]["replacement"], "std::chrono::seconds(300)")
+        self.assertEqual(timeout["fixes"][0]["replacement"], "std::chrono::seconds(1800)")
         self.assertTrue(all(f["fingerprint"] for f in doc["findings"]))
-        self.assertEqual(doc["errors"], [])
+        self.assertEqual(doc["toolErrors"], [])
 
     def test_sarif_validates_against_the_schema(self):
         out = os.path.join(self.tmp, "ddplint.sarif")
@@ -343,7 +343,7 @@ class Fixes(Project):
         self.assertEqual(p.returncode, 1)
         self.assertIn("applied 1 fix-it", p.stderr)
         with open(self.train, encoding="utf-8") as f:
-            self.assertIn("Options::create(std::chrono::seconds(300));", f.read())
+            self.assertIn("Options::create(std::chrono::seconds(1800));", f.read())
         p = run(["-p", self.build, self.train], cwd=self.src)
         self.assertNotIn("ddp-init-timeout", [r for _, _, r, _ in findings(p.stdout)])
 
@@ -725,7 +725,7 @@ class Cache(Project):
 
     def report(self, out):
         # Everything a user sees: rule, severity, message, position, notes, fix-its.
-        return out["findings"], out["errors"], out["summary"]
+        return out["findings"], out["toolErrors"], out["summary"]
 
     def test_no_preamble_no_cache_cold_and_warm_give_the_same_report(self):
         whole, _ = self.lint("--no-preamble", cache=False)
@@ -979,7 +979,7 @@ class CacheTrainer(unittest.TestCase):
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
         self.assertEqual(p.returncode, 1, p.stderr)
         out = json.loads(p.stdout)
-        return (out["findings"], out["errors"], out["summary"]), p.stderr
+        return (out["findings"], out["toolErrors"], out["summary"]), p.stderr
 
     def test_trainer_same_report_every_way(self):
         cache = os.path.join(self.tmp, "cache")

@@ -256,6 +256,149 @@ class PythonRuns(PythonProject):
         self.assertEqual(p.returncode, 0, p.stdout)
 
 
+# A project whose training script reaches its hazards through helpers in other
+# modules, imported every way Python allows (absolute, relative, `as`, a
+# package's __init__ re-export, a module object, a class's method).
+PROJECT = {
+    "pyproject.toml": """\
+        [project]
+        name = "proj"
+        """,
+    "proj/__init__.py": "",
+    "proj/util/__init__.py": """\
+        from .dist import is_main_process, save_on_master
+        """,
+    "proj/util/dist.py": """\
+        import torch
+        import torch.distributed as dist
+
+
+        def get_rank():
+            return dist.get_rank() if dist.is_initialized() else 0
+
+
+        def is_main_process():
+            return get_rank() == 0
+
+
+        def save_on_master(*args, **kwargs):
+            if is_main_process():
+                torch.save(*args, **kwargs)
+
+
+        def synchronize():
+            dist.barrier()
+
+
+        def reduce_flag(flag):
+            t = torch.tensor([float(flag)])
+            dist.all_reduce(t)
+            return bool(t.item() > 0)
+        """,
+    "proj/util/misc.py": """\
+        from . import dist as du
+
+
+        def save_model(model, path):
+            du.save_on_master(model.state_dict(), path)
+
+
+        class Logger:
+            def write(self, text):
+                with open("log.txt", "a") as f:
+                    f.write(text)
+        """,
+    "proj/train.py": """\
+        import datetime
+
+        import torch
+        import torch.distributed as dist
+
+        import proj.util.dist as comm
+        from proj.util import is_main_process
+        from proj.util.misc import save_model as store, Logger
+
+
+        def main():
+            dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+            model = torch.nn.Linear(2, 2)
+            log = Logger()
+            for epoch in range(3):
+                loss = model(torch.ones(2)).sum()
+                dist.all_reduce(loss)
+                store(model, "ckpt.pt")
+                if is_main_process():
+                    comm.synchronize()
+                if comm.reduce_flag(loss.item() > 1.0):
+                    break
+                if is_main_process():
+                    log.write("epoch done")
+
+
+        if __name__ == "__main__":
+            main()
+        """,
+}
+
+
+class PythonAcrossModules(PythonProject):
+    """Helpers in other modules of the project are followed (issue 16)."""
+
+    def setUp(self):
+        super().setUp()
+        for rel, text in PROJECT.items():
+            self.write(rel, text)
+
+    def test_hazards_in_helpers_are_reported_at_the_calls(self):
+        p = self.lint("--format", "json", "proj/train.py")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
+        self.assertEqual(got, [
+            # misc.save_model -> dist.save_on_master: a rank-0 write between
+            # one epoch's all_reduce and the next, reported at the call here
+            ("proj/train.py", 18, "ddp-rank0-io-barrier"),
+            # comm.synchronize() is a barrier that only rank 0 reaches
+            ("proj/train.py", 20, "ddp-divergent-collective"),
+            # Logger.write, a method of an imported class, writes in the
+            # rank-0 block: the block is reported, as one written here would be
+            ("proj/train.py", 23, "ddp-rank0-io-barrier"),
+        ], p.stdout)
+        by_line = {f["line"]: f for f in doc["findings"]}
+        # The note points at the code in the other module.
+        notes = by_line[18].get("notes", [])
+        self.assertTrue(any(n["file"].endswith("proj/util/dist.py") for n in notes), notes)
+        self.assertIn("save_on_master", by_line[18]["message"])
+        # Hard negative: the early stop on a flag that the helper all-reduces
+        # is agreed by every rank (no finding at line 21/22).
+
+    def test_helper_module_alone_has_no_finding_of_its_callers(self):
+        # The helpers are correct on their own: the hazard is in how train.py
+        # calls them, so linting the helper module alone reports nothing.
+        p = self.lint("proj/util/dist.py", "proj/util/misc.py")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_one_file_run_and_whole_project_run_agree(self):
+        one = json.loads(self.lint("--format", "json", "proj/train.py").stdout)
+        whole = json.loads(self.lint("--format", "json", "proj").stdout)
+        key = lambda d: sorted((f["file"], f["line"], f["rule"]) for f in d["findings"])
+        self.assertEqual(key(one), key(whole))
+
+    def test_import_outside_the_project_is_not_followed(self):
+        # A module that is not in the project (site-packages, a typo) is
+        # unknown, not an error.
+        self.write("proj/other.py", """\
+            import torch.distributed as dist
+            from nowhere.helpers import save_everything
+
+            def run():
+                dist.init_process_group("gloo", timeout=__import__("datetime").timedelta(minutes=30))
+                save_everything()
+            """)
+        p = self.lint("proj/other.py")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+
 class PythonPreCommit(PythonProject):
     """The `ddplint` hook of .pre-commit-hooks.yaml on staged Python files."""
 

@@ -59,7 +59,7 @@ Diagnostics:
 
 # The Gloo fix-it of tests/lit/init-timeout.cpp (CHECK-FIXES), default 300 s.
 FIXED_LINE = ("  return c10::make_intrusive<c10d::ProcessGroupGloo>(makeStore(), rank, size, "
-              "c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(300))); "
+              "c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(1800))); "
               "// EXPECT ddp-init-timeout")
 
 

@@ -2,7 +2,7 @@
 """Runs clang-tidy with the ddplint plugin on a test file and verifies its
 diagnostics and fixes the way clang-tidy's own check tests do:
 
-  * `// CHECK-MESSAGES: :[[@LINE-1]]:col: warning: ... [ddp-...]` lines are
+  * `// CHECK-MESSAGES: :[[@LINE-1]]:col: warning|remark: ... [ddp-...]` lines are
     FileCheck'ed against clang-tidy's output, and any warning or error that no
     CHECK-MESSAGES line expects fails the test;
   * `// CHECK-FIXES: ...` lines are FileCheck'ed against the file after -fix.
@@ -82,10 +82,10 @@ def main():
     if has_msgs:
         r = subprocess.run([filecheck, source, f"--check-prefix={msg_prefix}",
                             "--input-file", out_file,
-                            "--implicit-check-not={{warning|error}}:"])
+                            "--implicit-check-not={{warning|error|remark}}:"])
         if r.returncode != 0:
             fail("CHECK-MESSAGES did not match clang-tidy's output")
-    elif re.search(r"(warning|error):", out):
+    elif re.search(r"(warning|error|remark):", out):
         fail("unexpected diagnostics (the test expects none)")
 
     if has_fixes:

@@ -16,7 +16,7 @@ void train(torch::nn::Linear &model, const std::string &root, int epochs, int ra
     auto sampler = torch::data::samplers::DistributedRandomSampler(60000, size, rank);
     auto loader = torch::data::make_data_loader(makeDataset(root), sampler,
                                                 torch::data::DataLoaderOptions(64).workers(2));
-    // CHECK-MESSAGES: :[[@LINE-2]]:19: warning: data loader built by 'make_data_loader' inside a loop; its worker threads are started and joined on every iteration; build the loader once before the loop and iterate it every epoch [ddp-dataloader-recreated]
+    // CHECK-MESSAGES: :[[@LINE-2]]:19: warning: data loader built by 'make_data_loader' inside a loop; its worker threads are started and joined every epoch, which costs time on every pass and leaks memory and IPC handles; build the loader once before the loop and iterate it every epoch [ddp-dataloader-recreated]
     for (auto &batch : *loader) {
       opt.zero_grad();
       auto loss = torch::nn::functional::cross_entropy(model(batch.data.view({-1, 784})), batch.target);
@@ -24,7 +24,7 @@ void train(torch::nn::Linear &model, const std::string &root, int epochs, int ra
       opt.step();
     }
     auto eval = makeLoader(root);
-    // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'makeLoader' builds a data loader (via 'make_data_loader') and is called inside a loop
+    // CHECK-MESSAGES: :[[@LINE-1]]:17: remark: 'makeLoader' builds a data loader (via 'make_data_loader') and is called inside a loop
   }
 }
 

@@ -12,7 +12,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> defaults(const std::string &path, int ran
   auto store = c10::make_intrusive<c10d::FileStore>(path, size);
   auto opts = c10d::ProcessGroupGloo::Options::create();
   // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: process group options 'ProcessGroupGloo::Options' are created without an explicit timeout; a hung collective waits the backend default (30 min for Gloo) before failing; pass a timeout [ddp-init-timeout]
-  // CHECK-FIXES: auto opts = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(300));
+  // CHECK-FIXES: auto opts = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(1800));
   opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, opts);
 }
@@ -21,7 +21,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> noOptions(const std::string &path, int ra
   auto store = c10::make_intrusive<c10d::FileStore>(path, size);
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size);
   // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: process group 'ProcessGroupGloo' is created without an explicit timeout; a hung collective waits the backend default (30 min for Gloo) before failing; pass options with a timeout [ddp-init-timeout]
-  // CHECK-FIXES: return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(300)));
+  // CHECK-FIXES: return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(1800)));
 }
 
 c10::intrusive_ptr<c10d::ProcessGroup> explicitTimeout(const std::string &path, int rank, int size) {

@@ -15,7 +15,7 @@ void glooDefaultOptions(int rank, int size) {
   auto store = makeStore();
   auto opts = c10d::ProcessGroupGloo::Options::create();
   // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: process group options 'ProcessGroupGloo::Options' are created without an explicit timeout; a hung collective waits the backend default (30 min for Gloo) before failing; pass a timeout [ddp-init-timeout]
-  // CHECK-FIXES: auto opts = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(300));
+  // CHECK-FIXES: auto opts = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(1800));
   // OPT-MESSAGES: :[[@LINE-3]]:15: warning: process group options
   // OPT-FIXES: auto opts = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(60));
   opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
@@ -27,7 +27,7 @@ void glooUsingDeclaration(int rank, int size) {
   auto pg = c10::make_intrusive<ProcessGroupGloo>(makeStore(), rank, size,
                                                   ProcessGroupGloo::Options::create());
   // CHECK-MESSAGES: :[[@LINE-1]]:51: warning: process group options 'ProcessGroupGloo::Options' are created without an explicit timeout
-  // CHECK-FIXES: ProcessGroupGloo::Options::create(std::chrono::seconds(300)));
+  // CHECK-FIXES: ProcessGroupGloo::Options::create(std::chrono::seconds(1800)));
   // OPT-MESSAGES: :[[@LINE-3]]:51: warning: process group options
 }
 
@@ -37,7 +37,7 @@ void glooNoOptions(int rank, int size) {
   auto store = makeStore();
   auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size);
   // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: process group 'ProcessGroupGloo' is created without an explicit timeout; a hung collective waits the backend default (30 min for Gloo) before failing; pass options with a timeout [ddp-init-timeout]
-  // CHECK-FIXES: auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(300)));
+  // CHECK-FIXES: auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(1800)));
   // OPT-MESSAGES: :[[@LINE-3]]:13: warning: process group 'ProcessGroupGloo'
   // OPT-FIXES: auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(60)));
 }
@@ -49,7 +49,7 @@ void glooSharedAndNew(int rank, int size) {
   // OPT-MESSAGES: :[[@LINE-2]]:12: warning: process group 'ProcessGroupGloo'
   auto *b = new c10d::ProcessGroupGloo(store, rank, size);
   // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: process group 'ProcessGroupGloo' is created without an explicit timeout
-  // CHECK-FIXES: auto *b = new c10d::ProcessGroupGloo(store, rank, size, c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(300)));
+  // CHECK-FIXES: auto *b = new c10d::ProcessGroupGloo(store, rank, size, c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(1800)));
   // OPT-MESSAGES: :[[@LINE-3]]:17: warning: process group 'ProcessGroupGloo'
   delete b;
 }
@@ -57,7 +57,7 @@ void glooSharedAndNew(int rank, int size) {
 void glooDirectOptions() {
   auto opts = c10::make_intrusive<c10d::ProcessGroupGloo::Options>();
   // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: process group options 'ProcessGroupGloo::Options' are created without an explicit timeout
-  // CHECK-FIXES: auto opts = c10::make_intrusive<c10d::ProcessGroupGloo::Options>(std::chrono::seconds(300));
+  // CHECK-FIXES: auto opts = c10::make_intrusive<c10d::ProcessGroupGloo::Options>(std::chrono::seconds(1800));
   // OPT-MESSAGES: :[[@LINE-3]]:15: warning: process group options
 }
 

@@ -1,5 +1,5 @@
-// RUN: %check_ddp_tidy %s ddp-rank0-io-barrier %t -- -config="{CheckOptions: {ddp-rank0-io-barrier.RequireBarrierBefore: false}}" -- %mock_flags
-// With RequireBarrierBefore=false only the barrier after the block is required.
+// RUN: %check_ddp_tidy %s ddp-rank0-io-barrier %t -- -- %mock_flags
+// The default (RequireBarrierBefore: false): only the barrier after the block is required.
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 

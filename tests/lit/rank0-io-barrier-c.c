@@ -1,4 +1,4 @@
-// RUN: %check_ddp_tidy %s ddp-rank0-io-barrier,ddp-unguarded-save %t -- -- %mpi_c_flags
+// RUN: %check_ddp_tidy %s ddp-rank0-io-barrier,ddp-unguarded-save %t -- -config="{CheckOptions: {ddp-rank0-io-barrier.RequireBarrierBefore: true}}" -- %mpi_c_flags
 // MPI in C: rank 0 reads the input and prints; only writing a file is IO that
 // other ranks can race with.
 #include <mpi.h>

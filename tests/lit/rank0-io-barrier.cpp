@@ -1,4 +1,5 @@
-// RUN: %check_ddp_tidy %s ddp-rank0-io-barrier %t -- -- %mock_flags
+// RUN: %check_ddp_tidy %s ddp-rank0-io-barrier %t -- -config="{CheckOptions: {ddp-rank0-io-barrier.RequireBarrierBefore: true}}" -- %mock_flags
+// With RequireBarrierBefore (off by default) the barrier before the block is asked for too.
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <cstdio>

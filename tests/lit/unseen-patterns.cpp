@@ -1,4 +1,4 @@
-// RUN: %check_ddp_tidy %s ddp-divergent-collective,ddp-unguarded-save,ddp-rank0-io-barrier %t -- -- %mock_flags
+// RUN: %check_ddp_tidy %s ddp-divergent-collective,ddp-unguarded-save,ddp-rank0-io-barrier %t -- -config="{CheckOptions: {ddp-rank0-io-barrier.RequireBarrierBefore: true}}" -- %mock_flags
 // Patterns from training code nobody here wrote: helper-guarded rank-0 blocks,
 // a patience counter only rank 0 keeps, a throw on rank 0's validation path,
 // a loop over the rank's own shard, a rank-derived role whose arms issue the

@@ -10,6 +10,8 @@ Fails when
   - a proof script does not use the harness (run_proof), or an evidence file
     is not a python-torch test script;
   - an implicit_*.py or evidence_*.py in tests/python-torch is named by no entry;
+  - a library's name in the python lists (deepspeed.comm.barrier, ...) or an
+    implicit entry of a library is not called in tests/python/library_knowledge.py;
   - the build's reader rejects the section.
 
 The section is read through the build's reader (ddplint-gen-catalog
@@ -30,6 +32,8 @@ import subprocess
 REQUIRED = ("id", "api", "receiver", "collective", "when", "package", "since", "proof")
 
 PROOF_DIR = "tests/python-torch"
+LIBRARY_TEST = "tests/python/library_knowledge.py"
+LIBRARIES = ("deepspeed", "detectron2", "horovod", "megatron", "timm", "transformers")
 
 
 def main():
@@ -115,6 +119,29 @@ def main():
         rel = os.path.relpath(path, repo)
         if rel not in named_evidence:
             errors.append("%s: evidence script named by no entry" % rel)
+
+    # Library knowledge: every name of a library in the python lists, and
+    # every implicit entry on a library's object, is exercised by the lit
+    # fixture (a call of it under a rank test there, with its finding).
+    lib_test = os.path.join(repo, LIBRARY_TEST)
+    with open(lib_test, encoding="utf-8") as f:
+        lib_text = f.read()
+    lists = json.loads(p.stdout).get("lists", {})
+    for key, names in sorted(lists.items()):
+        for name in names:
+            if name.split(".")[0] not in LIBRARIES:
+                continue
+            pkg, last = name.split(".")[0], name.rsplit(".", 1)[1]
+            if not re.search(r"^\s*(import|from)\s+%s\b" % re.escape(pkg), lib_text, re.M):
+                errors.append("python.%s: %s: %s does not import %s" % (key, name, LIBRARY_TEST, pkg))
+            if not re.search(r"\b%s\(" % re.escape(last), lib_text):
+                errors.append("python.%s: %s: no call of %s in %s" % (key, name, last, LIBRARY_TEST))
+    for e in entries:
+        if isinstance(e, dict) and e.get("package") in LIBRARIES and e.get("match"):
+            for m in e["match"]["call"] if isinstance(e["match"]["call"], list) else []:
+                if not re.search(r"\.%s\(" % re.escape(m), lib_text):
+                    errors.append("implicit_collectives %s: no call of .%s( in %s"
+                                  % (e["id"], m, LIBRARY_TEST))
 
     unavailable = sum(1 for e in entries if isinstance(e, dict) and isinstance(e.get("proof"), str)
                       and e["proof"].strip().startswith("unavailable:"))

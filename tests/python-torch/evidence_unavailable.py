@@ -8,7 +8,7 @@ becomes installable) this test fails and says which proof can now be written.
                            (_all_gather_base) is not supported by Gloo.  The
                            FULL_STATE_DICT path's all-gather is read from the source.
   SyncBatchNorm:           forward refuses CPU tensors.
-  torchmetrics, accelerate, lightning / pytorch_lightning: not importable.
+  torchmetrics, accelerate, lightning / pytorch_lightning, deepspeed: not importable.
 """
 import datetime
 import importlib.util
@@ -104,7 +104,8 @@ def main():
     for mod, entry in [("torchmetrics", "torchmetrics-metric-compute"),
                        ("accelerate", "accelerate-*"),
                        ("lightning", "lightning-*"),
-                       ("pytorch_lightning", "lightning-*")]:
+                       ("pytorch_lightning", "lightning-*"),
+                       ("deepspeed", "deepspeed-engine-*")]:
         found = importlib.util.find_spec(mod)
         check(found is None, "%s is not importable by %s%s" % (
             mod, sys.executable,

@@ -4,6 +4,7 @@ True positives first, then hard negatives.  Each function holds one
 rank-dependent decision (one finding per decision), and the process group is
 created by the launcher script that imports these helpers.
 """
+import math
 import os
 import sys
 import datetime
@@ -377,3 +378,16 @@ def lora_rank_is_not_the_process_rank(args, t):
     if rank > 8:
         dist.all_reduce(t)
     return t
+
+
+def stop_on_non_finite_loss(model, loader):
+    # MAE's engine: one rank's NaN loss ends that process; the others wait in
+    # the all_reduce.  Worded as an exit, not a throw.
+    for batch in loader:
+        loss = model(batch).sum()
+        loss_value = loss.item()
+        if not math.isfinite(loss_value):
+            sys.exit(1)
+        loss.backward()
+        dist.all_reduce(loss)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' is skipped by ranks where 'math.isfinite(loss_value)' does not hold (a rank-local value): they exit ('sys.exit') while the other ranks run it; {{.*}} [ddp-divergent-collective]

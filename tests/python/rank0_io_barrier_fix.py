@@ -3,6 +3,9 @@
 This file has no barrier of its own, so every barrier in the fixed file was
 inserted by --fix; the CHECK-FIXES lines check their order around the block.
 """
+# With RequireBarrierBefore (off by default) the barrier before is asked for too.
+# CONFIG: options:
+# CONFIG:   ddp-rank0-io-barrier.RequireBarrierBefore: true
 import datetime
 
 import torch

@@ -6,6 +6,9 @@ config, as Accelerate's examples do) needs the barrier after it, not one
 before it.  Only the program's entry is known to start the run: a function
 that nothing here calls may be called between collectives elsewhere.
 """
+# With RequireBarrierBefore (off by default) the barrier before is asked for too.
+# CONFIG: options:
+# CONFIG:   ddp-rank0-io-barrier.RequireBarrierBefore: true
 import json
 import os
 

@@ -18,9 +18,12 @@ Annotations (comments in FILE.py; they mirror clang-tidy's check_clang_tidy):
   # CONFIG: YAML-LINE
       Written (in order, text after "CONFIG: " verbatim) to .ddplint.yaml next
       to the copy.
+  # CHECK-LIMIT: :[[@LINE+N]]:COL: MESSAGE
+      One "analysisLimits" entry expected there (a function whose analysis
+      stopped at a limit).  Every entry must be annotated, as findings are.
   # EXPECT-TOOL-ERROR
       The file is expected to produce tool errors (exit code 2 and a non-empty
-      "errors" list); findings are still compared.
+      "toolErrors" list); findings are still compared.
   # CHECK-ERROR: :[[@LINE+N]]: MESSAGE
       (optional, with EXPECT-TOOL-ERROR) an error entry at that line whose
       message contains MESSAGE ({{regex}} allowed).
@@ -39,13 +42,16 @@ import subprocess
 import sys
 import tempfile
 
-ANNOT_RE = re.compile(r"#\s*(CHECK-MESSAGES|CHECK-FIXES|CHECK-ERROR|CONFIG|EXPECT-TOOL-ERROR)\b.*$")
+ANNOT_RE = re.compile(
+    r"#\s*(CHECK-MESSAGES|CHECK-FIXES|CHECK-ERROR|CHECK-LIMIT|CONFIG|EXPECT-TOOL-ERROR)\b.*$")
 MSG_RE = re.compile(
     r"#\s*CHECK-MESSAGES:\s*:\[\[@LINE(?P<off>[+-]\d+)?\]\]:(?P<col>\d+):\s*"
     r"(?P<sev>error|warning|note):\s?(?P<msg>.*?)\s*\[(?P<rule>ddp-[a-z0-9-]+)\]\s*$")
 FIX_RE = re.compile(r"#\s*CHECK-FIXES:\s?(?P<text>.*?)\s*$")
 CFG_RE = re.compile(r"#\s*CONFIG:\s?(?P<text>.*?)\s*$")
 ERR_RE = re.compile(r"#\s*CHECK-ERROR:\s*:\[\[@LINE(?P<off>[+-]\d+)?\]\]:\s?(?P<msg>.*?)\s*$")
+LIMIT_RE = re.compile(
+    r"#\s*CHECK-LIMIT:\s*:\[\[@LINE(?P<off>[+-]\d+)?\]\]:(?P<col>\d+):\s?(?P<msg>.*?)\s*$")
 EXPECT_ERR_RE = re.compile(r"#\s*EXPECT-TOOL-ERROR\b")
 
 
@@ -55,6 +61,7 @@ class Spec:
         self.fixes = []      # (src line, text, regex)
         self.config = []     # yaml lines
         self.errors = []     # dicts: line, msg, regex, src
+        self.limits = []     # dicts: line, col, msg, regex, src
         self.expect_tool_error = False
         self.problems = []   # malformed annotations
 
@@ -108,6 +115,14 @@ def parse_annotations(text):
                 continue
             spec.errors.append(dict(line=idx + int(mm.group("off") or 0), msg=mm.group("msg"),
                                     regex=filecheck_regex(mm.group("msg")), src=idx))
+        elif kind == "CHECK-LIMIT":
+            mm = LIMIT_RE.search(chunk)
+            if not mm:
+                spec.problems.append(f"line {idx}: malformed CHECK-LIMIT: {chunk}")
+                continue
+            spec.limits.append(dict(line=idx + int(mm.group("off") or 0), col=int(mm.group("col")),
+                                    msg=mm.group("msg"), regex=filecheck_regex(mm.group("msg")),
+                                    src=idx))
         elif kind == "EXPECT-TOOL-ERROR":
             spec.expect_tool_error = True
     return spec
@@ -222,7 +237,21 @@ def run_test(ddplint, test, keep=False):
                   file=sys.stderr)
             return 1
         findings = report.get("findings", []) or []
-        errors = report.get("errors", []) or []
+        errors = report.get("toolErrors", []) or []
+        limits = [l for l in report.get("analysisLimits", []) or []
+                  if same_file(l.get("file"), path, tmp)]
+        for e in spec.limits:
+            hit = next((l for l in limits if l.get("line") == e["line"]
+                        and l.get("column") == e["col"] and e["regex"].search(l.get("message", ""))),
+                       None)
+            if hit is None:
+                failures.append(f"CHECK-LIMIT at line {e['src']}: no analysis limit at "
+                                f"{e['line']}:{e['col']} containing '{e['msg']}'")
+            else:
+                limits.remove(hit)
+        for l in limits:
+            failures.append(f"unexpected analysis limit {l.get('line')}:{l.get('column')}: "
+                            f"{l.get('message')}")
         ours = [f for f in findings if same_file(f.get("file"), path, tmp)]
         foreign = [f for f in findings if not same_file(f.get("file"), path, tmp)]
         for f in foreign:
@@ -348,6 +377,10 @@ def self_test_all():
     assert spec3.problems
     spec4 = parse_annotations("# EXPECT-TOOL-ERROR\n# CHECK-ERROR: :[[@LINE+1]]: {{.*}}\n")
     assert spec4.expect_tool_error and spec4.errors[0]["line"] == 3
+    spec5 = parse_annotations("def main():  # CHECK-LIMIT: :[[@LINE]]:1: more than {{[0-9]+}} paths\n")
+    assert not spec5.problems and spec5.limits[0]["line"] == 1 and spec5.limits[0]["col"] == 1
+    assert spec5.limits[0]["regex"].search("'main' has more than 512 paths")
+    assert parse_annotations("# CHECK-LIMIT: [[@LINE]] x\n").problems
     print("PASS: run_python_lit.py self-test")
     return 0
 

@@ -193,7 +193,7 @@ TEST_CASE("JSON: documented fields, relative paths", "[report][json]") {
   RunResult r = ddplint::testing::sampleRun(kRoot);
   llvm::json::Value v = parse(renderJson(r, plain()));
   const llvm::json::Object &top = obj(v);
-  CHECK(num(top, "version") == 1);
+  CHECK(num(top, "version") == 2);
   CHECK(str(sub(top, "tool"), "name") == "ddplint");
   CHECK(str(sub(top, "tool"), "version") == "9.8.7");
 
@@ -230,7 +230,7 @@ TEST_CASE("JSON: documented fields, relative paths", "[report][json]") {
 
   CHECK(str(obj(findings[3]), "file") == "/usr/include/outside/header.h");
 
-  const llvm::json::Array &errors = arr(top.get("errors"));
+  const llvm::json::Array &errors = arr(top.get("toolErrors"));
   REQUIRE(errors.size() == 2);
   CHECK(str(obj(errors[0]), "file") == "src/broken.cpp");
   CHECK(num(obj(errors[0]), "line") == 4);
@@ -405,6 +405,48 @@ TEST_CASE("SARIF: no root means absolute file URIs and no base id", "[report][sa
   const llvm::json::Object &art =
       sub(sub(obj(arr(res.get("locations"))[0]), "physicalLocation"), "artifactLocation");
   CHECK(str(art, "uri") == "file:///proj/src/train.cpp");
+}
+
+// Where the analysis stopped short is said in every format: a note in the
+// text, a count in the summary line (per function, not per limit), an entry
+// and a count in JSON, a note-level notification in SARIF that does not fail
+// the run.
+TEST_CASE("analysis limits: every format says where a finding may be missing", "[report]") {
+  RunResult r = only(ddplint::testing::sampleRun(kRoot), 0);
+  r.filesAnalyzed = 1;
+  const std::string file = std::string(kRoot) + "/src/train.cpp";
+  r.analysisLimits.push_back({ddplint::testing::loc(file, 5, 5),
+                              "analysis limit: 'main' has more than 512 paths"});
+  r.analysisLimits.push_back({ddplint::testing::loc(file, 5, 5),
+                              "analysis limit: calls from 'main' go deeper than 16 functions"});
+
+  const std::string text = renderText(r, plain());
+  CHECK_THAT(text, Contains("src/train.cpp:5:5: note: analysis limit: 'main' has more than 512 paths"));
+  CHECK(text.find("analysis limit") > text.find("[ddp-")); // after the findings
+  CHECK(summaryLine(r) == "1 finding (1 error), 1 file analyzed, analysis limited in 1 function");
+
+  llvm::json::Value jv = parse(renderJson(r, plain()));
+  const llvm::json::Object &top = obj(jv);
+  const llvm::json::Array &limits = arr(top.get("analysisLimits"));
+  REQUIRE(limits.size() == 2);
+  CHECK(str(obj(limits[0]), "file") == "src/train.cpp");
+  CHECK(num(obj(limits[0]), "line") == 5);
+  CHECK(num(sub(top, "summary"), "analysisLimits") == 2);
+  CHECK(arr(top.get("toolErrors")).empty());
+
+  llvm::json::Value sv = parse(renderSarif(r, plain()));
+  const llvm::json::Object &inv =
+      obj(arr(obj(arr(obj(sv).get("runs"))[0]).get("invocations"))[0]);
+  CHECK(inv.getBoolean("executionSuccessful") == true);
+  const llvm::json::Array &notes = arr(inv.get("toolExecutionNotifications"));
+  REQUIRE(notes.size() == 2);
+  CHECK(str(obj(notes[0]), "level") == "note");
+  CHECK(str(sub(obj(notes[0]), "descriptor"), "id") == "analysis-limit");
+  CHECK(str(sub(sub(obj(arr(obj(notes[0]).get("locations"))[0]), "physicalLocation"),
+                "artifactLocation"),
+            "uri") == "src/train.cpp");
+
+  CHECK(summaryLine(only(r, 0)).find("analysis limited") == std::string::npos);
 }
 
 TEST_CASE("sarifRuleName and fileUri", "[report][sarif]") {

@@ -24,6 +24,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   ddplint::cli::RunResult run = ddplint::testing::sampleRun(root);
+  // A limit notification too: the validators must accept its shape.
+  run.analysisLimits.push_back({ddplint::testing::loc(root + "/src/train.cpp", 5, 5),
+                                "analysis limit: 'main' has more than 512 paths"});
   ddplint::cli::ReportOptions options;
   options.baseDir = root;
   options.sourceRoot = root;

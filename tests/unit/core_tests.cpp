@@ -102,10 +102,11 @@ bool asks(const Finding &f, FixKind kind) {
   return false;
 }
 
-// ddp-rank0-io-barrier with RequireBarrierBefore: false.
-RuleOptions afterOnly() {
+// ddp-rank0-io-barrier with RequireBarrierBefore: true (the default asks
+// only for the barrier after).
+RuleOptions withBefore() {
   return RuleOptions::of(RuleId::Rank0IoBarrier, [](std::string_view name) {
-    return name == "RequireBarrierBefore" ? std::optional<std::string>("false") : std::nullopt;
+    return name == "RequireBarrierBefore" ? std::optional<std::string>("true") : std::nullopt;
   });
 }
 
@@ -698,7 +699,13 @@ TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
     Program p = program({fn("main", {coll("allreduce", 1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4),
                                      coll("allreduce", 20)})});
     RuleRunner an(p);
-    auto fs = an.run(RuleId::Rank0IoBarrier);
+    // The default asks for the barrier after only.
+    auto def = an.run(RuleId::Rank0IoBarrier);
+    REQUIRE(def.size() == 1);
+    CHECK_FALSE(asks(def[0], FixKind::InsertBarrierBefore));
+    CHECK(asks(def[0], FixKind::InsertBarrierAfter));
+    CHECK(contains(def[0].message, "after it"));
+    auto fs = an.run(RuleId::Rank0IoBarrier, withBefore());
     REQUIRE(fs.size() == 1);
     CHECK(fs[0].rule == "ddp-rank0-io-barrier");
     CHECK(fs[0].loc == 4); // the if
@@ -719,8 +726,8 @@ TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
     CHECK(fs[0].loc == 4);
     CHECK_FALSE(asks(fs[0], FixKind::InsertBarrierBefore));
     CHECK(asks(fs[0], FixKind::InsertBarrierAfter));
-    // The after-only option reports it too.
-    auto fs2 = an.run(RuleId::Rank0IoBarrier, afterOnly());
+    // Asking for the barrier before too changes nothing here.
+    auto fs2 = an.run(RuleId::Rank0IoBarrier, withBefore());
     REQUIRE(fs2.size() == 1);
     CHECK(asks(fs2[0], FixKind::InsertBarrierAfter));
     CHECK_FALSE(asks(fs2[0], FixKind::InsertBarrierBefore));
@@ -730,11 +737,12 @@ TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
     // collectives before it, so the barrier before is asked for.
     Program p = program({fn("save_step", {ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4), barrier(20)})});
     RuleRunner an(p);
-    auto fs = an.run(RuleId::Rank0IoBarrier);
+    auto fs = an.run(RuleId::Rank0IoBarrier, withBefore());
     REQUIRE(fs.size() == 1);
     CHECK(asks(fs[0], FixKind::InsertBarrierBefore));
     CHECK_FALSE(asks(fs[0], FixKind::InsertBarrierAfter));
-    CHECK(an.run(RuleId::Rank0IoBarrier, afterOnly()).empty()); // requireBefore=false
+    CHECK(contains(fs[0].message, "still producing"));
+    CHECK(an.run(RuleId::Rank0IoBarrier).empty()); // the default: the barrier after is there
   }
   SECTION("start-up write in the entry: no barrier before needed") {
     // main before its first collective, and a helper main calls before any.
@@ -742,14 +750,14 @@ TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
                          fn("main", {ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4), call("init_out", 12),
                                      barrier(20), coll("allreduce", 21)})});
     RuleRunner an(p);
-    auto fs = an.run(RuleId::Rank0IoBarrier);
+    auto fs = an.run(RuleId::Rank0IoBarrier, withBefore());
     INFO((fs.empty() ? std::string() : fs[0].message));
     CHECK(fs.empty());
     // The same write after a collective needs both.
     Program q = program({fn("main", {coll("allreduce", 1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4),
                                      barrier(20)})});
     RuleRunner aq(q);
-    auto fq = aq.run(RuleId::Rank0IoBarrier);
+    auto fq = aq.run(RuleId::Rank0IoBarrier, withBefore());
     REQUIRE(fq.size() == 1);
     CHECK(asks(fq[0], FixKind::InsertBarrierBefore));
     CHECK_FALSE(asks(fq[0], FixKind::InsertBarrierAfter));
@@ -758,7 +766,7 @@ TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
     Program p = program({fn("main", {barrier(1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10), fileWrite(11)}, 4), barrier(20)})});
     RuleRunner an(p);
     CHECK(an.run(RuleId::Rank0IoBarrier).empty());
-    CHECK(an.run(RuleId::Rank0IoBarrier, afterOnly()).empty());
+    CHECK(an.run(RuleId::Rank0IoBarrier, withBefore()).empty());
   }
   SECTION("barriers through helpers count") {
     Program p = program({
@@ -789,7 +797,7 @@ TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
         fn("write_metrics", {fileWrite(100)}),
     });
     RuleRunner an(p);
-    CHECK(locsOf(an.run(RuleId::Rank0IoBarrier, afterOnly())) == std::vector<Loc>{4});
+    CHECK(locsOf(an.run(RuleId::Rank0IoBarrier, withBefore())) == std::vector<Loc>{4});
   }
   SECTION("after the last collective nothing races with the write") {
     Program p = program({fn("main", {coll("allreduce", 1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4)})});
@@ -808,7 +816,7 @@ TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
         fn("checkpoint", {ifThen(rank(CmpOp::EQ, 0, 105), {save(110)}, 104)}),
     });
     RuleRunner an(p);
-    CHECK(locsOf(an.run(RuleId::Rank0IoBarrier, afterOnly())) == std::vector<Loc>{104});
+    CHECK(locsOf(an.run(RuleId::Rank0IoBarrier, withBefore())) == std::vector<Loc>{104});
   }
   SECTION("a program that is not distributed is never reported") {
     Program p = program({fn("main", {coll("allreduce", 1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4),

@@ -230,7 +230,9 @@ TEST_CASE("init-timeout: Python init calls", "[facts][init-timeout]") {
   REQUIRE(fs[0].fixes.size() == 1);
   CHECK(fs[0].fixes[0].kind == FixKind::InsertTimeoutArg);
   CHECK(fs[1].loc == 9);
-  CHECK(has(fs[1].message, "(the backend's default)"));
+  // The backend unknown: no parenthesis that says nothing.
+  CHECK(has(fs[1].message, "a hung collective waits the backend's default timeout before failing"));
+  CHECK_FALSE(has(fs[1].message, "("));
   CHECK(fs[1].fixes.empty());
 }
 
@@ -397,10 +399,33 @@ TEST_CASE("dataloader-recreated: a loader built in a loop", "[facts][dataloader]
   auto fs = dataLoaderRecreatedFindings(p);
   REQUIRE(fs.size() == 1);
   CHECK(fs[0].loc == 10);
+  // No workers (LibTorch's default): a note that says what it does redo.
+  CHECK(fs[0].asNote);
   CHECK(fs[0].message ==
-        "data loader built by 'make_data_loader' inside a loop; its worker threads are started "
-        "and joined on every iteration; build the loader once before the loop and iterate it "
-        "every epoch");
+        "data loader built by 'make_data_loader' inside a loop; it has no worker threads, but "
+        "its sampler, shuffling and batching are set up again every iteration; build the loader "
+        "once before the loop and iterate it on every pass");
+}
+
+TEST_CASE("dataloader-recreated: with workers a warning, and epochs only where there are epochs",
+          "[facts][dataloader]") {
+  Program p;
+  auto dl = loader(10);
+  dl.numWorkers = DataLoaderCreation::Workers::Positive;
+  LoopInfo epochs = loopAt(5);
+  epochs.perEpoch = true;
+  dl.loops = {epochs};
+  p.facts.dataLoaders = {dl};
+  auto fs = dataLoaderRecreatedFindings(p);
+  REQUIRE(fs.size() == 1);
+  CHECK_FALSE(fs[0].asNote);
+  CHECK(has(fs[0].message, "its worker threads are started and joined every epoch"));
+  CHECK(has(fs[0].message, "leaks memory and IPC handles"));
+  CHECK(has(fs[0].message, "iterate it every epoch"));
+  p.facts.dataLoaders[0].loops[0].perEpoch = false;
+  fs = dataLoaderRecreatedFindings(p);
+  REQUIRE(fs.size() == 1);
+  CHECK_FALSE(has(fs[0].message, "epoch"));
 }
 
 TEST_CASE("dataloader-recreated: one loader per input or per container element is fine",

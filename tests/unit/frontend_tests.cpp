@@ -755,7 +755,12 @@ void every(PG pg, torch::nn::Linear model) {
   ModelBuilder mb(tu.ctx(), *tu.api);
   core::RuleRunner an(mb.program());
   auto &sm = tu.ctx().getSourceManager();
-  auto io = an.run(core::RuleId::Rank0IoBarrier);
+  // With RequireBarrierBefore (the default asks for the barrier after only).
+  auto io = an.run(core::RuleId::Rank0IoBarrier,
+                   core::RuleOptions::of(core::RuleId::Rank0IoBarrier, [](std::string_view name) {
+                     return name == "RequireBarrierBefore" ? std::optional<std::string>("true")
+                                                           : std::nullopt;
+                   }));
   REQUIRE(io.size() == 1);
   CHECK(sm.getPresumedLineNumber(mb.locs().get(io[0].loc)) == lineOf(code, "// IF"));
   REQUIRE(io[0].fixes.size() == 2); // the barrier before and the one after

@@ -2,6 +2,8 @@
 // the comparison of the collective sequences that different ranks can run.
 #include "PathEngine.h"
 
+#include "ddplint/core/Catalog.h"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -18,7 +20,7 @@ bool evalRank(const Atom &a, std::int64_t r) {
 }
 
 std::string describe(const Atom &a, bool pol) {
-  std::string t = a.text.empty() ? std::string("the condition") : "'" + a.text + "'";
+  std::string t = a.text.empty() ? std::string("the condition") : quoteCode(a.text);
   if (pol)
     return "ranks where " + t + " holds";
   return "ranks where " + t + " does not hold";
@@ -81,7 +83,9 @@ void collectConstants(const Cond &c, std::set<std::int64_t> &out) {
     collectConstants(k, out);
 }
 
-std::string exitWord(ExitKind k) {
+std::string exitWord(ExitKind k, const std::string &via) {
+  if (!via.empty())
+    return "exit (" + quoteCode(via) + ")";
   switch (k) {
   case ExitKind::Return: return "return";
   case ExitKind::Break: return "break out of the loop";
@@ -93,11 +97,14 @@ std::string exitWord(ExitKind k) {
 
 std::string eventName(const Ev &e) {
   const std::string &op = e.shown.empty() ? e.op : e.shown;
+  const auto &setup = builtinApi().collectiveSetupFunctions;
   std::string s = e.kind == EventKind::Barrier
-                      ? (op == "barrier" ? std::string("barrier") : "barrier '" + op + "'")
-                      : "collective '" + op + "'";
+                      ? (op == "barrier" ? std::string("barrier") : "barrier " + quoteCode(op))
+                  : std::find(setup.begin(), setup.end(), op) != setup.end()
+                      ? quoteCode(op) + " (a call every rank makes together)"
+                      : "collective " + quoteCode(op);
   if (!e.via.empty())
-    s = "call to '" + e.via + "', which runs " + s + ",";
+    s = "call to " + quoteCode(e.via) + ", which runs " + s + ",";
   return s;
 }
 
@@ -167,6 +174,8 @@ std::vector<Conj> PathEngine::dnf(const Cond &c, bool pol) {
         for (auto &d : dnf(k, pol))
           if (out.size() < 16)
             out.push_back(std::move(d));
+          else
+            limitReached(Limit::ConditionCases, 16);
       return out;
     }
     std::vector<Conj> acc{Conj{}};
@@ -178,6 +187,8 @@ std::vector<Conj> PathEngine::dnf(const Cond &c, bool pol) {
           m.insert(m.end(), b.begin(), b.end());
           if (next.size() < 16)
             next.push_back(std::move(m));
+          else
+            limitReached(Limit::ConditionCases, 16);
         }
       acc = std::move(next);
     }
@@ -271,6 +282,52 @@ bool PathEngine::relevant(const Node &n) {
   return r;
 }
 
+bool PathEngine::plainUniform(const Cond &c) {
+  switch (c.kind) {
+  case Cond::Kind::Const:
+    return true;
+  case Cond::Kind::RankCmp:
+    return false;
+  case Cond::Kind::Atom:
+    return c.dep == Dep::Uniform && !c.probesFile && !c.errorCheck && !c.sweep && !c.localMain;
+  default:
+    for (const auto &k : c.kids)
+      if (!plainUniform(k))
+        return false;
+    return true;
+  }
+}
+
+bool PathEngine::holdsSync(const Node &n) {
+  switch (n.kind) {
+  case Node::Kind::Event:
+    return n.event == EventKind::Collective || n.event == EventKind::Barrier;
+  case Node::Kind::Exit:
+    return true;
+  case Node::Kind::Call: {
+    if (n.callee.empty())
+      return false;
+    const FnResult *callee = analyze(n.callee);
+    // A callee still being analysed (recursion) may hold anything.
+    return !callee || callee->running || !callee->summary.empty() || callee->alwaysTerminates;
+  }
+  default:
+    break;
+  }
+  auto it = syncRelevance.find(&n);
+  if (it != syncRelevance.end())
+    return it->second;
+  bool r = false;
+  for (const auto &k : n.kids)
+    r = r || holdsSync(k);
+  syncRelevance[&n] = r;
+  return r;
+}
+
+bool PathEngine::foldable(const Node &ifNode) {
+  return plainUniform(ifNode.cond) && !holdsSync(ifNode.kids[0]) && !holdsSync(ifNode.kids[1]);
+}
+
 bool PathEngine::sameEvents(const Path &a, const Path &b) {
   if (a.exit != b.exit || a.seq.size() != b.seq.size())
     return false;
@@ -313,9 +370,77 @@ void PathEngine::mergeUniform(std::vector<Path> &paths) {
   }
 }
 
-void PathEngine::cap(std::vector<Path> &paths) {
-  if (paths.size() > limits.maxPaths)
-    paths.resize(limits.maxPaths); // dropping paths never invents a divergence
+void PathEngine::cap(std::vector<Path> &paths, std::size_t max) {
+  if (paths.size() <= max)
+    return;
+  limitReached(Limit::Paths, paths.size());
+  // Dropping paths never invents a divergence; dropping every path of one
+  // class of ranks would hide one.  Round robin over the rank decisions.
+  std::map<std::vector<std::pair<int, bool>>, std::vector<size_t>> byRanks;
+  std::vector<std::vector<size_t> *> order;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::vector<std::pair<int, bool>> key;
+    for (const Lit &l : paths[i].guard)
+      if (atoms[l.atom].dep != Dep::Uniform)
+        key.emplace_back(l.atom, l.pol);
+    auto [it, fresh] = byRanks.try_emplace(std::move(key));
+    if (fresh)
+      order.push_back(&it->second);
+    it->second.push_back(i);
+  }
+  std::vector<bool> keep(paths.size(), false);
+  size_t kept = 0;
+  for (size_t round = 0; kept < max; ++round) {
+    bool any = false;
+    for (auto *group : order)
+      if (round < group->size() && kept < max) {
+        keep[(*group)[round]] = true;
+        ++kept;
+        any = true;
+      }
+    if (!any)
+      break;
+  }
+  std::vector<Path> out;
+  out.reserve(max);
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (keep[i])
+      out.push_back(std::move(paths[i]));
+  paths = std::move(out);
+}
+
+void PathEngine::limitReached(Limit kind, std::size_t count) {
+  const std::string key = fnStack.empty() ? std::string() : fnStack.back();
+  if (!noticed.emplace(key, kind).second)
+    return;
+  const Function *fn = program.find(key);
+  AnalysisNotice n;
+  n.loc = fn ? fn->loc : 0;
+  n.function = fn ? fn->name : key;
+  const std::string name = quoteCode(n.function);
+  switch (kind) {
+  case Limit::Paths:
+    n.message = std::string(kAnalysisLimitPrefix) + name + " has more than " + std::to_string(limits.maxPaths) +
+ " paths through its branches; the analysis kept " + std::to_string(limits.maxPaths) +
+                ", spread over the rank decisions, so a divergence on a path left out is not "
+                "reported; code moved into functions of its own is analysed once per call";
+    break;
+  case Limit::CompareWindow:
+    n.message = std::string(kAnalysisLimitPrefix) + "in " + name + " two paths agree on their first collectives "
+                "and then differ in more than " + std::to_string(count) +
+                " more; only those were compared, so a later divergence is not reported";
+    break;
+  case Limit::CallDepth:
+    n.message = std::string(kAnalysisLimitPrefix) + "calls from " + name + " go deeper than " +
+                std::to_string(limits.maxCallDepth) +
+                " functions; the collectives of the deeper callees are not counted";
+    break;
+  case Limit::ConditionCases:
+    n.message = std::string(kAnalysisLimitPrefix) + "a condition in " + name + " has more than " +
+                std::to_string(count) + " cases; only those were followed";
+    break;
+  }
+  notices.push_back(std::move(n));
 }
 
 std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
@@ -357,8 +482,10 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
           e.guardLen = p.guard.size();
           p.seq.push_back(e);
         }
-        if (callee->alwaysTerminates)
+        if (callee->alwaysTerminates) {
           p.exit = ExitKind::Terminate;
+          p.exitVia.clear();
+        }
       }
     }
     return in;
@@ -368,11 +495,14 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
       if (live(p)) {
         p.exit = n.exit;
         p.exitLoc = n.loc;
+        p.exitVia = n.name;
       }
     return in;
   case Node::Kind::If: {
     if (!relevant(n))
       return in; // no event, call or exit in either arm: it cannot matter
+    if (foldable(n))
+      return walk(n.kids[1], walk(n.kids[0], std::move(in)));
     std::vector<Path> out, thenIn, elseIn;
     auto tConj = dnf(n.cond, true), eConj = dnf(n.cond, false);
     for (auto &p : in) {
@@ -393,18 +523,22 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
           elseIn.push_back(std::move(q));
       }
     }
+    // A condition with several cases (`a || b`) multiplies the paths that
+    // enter an arm; nested, that compounds before any arm's result is capped.
+    cap(thenIn);
+    cap(elseIn);
     auto t = walk(n.kids[0], std::move(thenIn));
     auto e = walk(n.kids[1], std::move(elseIn));
     // Cap each arm to half, so an overflow never drops a whole arm.
     const size_t half = limits.maxPaths / 2;
     if (t.size() + e.size() > limits.maxPaths) {
       if (t.size() > half && e.size() > half) {
-        t.resize(half);
-        e.resize(half);
+        cap(t, half);
+        cap(e, half);
       } else if (t.size() > half) {
-        t.resize(limits.maxPaths - e.size());
+        cap(t, limits.maxPaths - e.size());
       } else {
-        e.resize(limits.maxPaths - t.size());
+        cap(e, limits.maxPaths - t.size());
       }
     }
     out.insert(out.end(), std::make_move_iterator(t.begin()), std::make_move_iterator(t.end()));
@@ -465,6 +599,7 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
           continue;
         q.seq.insert(q.seq.end(), lr.symbol.begin(), lr.symbol.end());
         q.exit = bp.exit;
+        q.exitVia = bp.exitVia;
         out.push_back(std::move(q));
       }
     }
@@ -542,6 +677,7 @@ void PathEngine::reportErrorExit(const Lit *l, const Ev &e, const Path &skips) {
   d.lit = *l;
   d.exit = skips.exit;
   d.exitLoc = skips.exitLoc;
+  d.exitVia = skips.exitVia;
   errorExits.push_back(std::move(d));
 }
 
@@ -618,6 +754,7 @@ void PathEngine::skipFinding(const Ev &e, const Path &runs, const Path &skips) {
     d.kind = Divergence::Kind::ExitSkips;
     d.exit = skips.exit;
     d.exitLoc = skips.exitLoc;
+    d.exitVia = skips.exitVia;
     report(std::move(d), exitLit);
     return;
   }
@@ -626,7 +763,16 @@ void PathEngine::skipFinding(const Ev &e, const Path &runs, const Path &skips) {
 }
 
 void PathEngine::align(const Path &pa, const Path &pb, std::vector<Ev> a, std::vector<Ev> b) {
+  // The common prefix (the very same calls) pairs off by itself; the
+  // alignment looks at what follows it, up to kMax collectives on each side.
+  size_t prefix = 0;
+  while (prefix < a.size() && prefix < b.size() && a[prefix].op == b[prefix].op &&
+         a[prefix].loc == b[prefix].loc)
+    ++prefix;
+  a.erase(a.begin(), a.begin() + long(prefix));
+  b.erase(b.begin(), b.begin() + long(prefix));
   const size_t kMax = 64;
+  const bool window = a.size() > kMax || b.size() > kMax;
   if (a.size() > kMax)
     a.resize(kMax);
   if (b.size() > kMax)
@@ -657,8 +803,11 @@ void PathEngine::align(const Path &pa, const Path &pb, std::vector<Ev> a, std::v
     ++fa;
   while (fb < m && bMatched[fb])
     ++fb;
-  if (fa == n && fb == m)
+  if (fa == n && fb == m) {
+    if (window)
+      limitReached(Limit::CompareWindow, kMax);
     return;
+  }
   // An op unmatched on both sides means the same collectives in another order.
   if (fa < n && fb < m) {
     bool swapped = false;
@@ -797,6 +946,7 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
         dv.kind = Divergence::Kind::LoopExit;
         dv.event = e;
         dv.exit = p.exit;
+        dv.exitVia = p.exitVia;
         dv.reachesEvent = d >= 0 && size_t(d) < qs.size();
         report(std::move(dv), sep);
         break;
@@ -844,6 +994,7 @@ PathEngine::FnResult *PathEngine::analyze(const std::string &key) {
     return nullptr; // recursion: no summary
   if (depth >= limits.maxCallDepth) {
     depthRefused = true;
+    limitReached(Limit::CallDepth);
     return nullptr;
   }
   r.running = true;
@@ -884,6 +1035,57 @@ PathEngine::FnResult *PathEngine::analyze(const std::string &key) {
 void PathEngine::analyzeAll() {
   for (const auto &f : program.functions)
     analyze(f.key);
+}
+
+Reach PathEngine::reach(const Conj &g) {
+  if (rankSet(g).size() <= 1 || probesFile(g))
+    return Reach::Restricted;
+  bool perNode = false;
+  for (const auto &l : g) {
+    const Atom &a = atoms[l.atom];
+    if (a.kind != Cond::Kind::Atom || a.dep != Dep::Rank)
+      continue;
+    if (!a.localMain || !l.pol)
+      return Reach::Restricted;
+    perNode = true;
+  }
+  return perNode ? Reach::PerNode : Reach::AllRanks;
+}
+
+Conj PathEngine::withLoop(const Conj &g, const Ev &e) {
+  Conj all = g;
+  all.insert(all.end(), e.inLoop.begin(), e.inLoop.end());
+  return all;
+}
+
+Reach PathEngine::entered(const std::string &key, int depth) {
+  if (!callersReady_) {
+    callersReady_ = true;
+    for (const auto &f : program.functions) {
+      auto *r = analyze(f.key);
+      if (!r)
+        continue;
+      for (const auto &p : r->paths)
+        for (const auto &e : p.seq)
+          if (e.isCall)
+            callers_[e.op].emplace_back(f.key, reach(withLoop(p.guard, e)));
+    }
+    for (const auto &x : program.externalCalls)
+      callers_[x.callee].emplace_back(std::string(), x.reach);
+  }
+  auto it = entered_.find(key);
+  if (it != entered_.end())
+    return it->second;
+  if (depth > limits.maxCallDepth)
+    return Reach::Restricted;
+  entered_[key] = Reach::Restricted; // recursion: assume guarded
+  auto c = callers_.find(key);
+  Reach res = c == callers_.end() ? Reach::AllRanks : Reach::Restricted;
+  if (c != callers_.end())
+    for (const auto &[caller, guarded] : c->second)
+      res = std::min(res, caller.empty() ? guarded : std::max(guarded, entered(caller, depth + 1)));
+  entered_[key] = res;
+  return res;
 }
 
 } // namespace ddplint::core::engine

@@ -76,6 +76,7 @@ struct Path {
   std::vector<Ev> seq;
   ExitKind exit = ExitKind::None;
   Loc exitLoc = 0;
+  std::string exitVia; // the call that ends the process (`sys.exit`), for messages
 };
 
 // Where the ranks part, as the engine found it; the rules word it.
@@ -94,6 +95,7 @@ struct Divergence {
   Lit lit{};         // the deciding condition (when hasLit)
   ExitKind exit = ExitKind::None;
   Loc exitLoc = 0;
+  std::string exitVia;        // the call that ends the process, if the exit is one
   std::string otherOp;        // Order
   bool reachesEvent = false;  // LoopExit: the leaving ranks skip `event` itself
   const Node *loop = nullptr; // TripCount
@@ -105,7 +107,8 @@ Tri evalTri(const Cond &c, std::int64_t rank);
 // The rank constants a condition compares against, and their neighbours.
 void collectConstants(const Cond &c, std::set<std::int64_t> &out);
 // Wording shared by the path rules.
-std::string exitWord(ExitKind k);
+// `via`: the call that ends the process (`sys.exit`), when the exit is one.
+std::string exitWord(ExitKind k, const std::string &via = {});
 std::string eventName(const Ev &e);
 
 class PathEngine {
@@ -148,6 +151,14 @@ public:
   // Every function of the program analysed (paths, summaries, divergences).
   void analyzeAll();
 
+  // --- limits -------------------------------------------------------------
+  // Where the analysis stopped short, once per function and kind: reported
+  // to the user (a finding may be missing there), never silent.
+  enum class Limit : std::uint8_t { Paths, CompareWindow, CallDepth, ConditionCases };
+  std::vector<AnalysisNotice> notices;
+  std::set<std::pair<std::string, Limit>> noticed;
+  void limitReached(Limit kind, std::size_t count = 0);
+
   // --- atoms and guards -------------------------------------------------
   int intern(const Cond &c);
 
@@ -177,6 +188,14 @@ public:
   // Whether a node can change a path: an event, a call, an exit, or a loop or
   // branch that contains one.
   bool relevant(const Node &n);
+  // A uniform `if` whose arms hold no collective, barrier or exit (writes and
+  // prints under argument flags): every rank takes the same arm, so its arms
+  // are followed one after the other on the same path instead of doubling the
+  // paths.  Twenty such `if`s before a training loop are one path, not 2^20.
+  bool foldable(const Node &ifNode);
+  bool holdsSync(const Node &n);
+  static bool plainUniform(const Cond &c);
+  std::map<const Node *, bool> syncRelevance;
 
   static bool sameEvents(const Path &a, const Path &b);
 
@@ -185,7 +204,11 @@ public:
   // decision does not matter for them.  Keeps sequences of uniform ifs linear.
   void mergeUniform(std::vector<Path> &paths);
 
-  void cap(std::vector<Path> &paths);
+  // Keeps at most `max` paths, spread over the rank decisions they took (a
+  // class of ranks is never dropped whole while another keeps many paths);
+  // reports the limit.
+  void cap(std::vector<Path> &paths, std::size_t max);
+  void cap(std::vector<Path> &paths) { cap(paths, limits.maxPaths); }
 
   std::vector<Path> walk(const Node &n, std::vector<Path> in);
 
@@ -249,6 +272,18 @@ public:
   LoopResult &analyzeLoop(const Node &n);
 
   FnResult *analyze(const std::string &key);
+
+  // --- who runs what ------------------------------------------------------
+  // Who passes a guard (with the loop guard an event carries out of its loop).
+  Reach reach(const Conj &g);
+  static Conj withLoop(const Conj &g, const Ev &e);
+  // Who may enter a function: the program's roots are entered by every rank;
+  // a callee by whoever reaches one of its calls, here or in another module
+  // (Program::externalCalls).
+  Reach entered(const std::string &key, int depth = 0);
+  std::map<std::string, std::vector<std::pair<std::string, Reach>>> callers_;
+  std::map<std::string, Reach> entered_;
+  bool callersReady_ = false;
 };
 
 } // namespace engine

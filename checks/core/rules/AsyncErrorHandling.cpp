@@ -59,9 +59,9 @@ std::vector<Finding> findings(const Facts &pf, const std::vector<EnvSetting> &la
     if (!seen.insert(use.nameLoc).second)
       continue;
     Finding f = makeFinding(rule, use.nameLoc,
-                     "'" + use.name + "' is deprecated since " + pf.versions.torchProduct + " " +
-                         versionString(firstVersionReading(facts, readName)) + "; use '" +
-                         readName + "'");
+                     quoteCode(use.name) + " is deprecated since " + pf.versions.torchProduct + " " +
+                         versionString(firstVersionReading(facts, readName)) + "; use " +
+                         quoteCode(readName));
     if (use.renameFixable && endsWith(readName, use.name))
       f.fixes.emplace_back(FixKind::RenameEnvVar, use.nameLoc, readName, use.name);
     out.push_back(std::move(f));
@@ -115,7 +115,7 @@ std::vector<Finding> findings(const Facts &pf, const std::vector<EnvSetting> &la
   atGroup = first->loc;
   out.push_back(makeFinding(
       rule, first->loc,
-      "NCCL process group '" + first->api + "' is created with async error handling off: " +
+      "NCCL process group " + quoteCode(first->api) + " is created with async error handling off: " +
           targetTorchVersionText(pf.versions, facts) + " reads " + readName + " with default " +
           std::to_string(range.defaultMode) + " (" + (defaultMode ? defaultMode->name : "") +
           ")" +

@@ -26,7 +26,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     const std::string workers =
         dl.numWorkersText.empty() ? std::string("worker processes")
                                   : "num_workers=" + dl.numWorkersText;
-    std::string msg = "data loader '" + dl.api + "' with " + workers + " ";
+    std::string msg = "data loader " + quoteCode(dl.api) + " with " + workers + " ";
     std::string pass;
     if (needPersistent) {
       msg += dl.persistentWorkers == ArgState::False ? "sets persistent_workers=False"

@@ -18,57 +18,70 @@ const LoopInfo *recreatingLoop(const std::vector<LoopInfo> &loops, bool datasetC
   return nullptr;
 }
 
-std::string whyRecreated(const Program &program) {
-  return std::string("its worker ") +
-         (program.facts.language == SourceLanguage::Python ? "processes" : "threads") +
-         " are started and joined on every iteration; build the loader once before the loop "
-         "and iterate it every epoch";
+// What the loader redoes on every pass of `loop`, and what to do instead.
+// With worker processes (threads in C++) it starts and joins them every time
+// (a warning: worker churn costs seconds per pass and leaks memory and IPC
+// handles); without, it only sets up its sampler again (a note).
+std::string why(const Program &program, const LoopInfo &loop, bool workers) {
+  const std::string pass = loop.perEpoch ? "epoch" : "iteration";
+  const std::string fix = "; build the loader once before the loop and iterate it " +
+                          std::string(loop.perEpoch ? "every epoch" : "on every pass");
+  const bool python = program.facts.language == SourceLanguage::Python;
+  if (!workers)
+    return std::string("it has no worker ") + (python ? "processes" : "threads") +
+           ", but its sampler, shuffling and batching are set up again every " + pass + fix;
+  return std::string("its worker ") + (python ? "processes" : "threads") +
+         " are started and joined every " + pass +
+         ", which costs time on every pass and leaks memory and IPC handles" + fix;
 }
+
+bool hasWorkers(const DataLoaderCreation &dl) {
+  return dl.numWorkers == DataLoaderCreation::Workers::Positive ||
+         dl.numWorkers == DataLoaderCreation::Workers::Unknown;
+}
+
+struct Builder {
+  std::string api;
+  bool workers = false;
+};
 
 std::vector<Finding> decide(const RuleContext &ctx) {
   const Program &program = ctx.program();
   const char *rule = "ddp-dataloader-recreated";
   const Facts &pf = program.facts;
-  const std::string why = whyRecreated(program);
   std::vector<Finding> out;
   std::set<Loc> reported;
   // Functions that build a loader outside any loop of their own, and the
   // factory they call (the first one).
-  std::map<std::string, std::string> helpers;
-  // A Python DataLoader without worker processes starts none: say what it does redo.
-  auto noWorkers = [&](const DataLoaderCreation &dl) {
-    return pf.language == SourceLanguage::Python &&
-           (dl.numWorkers == DataLoaderCreation::Workers::Absent ||
-            dl.numWorkers == DataLoaderCreation::Workers::Zero);
-  };
+  std::map<std::string, Builder> helpers;
   for (const DataLoaderCreation &dl : pf.dataLoaders) {
     if (dl.storedInContainer)
       continue;
-    if (recreatingLoop(dl.loops, /*datasetCounts=*/true)) {
-      if (reported.insert(dl.loc).second)
-        out.push_back(makeFinding(rule, dl.loc,
-                           "data loader built by '" + dl.api + "' inside a loop; " +
-                               (noWorkers(dl) ? std::string("its sampler, shuffling and batching "
-                                                            "are set up again on every iteration; "
-                                                            "build the loader once before the loop "
-                                                            "and iterate it every epoch")
-                                              : why)));
+    if (const LoopInfo *loop = recreatingLoop(dl.loops, /*datasetCounts=*/true)) {
+      if (reported.insert(dl.loc).second) {
+        Finding f = makeFinding(rule, dl.loc,
+                                "data loader built by " + quoteCode(dl.api) + " inside a loop; " +
+                                    why(program, *loop, hasWorkers(dl)));
+        f.asNote = !hasWorkers(dl);
+        out.push_back(std::move(f));
+      }
       continue;
     }
-    helpers.emplace(dl.function, dl.api);
+    helpers.emplace(dl.function, Builder{dl.api, hasWorkers(dl)});
   }
   // Python frontends say when a helper is called with the loop's element
   // (`get_fold_dataloaders(fold)`): one loader per input, like a dataset
   // argument that depends on the loop.
   const bool helperArgsCount = pf.language == SourceLanguage::Python;
-  auto inLoop = [&](const HelperCall &c) {
-    return !c.storedInContainer && recreatingLoop(c.loops, /*datasetCounts=*/helperArgsCount);
+  auto loopOf = [&](const HelperCall &c) -> const LoopInfo * {
+    return c.storedInContainer ? nullptr
+                               : recreatingLoop(c.loops, /*datasetCounts=*/helperArgsCount);
   };
   // Helpers of helpers build loaders too (outside any loop of their own).
   for (bool changed = true; changed;) {
     changed = false;
     for (const HelperCall &c : pf.calls) {
-      if (inLoop(c) || c.caller.empty() || helpers.count(c.caller))
+      if (loopOf(c) || c.caller.empty() || helpers.count(c.caller))
         continue;
       auto it = helpers.find(c.callee);
       if (it != helpers.end()) {
@@ -78,14 +91,18 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     }
   }
   for (const HelperCall &c : pf.calls) {
-    if (!inLoop(c))
+    const LoopInfo *loop = loopOf(c);
+    if (!loop)
       continue;
     auto it = helpers.find(c.callee);
     if (it == helpers.end() || !reported.insert(c.loc).second)
       continue;
-    out.push_back(makeFinding(rule, c.loc,
-                       "'" + c.calleeName + "' builds a data loader (via '" + it->second +
-                           "') and is called inside a loop; " + why));
+    Finding f = makeFinding(rule, c.loc,
+                            quoteCode(c.calleeName) + " builds a data loader (via " +
+                                quoteCode(it->second.api) + ") and is called inside a loop; " +
+                                why(program, *loop, it->second.workers));
+    f.asNote = !it->second.workers;
+    out.push_back(std::move(f));
   }
   return out;
 }

@@ -18,23 +18,23 @@ std::string message(const engine::PathEngine &paths, const Divergence &d) {
   std::string event = engine::eventName(d.event);
   switch (d.kind) {
   case Divergence::Kind::ExitSkips:
-    return event + " is never reached by " + paths.who(l) + ": they " + engine::exitWord(d.exit) +
+    return event + " is never reached by " + paths.who(l) + ": they " + engine::exitWord(d.exit, d.exitVia) +
            " early while the other ranks block in it" + kFixAdvice;
   case Divergence::Kind::RunsOnlyOn:
     return event + " runs only on " + paths.who(l) + "; the other ranks skip it and the job hangs" +
            kFixAdvice;
   case Divergence::Kind::Order:
-    return event + " runs in a different order across ranks: " + paths.who(l) + " issue '" +
-           d.event.op + "' where the others issue '" + d.otherOp +
-           "'; issue the collectives in the same order on every rank";
+    return event + " runs in a different order across ranks: " + paths.who(l) + " issue " +
+           quoteCode(d.event.op) + " where the others issue " + quoteCode(d.otherOp) +
+           "; issue the collectives in the same order on every rank";
   case Divergence::Kind::LoopExit:
-    return event + " is skipped by " + paths.who(l) + ": they " + engine::exitWord(d.exit) +
+    return event + " is skipped by " + paths.who(l) + ": they " + engine::exitWord(d.exit, d.exitVia) +
            " while the other ranks run " + (d.reachesEvent ? "it" : "further iterations") +
            "; agree on the decision first (allreduce a stop flag) so every rank leaves the loop "
            "together";
   case Divergence::Kind::TripCount: {
     const Node &n = *d.loop;
-    const std::string src = n.tripText.empty() ? "a rank-local value" : "'" + n.tripText + "'";
+    const std::string src = n.tripText.empty() ? "a rank-local value" : quoteCode(n.tripText);
     return event + " runs in a loop whose trip count depends on " + src + ", " +
            (n.trip == Dep::Rank ? "which depends on the rank" : "which differs across ranks") +
            "; ranks with fewer iterations leave the others blocked in it; make every rank run "

@@ -11,7 +11,8 @@ namespace {
 std::string message(const engine::PathEngine &paths, const engine::Divergence &d, bool python) {
   const engine::Atom &a = paths.atoms[d.lit.atom];
   const std::string spelled = paths.spelling(d.lit);
-  const std::string how = d.exit == ExitKind::Throw   ? "throws"
+  const std::string how = !d.exitVia.empty()          ? "exits (" + quoteCode(d.exitVia) + ")"
+                          : d.exit == ExitKind::Throw ? "throws"
                           : d.exit == ExitKind::Break ? "leaves the loop"
                                                       : "returns";
   if (python) {
@@ -19,13 +20,13 @@ std::string message(const engine::PathEngine &paths, const engine::Divergence &d
     return "error-path exit: when " +
            (a.errorCheck && spelled == "an exception is raised"
                 ? std::string("an exception is caught")
-                : "'" + spelled + "' reports a failure") +
+                : quoteCode(spelled) + " reports a failure") +
            " on one rank, that rank " + how + " here while the other ranks wait in " +
            engine::eventName(d.event) +
            " and hang; re-raise it (torchrun and mp.spawn then stop every worker) or agree on "
            "the failure first (all_reduce an error flag) so every rank leaves together";
   }
-  return "error-path exit: when '" + spelled + "' reports a failure on one rank, that rank " +
+  return "error-path exit: when " + quoteCode(spelled) + " reports a failure on one rank, that rank " +
          how + " here while the other ranks wait in " + engine::eventName(d.event) +
          " and hang; abort the communicator instead (ncclCommAbort, MPI_Abort, or abort() under "
          "a watchdog) so every rank fails fast";

@@ -8,12 +8,15 @@
 namespace ddplint::core::rules {
 namespace {
 
-std::string defaultTimeoutText(const std::string &backend) {
+// "a hung collective waits the backend default (30 min for Gloo) before
+// failing"; with the backend unknown, no parenthesis that says nothing.
+std::string waitsText(const std::string &backend) {
   if (backend == "gloo")
-    return "30 min for Gloo";
+    return "a hung collective waits the backend default (30 min for Gloo) before failing";
   if (backend == "nccl")
-    return "10 to 30 min for NCCL, by version";
-  return "the backend's default";
+    return "a hung collective waits the backend default (10 to 30 min for NCCL, by version) "
+           "before failing";
+  return "a hung collective waits the backend's default timeout before failing";
 }
 
 // Backends whose options carry a timeout (rules/api.yaml: an options factory
@@ -32,7 +35,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   std::vector<Finding> out;
   std::set<Loc> seen;
   for (const ProcessGroupCreation &pg : program.facts.processGroups) {
-    const std::string defaults = defaultTimeoutText(pg.backend);
+    const std::string waits = waitsText(pg.backend);
     switch (pg.kind) {
     case ProcessGroupCreation::Kind::Group: {
       // Options passed explicitly are judged where they are created: one
@@ -43,9 +46,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         continue;
       Finding f = makeFinding(rule, pg.loc,
                        "process group '" + pg.api +
-                           "' is created without an explicit timeout; a hung collective waits "
-                           "the backend default (" +
-                           defaults + ") before failing; " +
+                           "' is created without an explicit timeout; " + waits + "; " +
                            (pg.optionsTakeTimeoutArg
                                 ? "pass options with a timeout"
                                 : "pass options whose 'timeout' member is set"));
@@ -62,9 +63,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       if (!seen.insert(pg.loc).second)
         continue;
       const std::string head = "process group options '" + pg.api +
-                               "' are created without an explicit timeout; a hung collective "
-                               "waits the backend default (" +
-                               defaults + ") before failing; ";
+                               "' are created without an explicit timeout; " + waits + "; ";
       if (pg.optionsTakeTimeoutArg) {
         Finding f = makeFinding(rule, pg.loc, head + "pass a timeout");
         if (pg.fixAnchor)
@@ -85,9 +84,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         continue;
       Finding f = makeFinding(rule, pg.loc,
                        "process group created by '" + pg.api +
-                           "' without an explicit timeout; a hung collective waits the "
-                           "backend default (" +
-                           defaults + ") before failing; pass a timeout");
+                           "' without an explicit timeout; " + waits + "; pass a timeout");
       if (pg.fixAnchor)
         f.fixes.emplace_back(FixKind::InsertTimeoutArg, pg.fixAnchor, "", "", seconds);
       out.push_back(std::move(f));

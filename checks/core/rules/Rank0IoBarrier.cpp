@@ -27,6 +27,10 @@ bool returnsOnly(const Node &n) {
 std::vector<Finding> decide(const RuleContext &ctx) {
   engine::PathEngine &I = ctx.paths();
   const bool requireBefore = ctx.options().flag("RequireBarrierBefore");
+  // The seed's literal rule: a barrier on entry and exit of every rank-0 write
+  // block, hazard or not.  What the hazard analysis would not report comes
+  // out as a note (policy), like ddp-launch-env's.
+  const bool everyWrite = ctx.options().flag("BarrierAroundEveryWrite");
   if (!I.program.distributed)
     return {};
   // What a node contributes in sync terms: its first and last sync event.
@@ -196,7 +200,8 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         return true;
     return false;
   };
-  auto finding = [&](const Node &n, bool missBefore, bool missAfter, bool toEnd) {
+  auto finding = [&](const Node &n, bool missBefore, bool missAfter, bool toEnd,
+                     bool policy = false) {
     Finding fd;
     fd.rule = "ddp-rank0-io-barrier";
     fd.loc = n.loc;
@@ -216,9 +221,20 @@ std::vector<Finding> decide(const RuleContext &ctx) {
                                               : "after it";
     if (toEnd && missAfter)
       put += " (after the call of this function)";
-    fd.message = std::string(what) + ", with no barrier every rank reaches " + where +
-                 "; other ranks may read a partial file or time out in their next collective "
-                 "while rank 0 writes; put a barrier " + put;
+    if (policy) {
+      // No collective can race with it here: the literal rule asks anyway.
+      fd.asNote = true;
+      fd.message = std::string(what) + ", with no barrier every rank reaches " + where +
+                   " (BarrierAroundEveryWrite: every rank-0 write block is bracketed by "
+                   "barriers; no collective can race with this write); put a barrier " + put;
+      return fd;
+    }
+    const std::string why =
+        missAfter ? "other ranks may read a partial file or time out in their next collective "
+                    "while rank 0 writes"
+                  : "rank 0 may write what the other ranks are still producing";
+    fd.message = std::string(what) + ", with no barrier every rank reaches " + where + "; " + why +
+                 "; put a barrier " + put;
     return fd;
   };
   std::vector<Finding> out;
@@ -245,8 +261,18 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
                           !barrierNear(stack, false, f.key, 0);
         bool missAfter = !barrierNear(stack, true, f.key, 0);
+        // The literal rule wants the barrier before wherever it is missing.
+        const bool literalBefore = everyWrite && !barrierNear(stack, false, f.key, 0);
         if (missBefore || missAfter)
-          out.push_back(finding(n, missBefore, missAfter, false));
+          out.push_back(finding(n, missBefore || literalBefore, missAfter, false));
+        else if (literalBefore)
+          out.push_back(finding(n, true, false, false, true));
+      } else if (everyWrite && n.kind == Node::Kind::If && isMainOnly(n.cond) &&
+                 writes(n.kids[0])) {
+        const bool missBefore = !barrierNear(stack, false, f.key, 0);
+        const bool missAfter = !barrierNear(stack, true, f.key, 0);
+        if (missBefore || missAfter)
+          out.push_back(finding(n, missBefore, missAfter, false, true));
       } else if (n.kind == Node::Kind::If && !stack.empty() &&
                  isMainOnly(Cond::negate(n.cond)) && returnsOnly(n.kids[0])) {
         // `if (rank != 0) return;` makes the rest of the function rank 0's.

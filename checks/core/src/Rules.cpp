@@ -149,6 +149,46 @@ std::vector<Finding> RuleRunner::run(RuleId id, const RuleOptions &options,
   return out;
 }
 
+namespace {
+bool hasSyncEvent(const Node &n) {
+  if (n.kind == Node::Kind::Event &&
+      (n.event == EventKind::Collective || n.event == EventKind::Barrier))
+    return true;
+  for (const Node &k : n.kids)
+    if (hasSyncEvent(k))
+      return true;
+  return false;
+}
+} // namespace
+
+std::vector<ExternalCall> RuleRunner::callsInto(std::string_view prefix) {
+  engine::PathEngine &I = paths();
+  std::vector<ExternalCall> out;
+  for (const auto &f : program_.functions) {
+    auto *r = I.analyze(f.key);
+    if (!r)
+      continue;
+    const Reach caller = I.entered(f.key);
+    for (const auto &p : r->paths)
+      for (const auto &e : p.seq)
+        if (e.isCall && e.op.compare(0, prefix.size(), prefix) == 0)
+          out.push_back({e.op, std::max(caller, I.reach(engine::PathEngine::withLoop(p.guard, e))),
+                         f.key});
+  }
+  return out;
+}
+
+std::vector<AnalysisNotice> RuleRunner::notices() const {
+  if (!paths_ || paths_->notices.empty())
+    return {};
+  // A program with no collective cannot diverge: a limit met there (a long
+  // non-distributed main) hides nothing and is not worth a note.
+  for (const Function &f : program_.functions)
+    if (hasSyncEvent(f.body))
+      return paths_->notices;
+  return {};
+}
+
 std::vector<std::string> RuleRunner::collectiveSummary(const std::string &key) {
   std::vector<std::string> out;
   if (auto *r = paths().analyze(key))

@@ -190,6 +190,8 @@ int runLint(const Args &a) {
     result.filesAnalyzed += r.filesAnalyzed;
     for (auto &s : r.skipped)
       result.skipped.push_back(std::move(s));
+    for (auto &l : r.analysisLimits)
+      result.analysisLimits.push_back(std::move(l));
   }
   if (a.analyzeLibraryCode)
     std::cerr << "ddplint: analysed " << ddplint::clangfe::functionsAnalysed()

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -36,6 +37,21 @@ void dedupeErrors(std::vector<ToolError> &errors) {
     if (seen.insert({e.location.file, e.location.line, e.location.column, e.message}).second)
       out.push_back(std::move(e));
   errors = std::move(out);
+}
+
+// A function in a header is analysed in every unit that includes it, and each
+// path rule of a unit meets the same limit: one note each, in file order.
+void dedupeLimits(std::vector<Note> &limits) {
+  std::set<std::tuple<std::string, unsigned, unsigned, std::string>> seen;
+  std::vector<Note> out;
+  for (auto &n : limits)
+    if (seen.insert({n.location.file, n.location.line, n.location.column, n.message}).second)
+      out.push_back(std::move(n));
+  std::stable_sort(out.begin(), out.end(), [](const Note &x, const Note &y) {
+    return std::tie(x.location.file, x.location.line, x.location.column) <
+           std::tie(y.location.file, y.location.line, y.location.column);
+  });
+  limits = std::move(out);
 }
 
 } // namespace
@@ -82,6 +98,7 @@ int finishRun(const Args &a, RunResult &result, const std::string &root,
               const std::optional<Baseline> &baseline) {
   dedupe(result.findings);
   dedupeErrors(result.errors);
+  dedupeLimits(result.analysisLimits);
   computeFingerprints(result.findings, root);
 
   if (a.writeBaseline) {

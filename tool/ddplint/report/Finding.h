@@ -69,6 +69,10 @@ struct RunResult {
   // command line, or a language no enabled check applies to.  Never counted
   // as "analyzed, no findings".
   std::vector<std::pair<std::string, std::string>> skipped;
+  // Functions whose analysis stopped at a limit (paths, call depth): a
+  // finding there may be missing.  One per function and kind of limit, at the
+  // function, with what was left out.
+  std::vector<Note> analysisLimits;
 };
 
 } // namespace ddplint::cli

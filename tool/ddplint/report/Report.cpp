@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #ifndef DDPLINT_VERSION
@@ -501,6 +502,9 @@ void writeText(llvm::raw_ostream &out, const RunResult &result,
                   options.color);
     }
   }
+  for (const Note &n : result.analysisLimits)
+    writeHeader(out, locationText(n.location, options.baseDir), Severity::Note, n.message,
+                options.color);
 }
 
 std::string summaryLine(const RunResult &result, const ReportOptions &) {
@@ -524,6 +528,12 @@ std::string summaryLine(const RunResult &result, const ReportOptions &) {
   s += ", " + plural(result.filesAnalyzed, "file") + " analyzed";
   if (!result.skipped.empty())
     s += ", " + std::to_string(result.skipped.size()) + " skipped"; // files, or launch containers
+  if (!result.analysisLimits.empty()) {
+    std::set<std::pair<std::string, unsigned>> functions; // a function can meet two limits
+    for (const Note &n : result.analysisLimits)
+      functions.emplace(n.location.file, n.location.line);
+    s += ", analysis limited in " + plural(functions.size(), "function");
+  }
   return s;
 }
 
@@ -564,22 +574,30 @@ json::Value toJson(const RunResult &result, const ReportOptions &options) {
                                   {"line", jsonPosition(e.location.line)},
                                   {"column", jsonPosition(e.location.column)},
                                   {"message", e.message}});
+  json::Array limits;
+  for (const Note &n : result.analysisLimits)
+    limits.push_back(json::Object{{"file", jsonFile(n.location.file, base)},
+                                  {"line", jsonPosition(n.location.line)},
+                                  {"column", jsonPosition(n.location.column)},
+                                  {"message", n.message}});
   json::Array skipped;
   for (const auto &[file, why] : result.skipped)
     skipped.push_back(json::Object{{"file", jsonFile(file, base)}, {"reason", why}});
   Counts c = countSeverities(result.findings);
   return json::Object{
-      {"version", 1},
+      {"version", 2},
       {"tool", json::Object{{"name", "ddplint"}, {"version", options.version}}},
       {"findings", std::move(findings)},
-      {"errors", std::move(errors)},
+      {"toolErrors", std::move(errors)},
       {"skipped", std::move(skipped)},
+      {"analysisLimits", std::move(limits)},
       {"summary",
        json::Object{{"findings", jsonPosition(result.findings.size())},
                     {"errors", jsonPosition(c.errors)},
                     {"warnings", jsonPosition(c.warnings)},
                     {"notes", jsonPosition(c.notes)},
                     {"toolErrors", jsonPosition(result.errors.size())},
+                    {"analysisLimits", jsonPosition(result.analysisLimits.size())},
                     {"suppressedByBaseline", jsonPosition(result.suppressedByBaseline)},
                     {"filesAnalyzed", jsonPosition(result.filesAnalyzed)},
                     {"filesSkipped", jsonPosition(result.skipped.size())}}}};
@@ -669,18 +687,26 @@ json::Value toSarif(const RunResult &result, const std::vector<core::RuleInfo> &
   }
 
   json::Object invocation{{"executionSuccessful", result.errors.empty()}};
-  if (!result.errors.empty()) {
-    json::Array notifications;
-    for (const ToolError &e : result.errors) {
-      json::Object n{{"level", "error"},
-                     {"message", json::Object{{"text", sentence(e.message)}}}};
-      if (!e.location.file.empty())
-        n["locations"] = json::Array{
-            json::Object{{"physicalLocation", ctx.physicalLocation(e.location, nullptr)}}};
-      notifications.push_back(std::move(n));
-    }
-    invocation["toolExecutionNotifications"] = std::move(notifications);
+  json::Array notifications;
+  for (const ToolError &e : result.errors) {
+    json::Object n{{"level", "error"},
+                   {"message", json::Object{{"text", sentence(e.message)}}}};
+    if (!e.location.file.empty())
+      n["locations"] = json::Array{
+          json::Object{{"physicalLocation", ctx.physicalLocation(e.location, nullptr)}}};
+    notifications.push_back(std::move(n));
   }
+  // A limit is not a failure of the run, but a viewer must see where the
+  // analysis is partial: SARIF's place for that is a notification.
+  for (const Note &l : result.analysisLimits)
+    notifications.push_back(json::Object{
+        {"level", "note"},
+        {"descriptor", json::Object{{"id", "analysis-limit"}}},
+        {"message", json::Object{{"text", sentence(l.message)}}},
+        {"locations", json::Array{json::Object{
+                          {"physicalLocation", ctx.physicalLocation(l.location, nullptr)}}}}});
+  if (!notifications.empty())
+    invocation["toolExecutionNotifications"] = std::move(notifications);
 
   json::Object driver{{"name", "ddplint"},
                       {"version", options.version},

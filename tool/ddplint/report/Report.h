@@ -2,10 +2,11 @@
 // object for scripts, and SARIF 2.1.0 for GitHub code scanning and other SARIF
 // viewers.  No Clang types: a finding from any frontend is written the same way.
 //
-// JSON format (--format=json), version 1.  Keys are written in sorted order;
+// JSON format (--format=json), version 2 (version 1 called "toolErrors" "errors",
+// beside a summary whose "errors" counted error-severity findings).  Keys are written in sorted order;
 // paths are relative to ReportOptions::baseDir when under it, else absolute.
 //   {
-//     "version": 1,
+//     "version": 2,
 //     "tool": {"name": "ddplint", "version": "<x.y.z>"},
 //     "findings": [{
 //       "rule": "ddp-...", "severity": "error"|"warning"|"note",
@@ -16,9 +17,12 @@
 //                  "line", "column", "endLine", "endColumn"}],
 //       "fingerprint": "..."                       // see Baseline.h; "" if not computed
 //     }],
-//     "errors": [{"file": "..."|null, "line": N, "column": N, "message": "..."}],
-//     "summary": {"findings": N, "errors": N, "warnings": N, "notes": N,
-//                 "toolErrors": N, "suppressedByBaseline": N, "filesAnalyzed": N}
+//     "toolErrors": [{"file": "..."|null, "line": N, "column": N, "message": "..."}],
+//     "skipped": [{"file": "...", "reason": "..."}],
+//     "analysisLimits": [{"file", "line", "column", "message"}], // where a finding may be missing
+//     "summary": {"findings": N, "errors": N, "warnings": N, "notes": N,  // findings by severity
+//                 "toolErrors": N, "analysisLimits": N, "suppressedByBaseline": N,
+//                 "filesAnalyzed": N, "filesSkipped": N}
 //   }
 // "line"/"column" are 1-based, columns count bytes; 0 means "not known" (a
 // tool error about a whole file or about no file).
@@ -79,12 +83,13 @@ void sortFindings(std::vector<Finding> &findings);
 //   path:line:col: note: note message
 //   path:line:col: note: fix-it: insert|replace ... (fix-its on other lines)
 // Tool errors: `path:line:col: error: message`, `path: error: message` (line
-// 0), `ddplint: error: message` (no file).  No summary: see summaryLine.
+// 0), `ddplint: error: message` (no file).  Analysis limits: `path:line:col:
+// note: analysis limit: ...`, after the findings.  No summary: see summaryLine.
 void writeText(llvm::raw_ostream &out, const RunResult &result,
                const ReportOptions &options);
 
 // "3 findings (1 error, 2 warnings), 1 suppressed by baseline, 1 tool error,
-// 2 files analyzed" -- for stderr, after the text or next to a JSON/SARIF file.
+// 2 files analyzed, analysis limited in 1 function" -- for stderr, after the text or next to a JSON/SARIF file.
 // No colour and no newline, whatever `options` says.
 std::string summaryLine(const RunResult &result, const ReportOptions &options = {});
 

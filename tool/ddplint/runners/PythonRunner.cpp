@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -21,6 +24,25 @@ namespace {
 LaunchFiles &launchFiles() {
   static LaunchFiles files;
   return files;
+}
+
+// One view of the project's modules per run (and per set of user wrappers,
+// which the modules are built with), shared by all jobs.
+pyfe::PyProject &projectFor(const core::Wrappers &w) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<pyfe::PyProject>> projects;
+  std::string key;
+  for (const auto *list : {&w.rankFunctions, &w.mainProcessFunctions, &w.collectiveFunctions,
+                           &w.barrierFunctions, &w.checkpointWriters, &w.dataLoaderFactories}) {
+    for (const auto &name : *list)
+      key += name + ",";
+    key += ";";
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  auto &slot = projects[key];
+  if (!slot)
+    slot = std::make_unique<pyfe::PyProject>(w);
+  return *slot;
 }
 
 std::string lineText(const std::string &src, unsigned line) {
@@ -91,6 +113,8 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
                                                    : LaunchFiles::Root{cfg->dir, false};
   opts.launchEnvironment = launchFiles().environmentOf(absFile, root, lo);
 
+  opts.project = &projectFor(opts.wrappers);
+  opts.path = absFile;
   pyfe::PyLintResult res = pyfe::lintPython(src, opts);
   if (res.parserFailed) {
     out.errors.push_back(fileError(
@@ -111,7 +135,9 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
     Finding f;
     f.ruleId = cf.rule;
     auto it = cfg->rules.find(cf.rule);
-    f.severity = it != cfg->rules.end() ? it->second.severity : Severity::Warning;
+    f.severity = cf.asNote                    ? Severity::Note
+                 : it != cfg->rules.end() ? it->second.severity
+                                          : Severity::Warning;
     f.message = cf.message;
     f.location = {absFile, pos.line, pos.column};
     for (const auto &n : cf.notes) {
@@ -128,6 +154,10 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
            e.end.column});
     f.sourceLine = lineText(src, pos.line);
     out.findings.push_back(std::move(f));
+  }
+  for (const core::AnalysisNotice &n : res.limits) {
+    const pyfe::SourcePos pos = res.position(n.loc);
+    out.analysisLimits.push_back({{absFile, pos.line, pos.column}, n.message});
   }
 }
 

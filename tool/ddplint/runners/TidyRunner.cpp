@@ -2,6 +2,7 @@
 
 #include "clang-frontend/CodeScope.h"
 #include "ddplint/core/Catalog.h"
+#include "ddplint/core/Rules.h"
 
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
@@ -415,6 +416,16 @@ RunStatus runOnce(const std::string &absFile, const clang::tooling::CompilationD
       out.errors.push_back(std::move(e));
       continue;
     }
+    // The path rules' shared analysis says where it stopped short: not a
+    // finding of the rule that happened to report it.
+    if (d.DiagLevel == clang::tooling::Diagnostic::Remark &&
+        llvm::StringRef(d.Message.Message).starts_with(ddplint::core::kAnalysisLimitPrefix)) {
+      Location at = locate(src, d.Message, d.BuildDirectory);
+      std::shared_ptr<const Config> limitCfg = configs.forFile(at.file, cfgErrors);
+      if (!(limitCfg ? limitCfg : cfg)->excluded(at.file))
+        out.analysisLimits.push_back({std::move(at), d.Message.Message});
+      continue;
+    }
     Finding f;
     f.ruleId = d.DiagnosticName;
     f.message = d.Message.Message;
@@ -430,6 +441,9 @@ RunStatus runOnce(const std::string &absFile, const clang::tooling::CompilationD
         continue;
       f.severity = rs->second.severity;
     }
+    // A remark is the rule's note-level form (a policy finding, or its weaker case).
+    if (d.DiagLevel == clang::tooling::Diagnostic::Remark)
+      f.severity = Severity::Note;
     f.sourceLine = src.lineText(f.location.file, f.location.line);
     for (const auto &n : d.Notes)
       f.notes.push_back({locate(src, n, d.BuildDirectory), n.Message});

@@ -69,6 +69,9 @@ struct CollectiveBuffers {
 struct ApiCatalog {
   std::vector<std::string> processGroupClasses;
   std::vector<std::string> collectiveMethods, collectiveFunctions;
+  // Collectives that set up or tear down (MPI_Init, ncclCommInitRank): worded
+  // as calls every rank makes together.
+  std::vector<std::string> collectiveSetupFunctions;
   std::vector<std::string> barrierMethods, barrierFunctions;
   std::vector<std::string> pointToPointMethods, pointToPointFunctions;
   std::vector<std::string> notCollectiveFunctions;
@@ -116,11 +119,20 @@ struct ImplicitCollective {
   std::string event;                 // the event's name: {object}, {receiver}, {method}
 };
 
+// A call that creates a process group and takes its timeout itself
+// (rules/api.yaml, python.process_group_inits); argument positions, -1: keyword only.
+struct PyProcessGroupInit {
+  std::string name; // qualified: "torch.distributed.init_process_group"
+  int backendArg = -1, timeoutArg = -1, worldSizeArg = -1;
+  bool collective = false; // every rank of the world makes it together
+};
+
 struct PythonApi {
   NameSet collectives;        // torch.distributed.<name>: every rank calls it
   NameSet barriers;           // torch.distributed.<name> that only synchronise
   NameSet pointToPoint;       // torch.distributed.<name>: rank-conditional by design
   NameSet collectiveFunctions; // qualified names of other collectives
+  NameSet barrierFunctions;   // qualified names of other barriers (libraries' helpers)
   NameSet wrapperCollectives; // accelerator/Lightning/Fabric methods
   NameSet wrapperBarriers;
   NameSet fsdpCollectiveFunctions; // FSDP/DCP state-dict helpers that gather
@@ -144,6 +156,7 @@ struct PythonApi {
   NameSet fileWriteMethods;   // methods that write files (`to_csv`)
   NameSet exitFunctions;      // qualified
   std::vector<ImplicitCollective> implicitCollectives;
+  std::vector<PyProcessGroupInit> processGroupInits;
 };
 
 const std::vector<RuleInfo> &builtinRules();

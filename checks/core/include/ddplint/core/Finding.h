@@ -65,6 +65,16 @@ struct FixHint {
   const Node *node = nullptr; // InsertBarrierBefore/After: the `if`
 };
 
+// Source text or a name as a message quotes it: 'x', or `x` when x has quotes
+// of its own (no nested quotes: `os.environ["RANK"] == "0"`).
+inline std::string quoteCode(const std::string &text) {
+  if (text.find_first_of("'\"") == std::string::npos)
+    return "'" + text + "'";
+  if (text.find('`') == std::string::npos)
+    return "`" + text + "`";
+  return text;
+}
+
 struct Finding {
   std::string rule; // e.g. "ddp-divergent-collective"
   Loc loc = 0;
@@ -72,6 +82,9 @@ struct Finding {
   std::vector<Note> notes;
   // Fix-its for the frontend to render; several hints make one fix-it.
   std::vector<FixHint> fixes;
+  // Reported as a note whatever the rule's severity: a policy finding (an
+  // option asks for more than the hazards), or the rule's weaker form.
+  bool asNote = false;
 };
 
 } // namespace ddplint::core

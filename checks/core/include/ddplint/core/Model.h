@@ -143,8 +143,24 @@ struct Function {
 // rank 0: the block guarded by `c` runs on the main process only.
 bool isMainOnly(const Cond &c);
 
+// Who runs a piece of code: every rank, one process per node (a node-local
+// rank 0 test), or one rank or an unknown subset (nobody, for a file that
+// only its creator writes).
+enum class Reach : std::uint8_t { AllRanks = 0, PerNode = 1, Restricted = 2 };
+
+// A call of one of the program's functions from another module of the
+// project (the Python frontend reads the modules that import this one): who
+// makes it.  A function called only from elsewhere, and there only by rank 0,
+// is rank 0's code here too.
+struct ExternalCall {
+  std::string callee; // key in this program
+  Reach reach = Reach::AllRanks;
+  std::string caller; // the calling function (where the calls are read)
+};
+
 struct Program {
   std::vector<Function> functions;
+  std::vector<ExternalCall> externalCalls;
   // The unit shows that it runs distributed: a process group or communicator,
   // a rank source, a collective, point-to-point, or a configured wrapper.
   // Rules about what "every rank" does (unguarded-save, rank0-io-barrier)

@@ -92,6 +92,15 @@ struct Launch {
 // decision could change.
 using LaunchEnvironment = std::function<std::vector<Launch>()>;
 
+// Where an analysis stopped short of the whole program (a path limit, a call
+// chain too deep): a finding there may be missing, and the user is told.
+inline constexpr std::string_view kAnalysisLimitPrefix = "analysis limit: "; // every message's start
+struct AnalysisNotice {
+  Loc loc = 0;          // the function
+  std::string function; // its name
+  std::string message;
+};
+
 struct AnalysisLimits {
   std::size_t maxPaths = 512; // per function; beyond it paths are dropped, never invented
   int maxCallDepth = 16;
@@ -154,6 +163,12 @@ public:
                            const LaunchEnvironment *launch = nullptr);
   // The collective sequence a call of function `key` contributes (tests, tools).
   std::vector<std::string> collectiveSummary(const std::string &key);
+  // Where the path analysis stopped short (empty when no path rule ran).
+  std::vector<AnalysisNotice> notices() const;
+  // The program's calls of functions whose keys start with `prefix` (another
+  // module's, linked in), with who makes each and from where: that module's
+  // Program::externalCalls.  The keys keep the prefix.
+  std::vector<ExternalCall> callsInto(std::string_view prefix);
 
 private:
   engine::PathEngine &paths();

@@ -1,0 +1,635 @@
+#include "PyProject.h"
+
+#include "PySyntax.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace ddplint::pyfe {
+
+// Where imports are looked up for one file: its own folder (Python's
+// sys.path[0]), the folders above it up to the project's root (the first with
+// .git, .ddplint.yaml, pyproject.toml, setup.py or setup.cfg; without one, the
+// folder above the file's top package), and the root's src/.
+struct PyProject::Roots {
+  std::vector<std::string> dirs;
+  std::string key;  // the dirs joined: roots are compared by it
+  std::string root; // the project's root
+};
+
+// The project's Python files and the words of their import lines: who may
+// import a module, without parsing every file.
+struct PyProject::Index {
+  std::vector<std::pair<std::string, std::set<std::string>>> files;
+  bool truncated = false;
+};
+
+struct PyProject::Module {
+  std::string path, name, package;
+  PyModel model; // program, positions and summaries (no syntax tree kept)
+  Roots roots;   // the importer's: the module's own imports resolve the same way
+};
+
+namespace {
+
+constexpr std::uintmax_t kMaxModuleBytes = 4u << 20;
+
+thread_local std::vector<std::string> tBuilding; // paths being built on this thread
+thread_local bool tDepthLimited = false;
+
+std::vector<std::string> split(const std::string &dotted) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= dotted.size()) {
+    size_t e = dotted.find('.', b);
+    if (e == std::string::npos)
+      e = dotted.size();
+    out.push_back(dotted.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string> &parts, size_t from, size_t to) {
+  std::string out;
+  for (size_t i = from; i < to; ++i)
+    out += (out.empty() ? "" : ".") + parts[i];
+  return out;
+}
+
+bool isFile(const fs::path &p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+bool projectMarker(const fs::path &d) {
+  std::error_code ec;
+  for (const char *m : {".git", ".ddplint.yaml", "pyproject.toml", "setup.py", "setup.cfg"})
+    if (fs::exists(d / m, ec))
+      return true;
+  return false;
+}
+
+// The folder's package, from the __init__.py files above it: util/crop.py
+// with util/__init__.py is in package "util".  A folder without one (a
+// namespace package, or scripts) is a package only below a project root.
+std::string packageOf(const fs::path &dir, const fs::path &root) {
+  std::vector<std::string> parts;
+  fs::path d = dir;
+  while (!d.empty() && d != d.parent_path() && isFile(d / "__init__.py")) {
+    parts.push_back(d.filename().string());
+    d = d.parent_path();
+  }
+  if (parts.empty() && !root.empty() && dir != root) {
+    // PEP 420: a folder of the project without __init__.py is still a package.
+    std::error_code ec;
+    fs::path rel = fs::relative(dir, root, ec);
+    if (!ec && !rel.empty() && *rel.begin() != "..")
+      for (const auto &p : rel)
+        parts.insert(parts.begin(), p.string());
+  }
+  std::reverse(parts.begin(), parts.end());
+  return join(parts, 0, parts.size());
+}
+
+bool readSource(const std::string &path, std::string &out) {
+  std::error_code ec;
+  if (fs::file_size(path, ec) > kMaxModuleBytes || ec)
+    return false;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+void relocate(core::Cond &c, core::Loc base) {
+  if (c.loc)
+    c.loc += base;
+  for (auto &k : c.kids)
+    relocate(k, base);
+}
+
+// A function of module `prefix` moved into the importer's program: its
+// positions follow the importer's, its calls of its own module's functions
+// get the module's prefix (calls of other modules have theirs already).
+void relocate(core::Node &n, core::Loc base, const std::string &prefix, const std::string &owner,
+              LinkResult &res, std::vector<std::string> &calls) {
+  if (n.loc) {
+    n.loc += base;
+    res.owner.emplace(n.loc, owner);
+  }
+  if (n.tripLoc)
+    n.tripLoc += base;
+  relocate(n.cond, base);
+  if (n.kind == core::Node::Kind::Call && !n.callee.empty()) {
+    if (n.callee.find(':') == std::string::npos)
+      n.callee = prefix + n.callee;
+    calls.push_back(n.callee);
+  }
+  for (auto &k : n.kids)
+    relocate(k, base, prefix, owner, res, calls);
+}
+
+void collectCalls(const core::Node &n, std::vector<std::pair<std::string, core::Loc>> &out) {
+  if (n.kind == core::Node::Kind::Call && n.callee.find(':') != std::string::npos)
+    out.emplace_back(n.callee, n.loc);
+  for (const auto &k : n.kids)
+    collectCalls(k, out);
+}
+
+} // namespace
+
+bool hasCheckpointWrite(const core::Program &p) {
+  std::function<bool(const core::Node &)> visit = [&](const core::Node &n) {
+    if (n.kind == core::Node::Kind::Event && n.event == core::EventKind::CheckpointWrite)
+      return true;
+    for (const auto &k : n.kids)
+      if (visit(k))
+        return true;
+    return false;
+  };
+  for (const auto &f : p.functions)
+    if (visit(f.body))
+      return true;
+  return false;
+}
+
+const LinkedModule *LinkResult::moduleOf(core::Loc l) const {
+  for (const auto &m : modules)
+    if (l >= m.first && l <= m.last)
+      return &m;
+  return nullptr;
+}
+
+class PyProject::Context : public ModuleContext {
+public:
+  Context(PyProject &p, Roots r, std::string pkg, bool imported)
+      : p_(p), roots_(std::move(r)), package_(std::move(pkg)), imported_(imported) {}
+  bool imported() const override { return imported_; }
+  std::string package() const override { return package_; }
+  const ExternalFunction *function(const std::string &dotted) override {
+    return p_.function(dotted, roots_, 0);
+  }
+  bool isClass(const std::string &dotted) override { return p_.isClass(dotted, roots_, 0); }
+
+private:
+  PyProject &p_;
+  Roots roots_;
+  std::string package_;
+  bool imported_;
+};
+
+PyProject::PyProject(core::Wrappers wrappers) : wrappers_(std::move(wrappers)) {}
+
+std::shared_ptr<const SyntaxTree> PyProject::tree(const std::string &file, std::string source) {
+  const std::string path = fs::path(file).lexically_normal().string();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = trees_.find(path);
+    if (it != trees_.end() && it->second->source() == source)
+      return it->second;
+  }
+  auto parsed = std::make_shared<const SyntaxTree>(std::move(source));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (trees_.size() < kMaxKeptTrees)
+    trees_[path] = parsed; // past the bound a file is parsed again when imported: slower, same result
+  return parsed;
+}
+PyProject::~PyProject() = default;
+
+std::unique_ptr<ModuleContext> PyProject::contextFor(const std::string &file) {
+  tDepthLimited = false;
+  const fs::path dir = fs::path(file).parent_path();
+  Roots r;
+  fs::path root;
+  for (fs::path d = dir; !d.empty(); d = d.parent_path()) {
+    if (projectMarker(d)) {
+      root = d;
+      break;
+    }
+    if (d == d.parent_path())
+      break;
+  }
+  if (root.empty()) {
+    // No marker: the folder above the file's top package (the file's own
+    // folder for a script), where `import pkg.mod` starts.
+    fs::path top = dir;
+    while (!top.empty() && top != top.parent_path() && isFile(top / "__init__.py"))
+      top = top.parent_path();
+    root = top;
+  }
+  for (fs::path d = dir;; d = d.parent_path()) {
+    r.dirs.push_back(d.string());
+    if (d == root || d == d.parent_path() || d.empty())
+      break;
+  }
+  std::error_code ec;
+  if (fs::is_directory(root / "src", ec))
+    r.dirs.push_back((root / "src").string());
+  for (const auto &d : r.dirs)
+    r.key += d + '\n';
+  r.root = root.string();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    rootOf_[file] = r.root;
+  }
+  fs::path pkgRoot = root;
+  return std::make_unique<Context>(*this, std::move(r), packageOf(dir, pkgRoot), false);
+}
+
+std::shared_ptr<const PyProject::Module> PyProject::byName(const std::string &name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto p = nameToPath_.find(name);
+  if (p == nameToPath_.end())
+    return nullptr;
+  auto m = modules_.find(p->second);
+  return m == modules_.end() ? nullptr : m->second;
+}
+
+std::shared_ptr<const PyProject::Module> PyProject::load(const std::string &dotted,
+                                                         const Roots &roots) {
+  std::string path;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pathOf_.find({roots.key, dotted});
+    if (it != pathOf_.end()) {
+      if (it->second.empty())
+        return nullptr;
+      auto m = modules_.find(it->second);
+      if (m != modules_.end())
+        return m->second;
+      path = it->second;
+    }
+  }
+  if (path.empty()) {
+    const std::vector<std::string> parts = split(dotted);
+    for (const auto &dir : roots.dirs) {
+      fs::path p = dir;
+      for (const auto &part : parts)
+        p /= part;
+      fs::path asFile = p;
+      asFile += ".py";
+      if (isFile(asFile)) {
+        path = asFile.lexically_normal().string();
+        break;
+      }
+      if (isFile(p / "__init__.py")) {
+        path = (p / "__init__.py").lexically_normal().string();
+        break;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    pathOf_[{roots.key, dotted}] = path;
+    if (path.empty())
+      return nullptr;
+    auto m = modules_.find(path);
+    if (m != modules_.end())
+      return m->second;
+  }
+  return build(path, dotted, roots);
+}
+
+std::shared_ptr<const PyProject::Module> PyProject::build(const std::string &path,
+                                                          const std::string &dotted,
+                                                          const Roots &roots) {
+  if (std::find(tBuilding.begin(), tBuilding.end(), path) != tBuilding.end())
+    return nullptr; // an import cycle: the module is being built further up
+  if (tBuilding.size() >= kMaxImportDepth) {
+    tDepthLimited = true;
+    return nullptr;
+  }
+  std::string source;
+  if (!readSource(path, source))
+    return nullptr;
+  const std::shared_ptr<const SyntaxTree> parsed = this->tree(path, std::move(source));
+  const SyntaxTree &tree = *parsed;
+  if (!tree.ok())
+    return nullptr;
+  auto mod = std::make_shared<Module>();
+  mod->path = path;
+  mod->name = dotted;
+  const bool isPackage = fs::path(path).filename() == "__init__.py";
+  const auto parts = split(dotted);
+  mod->package = isPackage ? dotted : join(parts, 0, parts.size() - 1);
+  mod->roots = roots;
+  tBuilding.push_back(path);
+  {
+    Context ctx(*this, roots, mod->package, true);
+    mod->model = buildModel(tree, wrappers_, &ctx);
+  }
+  tBuilding.pop_back();
+  mod->model.ifNodes.clear(); // they point into the tree, which goes now
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, fresh] = modules_.emplace(path, std::move(mod));
+  nameToPath_.emplace(dotted, path);
+  (void)fresh; // another thread may have built it meanwhile: the first one stays
+  return it->second;
+}
+
+const ExternalFunction *PyProject::function(const std::string &dotted, const Roots &roots,
+                                            int depth) {
+  if (depth > 6)
+    return nullptr;
+  const std::vector<std::string> parts = split(dotted);
+  // The longest prefix that is a module; the rest is a function or Class.method.
+  for (size_t k = parts.size() - 1; k >= 1; --k) {
+    const size_t rest = parts.size() - k;
+    if (rest > 2)
+      break;
+    std::shared_ptr<const Module> mod = load(join(parts, 0, k), roots);
+    if (!mod)
+      continue;
+    const std::string key = join(parts, k, parts.size());
+    auto s = mod->model.summaries.find(key);
+    if (s != mod->model.summaries.end()) {
+      const std::string linked = mod->name + ":" + key;
+      std::lock_guard<std::mutex> lock(mu_);
+      auto &slot = functions_[linked];
+      if (!slot) {
+        slot = std::make_unique<ExternalFunction>();
+        slot->summary = s->second;
+        slot->key = linked;
+      }
+      return slot.get();
+    }
+    // A name the module imports: a package's re-export, a helper's alias.
+    auto imp = mod->model.imports.find(parts[k]);
+    if (imp != mod->model.imports.end() && imp->second != dotted) {
+      std::string target = imp->second;
+      if (rest == 2)
+        target += "." + parts[k + 1];
+      return function(target, mod->roots, depth + 1);
+    }
+    return nullptr;
+  }
+  return nullptr;
+}
+
+bool PyProject::isClass(const std::string &dotted, const Roots &roots, int depth) {
+  if (depth > 6)
+    return false;
+  const std::vector<std::string> parts = split(dotted);
+  if (parts.size() < 2)
+    return false;
+  std::shared_ptr<const Module> mod = load(join(parts, 0, parts.size() - 1), roots);
+  if (!mod)
+    return false;
+  if (mod->model.classes.count(parts.back()))
+    return true;
+  auto imp = mod->model.imports.find(parts.back());
+  return imp != mod->model.imports.end() && imp->second != dotted &&
+         isClass(imp->second, mod->roots, depth + 1);
+}
+
+LinkResult PyProject::link(PyModel &model) {
+  LinkResult res;
+  // The file's own calls into other modules, first position first.
+  std::vector<std::pair<std::string, core::Loc>> calls;
+  for (const auto &f : model.program.functions)
+    collectCalls(f.body, calls);
+  auto before = [&](core::Loc a, core::Loc b) {
+    const SourcePos pa = model.positions[a - 1], pb = model.positions[b - 1];
+    return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+  };
+  for (const auto &[callee, at] : calls) {
+    auto it = res.entry.find(callee);
+    if (it == res.entry.end() || before(at, it->second))
+      res.entry[callee] = at;
+  }
+  std::vector<std::string> work(model.externalCalls.begin(), model.externalCalls.end());
+  std::set<std::string> linked;
+  std::map<std::string, core::Loc> base; // module path -> offset of its positions
+  size_t next = 0;
+  for (; next < work.size() && linked.size() < kMaxLinkedFunctions; ++next) {
+    const std::string key = work[next];
+    if (!linked.insert(key).second)
+      continue;
+    const size_t colon = key.find(':');
+    std::shared_ptr<const Module> mod = byName(key.substr(0, colon));
+    const core::Function *fn = mod ? mod->model.program.find(key.substr(colon + 1)) : nullptr;
+    if (!fn)
+      continue;
+    auto [b, fresh] = base.emplace(mod->path, static_cast<core::Loc>(model.positions.size()));
+    if (fresh) {
+      model.positions.insert(model.positions.end(), mod->model.positions.begin(),
+                             mod->model.positions.end());
+      model.byteOffsets.insert(model.byteOffsets.end(), mod->model.byteOffsets.begin(),
+                               mod->model.byteOffsets.end());
+      res.modules.push_back({b->second + 1, static_cast<core::Loc>(model.positions.size()),
+                             mod->path, mod->name});
+    }
+    core::Function copy = *fn;
+    copy.key = key;
+    if (copy.loc)
+      copy.loc += b->second;
+    std::vector<std::string> callees;
+    relocate(copy.body, b->second, mod->name + ":", key, res, callees);
+    res.names[key] = copy.name;
+    for (const auto &c : callees) {
+      if (!res.entry.count(c) && res.entry.count(key))
+        res.entry[c] = res.entry[key];
+      if (!linked.count(c))
+        work.push_back(c);
+    }
+    model.program.functions.push_back(std::move(copy));
+  }
+  if (next < work.size() || tDepthLimited) {
+    core::AnalysisNotice n;
+    n.function = "<module>";
+    n.message = std::string(core::kAnalysisLimitPrefix) +
+                (tDepthLimited ? "imports nest deeper than " + std::to_string(kMaxImportDepth) +
+                                     " modules; the deeper modules' functions are not followed"
+                               : "calls reach more than " + std::to_string(kMaxLinkedFunctions) +
+                                     " functions of other modules; the rest are not followed");
+    res.limits.push_back(std::move(n));
+  }
+  return res;
+}
+
+namespace {
+bool skippedDir(const std::string &name) {
+  return name.empty() || name[0] == '.' || name == "__pycache__" || name == "node_modules" ||
+         name == "site-packages" || name == "venv" || name == "build" || name == "dist";
+}
+
+// The identifiers on a file's import lines (`from a.b import c as d`: a, b, c, d).
+std::set<std::string> importWords(const std::string &path) {
+  std::set<std::string> out;
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  bool continued = false;
+  while (std::getline(in, line)) {
+    size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos)
+      continue;
+    std::string_view l(line);
+    l.remove_prefix(b);
+    if (!continued && l.substr(0, 7) != "import " && l.substr(0, 5) != "from ")
+      continue;
+    continued = l.find('(') != std::string_view::npos && l.find(')') == std::string_view::npos;
+    std::string word;
+    for (char c : l) {
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+        word += c;
+      } else if (!word.empty()) {
+        out.insert(word);
+        word.clear();
+      }
+      if (c == '#')
+        break;
+    }
+    if (!word.empty())
+      out.insert(word);
+  }
+  return out;
+}
+} // namespace
+
+const PyProject::Index &PyProject::indexOf(const std::string &root) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = indexes_.find(root);
+    if (it != indexes_.end())
+      return *it->second;
+  }
+  auto idx = std::make_unique<Index>();
+  std::error_code ec;
+  for (auto d = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+       !ec && d != fs::recursive_directory_iterator(); d.increment(ec)) {
+    const fs::path &p = d->path();
+    if (d->is_directory(ec)) {
+      if (skippedDir(p.filename().string()))
+        d.disable_recursion_pending();
+      continue;
+    }
+    if (p.extension() != ".py" || !d->is_regular_file(ec))
+      continue;
+    if (idx->files.size() >= kMaxProjectFiles) {
+      idx->truncated = true;
+      break;
+    }
+    idx->files.emplace_back(p.lexically_normal().string(), importWords(p.string()));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, fresh] = indexes_.emplace(root, std::move(idx));
+  (void)fresh;
+  return *it->second;
+}
+
+// What one importer's calls into other modules are, with who makes them: its
+// program linked as when it is linted, analysed once per run.
+const std::vector<core::ExternalCall> &PyProject::callsOf(const std::string &importer) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = callsOf_.find(importer);
+    if (it != callsOf_.end())
+      return it->second;
+  }
+  std::vector<core::ExternalCall> calls;
+  std::string source;
+  if (readSource(importer, source)) {
+    SyntaxTree tree(source);
+    if (tree.ok()) {
+      std::unique_ptr<ModuleContext> ctx = contextFor(importer);
+      PyModel model = buildModel(tree, wrappers_, ctx.get());
+      if (!model.externalCalls.empty()) {
+        link(model);
+        core::RuleRunner runner(model.program);
+        calls = runner.callsInto("");
+        // Calls into other modules, not a module's calls of itself.
+        calls.erase(std::remove_if(calls.begin(), calls.end(),
+                                   [](const core::ExternalCall &c) {
+                                     const size_t colon = c.callee.find(':');
+                                     return colon == std::string::npos ||
+                                            c.caller.compare(0, colon + 1, c.callee, 0,
+                                                             colon + 1) == 0;
+                                   }),
+                    calls.end());
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return callsOf_.emplace(importer, std::move(calls)).first->second;
+}
+
+std::vector<core::ExternalCall> PyProject::callersOf(const std::string &path, bool *truncated) {
+  std::string root;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = rootOf_.find(path);
+    if (it == rootOf_.end())
+      return {};
+    root = it->second;
+  }
+  fs::path p(path);
+  const std::string stem =
+      p.filename() == "__init__.py" ? p.parent_path().filename().string() : p.stem().string();
+  std::vector<core::ExternalCall> out;
+  const Index &index = indexOf(root);
+  if (truncated)
+    *truncated = index.truncated;
+  for (const auto &[file, words] : index.files) {
+    if (file == p.lexically_normal().string() || !words.count(stem))
+      continue;
+    for (const auto &c : callsOf(file)) {
+      const size_t colon = c.callee.find(':');
+      std::string target;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto n = nameToPath_.find(c.callee.substr(0, colon));
+        if (n != nameToPath_.end())
+          target = n->second;
+      }
+      if (target == p.lexically_normal().string())
+        out.push_back({c.callee.substr(colon + 1), c.reach, file});
+    }
+  }
+  return out;
+}
+
+std::set<std::pair<std::string, core::Loc>> PyProject::findingsAlone(
+    const std::string &modulePath,
+    const std::vector<std::pair<core::RuleId, core::RuleOptions>> &rules) {
+  std::shared_ptr<const Module> mod;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto a = alone_.find(modulePath);
+    if (a != alone_.end())
+      return a->second;
+    auto m = modules_.find(modulePath);
+    if (m == modules_.end())
+      return {};
+    mod = m->second;
+  }
+  // As the module's own lint sees it: with the modules it calls linked in.
+  PyModel alone = mod->model;
+  const core::Loc own = static_cast<core::Loc>(alone.positions.size());
+  link(alone);
+  alone.program.distributed = alone.distributedOnItsOwn;
+  if (hasCheckpointWrite(mod->model.program))
+    alone.program.externalCalls = callersOf(modulePath);
+  std::set<std::pair<std::string, core::Loc>> out;
+  core::RuleRunner runner(alone.program);
+  for (const auto &[id, options] : rules) {
+    const core::RuleSpec &spec = core::ruleSpec(id);
+    if (!spec.definition || !spec.appliesTo("python"))
+      continue;
+    for (const auto &f : runner.run(id, options))
+      if (f.loc <= own)
+        out.emplace(std::string(spec.name), f.loc);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  alone_.emplace(modulePath, out);
+  return out;
+}
+
+} // namespace ddplint::pyfe

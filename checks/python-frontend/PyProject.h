@@ -1,0 +1,121 @@
+// The project a Python file belongs to.  A training script calls
+// `misc.save_model(...)`, `comm.synchronize()` or `is_main_process()` from
+// modules of its own project; the rules must see those bodies as if they were
+// in the file.  PyProject resolves a file's imports to the project's modules
+// (absolute imports from the source roots, relative imports, `import a.b as
+// c`, `from a import b as c`, a package's `__init__` re-exports, classes and
+// their methods), builds each module once per run (its model, its function
+// summaries: does a call return the rank or a rank predicate), and links into
+// a file's program the bodies of the functions it reaches in other modules,
+// with their positions, so that the path rules read one program.
+//
+// Findings the rules then make inside another module's code are that
+// module's when it is linted alone (reported there, not here); the others
+// exist only through this file's calls (a rank-0 write in a helper that the
+// training loop calls between collectives) and are reported at the call in
+// this file, with a note at the code in the other module.
+//
+// Thread-safe: one PyProject serves every file of a run.
+#pragma once
+
+#include "PyModelBuilder.h"
+
+#include "ddplint/core/Finding.h"
+#include "ddplint/core/Rules.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ddplint::pyfe {
+
+// Positions [first, last] of a linked program belong to `path`.
+struct LinkedModule {
+  core::Loc first = 0, last = 0;
+  std::string path;
+  std::string name; // dotted module name
+};
+
+// What linking added to a file's program.
+struct LinkResult {
+  std::vector<LinkedModule> modules;
+  std::map<core::Loc, std::string> owner;    // a linked location -> its function's key
+  std::map<std::string, core::Loc> entry;    // a linked function -> the file's first call that reaches it
+  std::map<std::string, std::string> names;  // a linked function -> its name, for messages
+  std::vector<core::AnalysisNotice> limits;  // imports or calls not followed
+  const LinkedModule *moduleOf(core::Loc l) const;
+};
+
+// Whether a program writes a checkpoint anywhere (who calls it then matters).
+bool hasCheckpointWrite(const core::Program &p);
+
+class PyProject {
+public:
+  // `wrappers`: the user's, as for the file itself (modules are built with them).
+  explicit PyProject(core::Wrappers wrappers = {});
+  ~PyProject();
+  PyProject(const PyProject &) = delete;
+  PyProject &operator=(const PyProject &) = delete;
+
+  // The syntax tree of `path` holding `source`: parsed once per run, whether
+  // the file is linted first or imported first (the two share it).
+  std::shared_ptr<const SyntaxTree> tree(const std::string &file, std::string source);
+  static constexpr size_t kMaxKeptTrees = 4000;
+
+  // How `file` (an absolute path) sees the project: its package and its imports.
+  std::unique_ptr<ModuleContext> contextFor(const std::string &file);
+
+  // Adds to `model` (built with contextFor's context) the functions of other
+  // modules it calls, and theirs, with their positions appended to the model's.
+  LinkResult link(PyModel &model);
+
+  // The rules' findings on a linked module alone, at its own locations (for
+  // telling a module's own findings from those this file's calls cause).
+  std::set<std::pair<std::string, core::Loc>>
+  findingsAlone(const std::string &modulePath,
+                const std::vector<std::pair<core::RuleId, core::RuleOptions>> &rules);
+
+  // The calls that the project's other modules make into the file at `path`
+  // (its Program::externalCalls), read from the project's files whose imports
+  // name it.  Only asked for a file that writes checkpoints: that is what
+  // the callers' guards decide.
+  // `truncated`: set when the project has more files than are indexed.
+  std::vector<core::ExternalCall> callersOf(const std::string &path, bool *truncated = nullptr);
+  static constexpr size_t kMaxProjectFiles = 5000;
+
+  static constexpr size_t kMaxLinkedFunctions = 400;
+  static constexpr size_t kMaxImportDepth = 12;
+
+  struct Module;
+  struct Roots;
+  class Context;
+
+private:
+  std::shared_ptr<const Module> load(const std::string &dotted, const Roots &roots);
+  std::shared_ptr<const Module> build(const std::string &path, const std::string &dotted,
+                                      const Roots &roots);
+  const ExternalFunction *function(const std::string &dotted, const Roots &roots, int depth);
+  bool isClass(const std::string &dotted, const Roots &roots, int depth);
+  std::shared_ptr<const Module> byName(const std::string &name);
+  struct Index;
+  const Index &indexOf(const std::string &root);
+  const std::vector<core::ExternalCall> &callsOf(const std::string &importer);
+
+  core::Wrappers wrappers_;
+  std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::string> pathOf_; // (roots, dotted) -> path ("" none)
+  std::map<std::string, std::shared_ptr<const Module>> modules_;       // path -> module
+  std::map<std::string, std::string> nameToPath_;                      // dotted -> path (linked keys)
+  std::map<std::string, std::unique_ptr<ExternalFunction>> functions_; // linked key -> function
+  std::map<std::string, std::set<std::pair<std::string, core::Loc>>> alone_; // path -> findings
+  std::map<std::string, std::unique_ptr<Index>> indexes_;                  // root -> its files
+  std::map<std::string, std::vector<core::ExternalCall>> callsOf_;         // importer -> its calls
+  std::map<std::string, std::string> rootOf_;                              // file -> project root
+  std::map<std::string, std::shared_ptr<const SyntaxTree>> trees_;          // path -> its parse
+};
+
+} // namespace ddplint::pyfe

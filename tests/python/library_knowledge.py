@@ -1,0 +1,273 @@
+"""Library knowledge (rules/api.yaml, python section): what DeepSpeed,
+detectron2, Horovod, Megatron core, timm and Hugging Face Transformers calls
+mean, for a program that imports them (their own source is not in the
+project).  One function per catalog entry, each a true positive (the call
+under a rank test), and hard negatives where every rank makes the call.
+tests/consistency checks that every library name of the catalog is used here.
+"""
+import datetime
+
+import deepspeed
+import deepspeed.comm as ds_comm
+import horovod.torch as hvd
+import torch
+import torch.distributed as dist
+from detectron2.utils import comm
+from megatron.core import parallel_state as mpu
+from megatron.core.utils import barrier as mbarrier
+from megatron.training.utils import is_rank_0
+from timm.utils import distribute_bn, is_primary, reduce_tensor
+from timm.utils.distributed import distribute_bn as distribute_bn2, is_primary as is_primary2
+from timm.utils.distributed import reduce_tensor as reduce_tensor2
+from transformers.trainer_utils import is_main_process as hf_is_main_process
+
+
+def deepspeed_engine(args, model, data):
+    deepspeed.init_distributed(timeout=datetime.timedelta(minutes=30))
+    engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model)
+    for batch in data:
+        loss = engine(batch)
+        engine.backward(loss)
+        engine.step()
+    # hard negative: every rank saves and loads (each its own shard)
+    engine.save_checkpoint("ckpt")
+    engine.load_checkpoint("ckpt")
+    return engine
+
+
+def ds_save(engine):
+    if ds_comm.get_rank() == 0:
+        engine.save_checkpoint("ckpt")
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'engine.save_checkpoint() (DeepSpeed: every rank)' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def ds_load(engine):
+    if ds_comm.get_rank() == 0:
+        engine.load_checkpoint("ckpt")
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'engine.load_checkpoint() (DeepSpeed: every rank)' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def ds_backward(engine, loss):
+    if ds_comm.get_local_rank() == 0:
+        engine.backward(loss)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'engine.backward() (DeepSpeed gradient all_reduce)' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def ds_all_reduce(t):
+    if ds_comm.get_rank() == 0:
+        ds_comm.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'deepspeed.comm.all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def ds_all_gather(t):
+    if ds_comm.get_rank() == 0:
+        ds_comm.all_gather([t], t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'deepspeed.comm.all_gather' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def ds_broadcast(t):
+    if ds_comm.get_rank() == 0:
+        ds_comm.broadcast(t, 0)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'deepspeed.comm.broadcast' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def ds_reduce(t):
+    if ds_comm.get_rank() == 0:
+        ds_comm.reduce(t, 0)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'deepspeed.comm.reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def ds_all_gather_into_tensor(t):
+    if ds_comm.get_rank() == 0:
+        ds_comm.all_gather_into_tensor(t, t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'deepspeed.comm.all_gather_into_tensor' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def ds_reduce_scatter_tensor(t):
+    if ds_comm.get_rank() == 0:
+        ds_comm.reduce_scatter_tensor(t, t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'deepspeed.comm.reduce_scatter_tensor' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def ds_barrier(t):
+    if ds_comm.get_rank() == 0:
+        ds_comm.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'deepspeed.comm.barrier' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def d2_synchronize(r):
+    if comm.is_main_process():
+        comm.synchronize()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'detectron2.utils.comm.synchronize' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def d2_all_gather(r):
+    if comm.get_rank() == 0:
+        comm.all_gather(r)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'detectron2.utils.comm.all_gather' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def d2_gather(r):
+    if comm.get_local_rank() == 0:
+        comm.gather(r)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'detectron2.utils.comm.gather' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def d2_reduce_dict(r):
+    if comm.is_main_process():
+        comm.reduce_dict(r)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'detectron2.utils.comm.reduce_dict' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def d2_shared_random_seed(r):
+    if comm.is_main_process():
+        comm.shared_random_seed()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'detectron2.utils.comm.shared_random_seed' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_allreduce(t):
+    if hvd.rank() == 0:
+        hvd.allreduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'horovod.torch.allreduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_allreduce_(t):
+    if hvd.rank() == 0:
+        hvd.allreduce_(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'horovod.torch.allreduce_' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_allgather(t):
+    if hvd.rank() == 0:
+        hvd.allgather(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'horovod.torch.allgather' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_broadcast(t):
+    if hvd.rank() == 0:
+        hvd.broadcast(t, 0)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'horovod.torch.broadcast' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_broadcast_(t):
+    if hvd.rank() == 0:
+        hvd.broadcast_(t, 0)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'horovod.torch.broadcast_' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_broadcast_parameters(model):
+    if hvd.local_rank() == 0:
+        hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'horovod.torch.broadcast_parameters' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_broadcast_optimizer_state(optimizer):
+    if hvd.rank() == 0:
+        hvd.broadcast_optimizer_state(optimizer, root_rank=0)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'horovod.torch.broadcast_optimizer_state' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_broadcast_object(t):
+    if hvd.rank() == 0:
+        hvd.broadcast_object(t, 0)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'horovod.torch.broadcast_object' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_allgather_object(t):
+    if hvd.rank() == 0:
+        hvd.allgather_object(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'horovod.torch.allgather_object' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_barrier(t):
+    if hvd.rank() == 0:
+        hvd.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'horovod.torch.barrier' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_join(t):
+    if hvd.rank() == 0:
+        hvd.join()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'horovod.torch.join' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def mpu_dp_rank(t):
+    if mpu.get_data_parallel_rank() == 0:
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def mpu_tp_rank(t):
+    if mpu.get_tensor_model_parallel_rank() == 0:
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def mpu_pp_rank(t):
+    if mpu.get_pipeline_model_parallel_rank() == 0:
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def mpu_cp_rank(t):
+    if mpu.get_context_parallel_rank() == 0:
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def mpu_ep_rank(t):
+    if mpu.get_expert_model_parallel_rank() == 0:
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def megatron_barrier(t):
+    if is_rank_0():
+        mbarrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'megatron.core.utils.barrier' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def mpu_initialize(t):
+    if dist.get_rank() == 0:
+        mpu.initialize_model_parallel(2, 1)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'megatron.core.parallel_state.initialize_model_parallel' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def timm_distribute_bn(args, model):
+    if is_primary(args):
+        distribute_bn(model, args.world_size, True)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'timm.utils.distribute_bn' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def timm_distributed_distribute_bn(args, model):
+    if is_primary2(args):
+        distribute_bn2(model, args.world_size, True)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'timm.utils.distributed.distribute_bn' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def timm_reduce_tensor(args, t):
+    if dist.get_rank() == 0:
+        reduce_tensor(t, args.world_size)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'timm.utils.reduce_tensor' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def timm_distributed_reduce_tensor(args, t):
+    if dist.get_rank() == 0:
+        reduce_tensor2(t, args.world_size)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'timm.utils.distributed.reduce_tensor' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hf_local_main(args):
+    if hf_is_main_process(args.local_rank):
+        dist.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hard_negatives(args, model, optimizer, t, r):
+    # every rank makes each call
+    ds_comm.all_reduce(t)
+    comm.synchronize()
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    distribute_bn(model, args.world_size, True)
+    # rank-valued helpers that do not decide who communicates
+    print(mpu.get_data_parallel_rank(), comm.get_rank(), hvd.rank())

@@ -1,0 +1,71 @@
+"""Rank facts the path rules need from common idioms (issue 16):
+a flag assigned on both arms of a uniform decision (`if ddp: master = rank == 0`
+/ `else: master = True`), objects that exist on rank 0 only and their None
+tests, and a counter zipped with the loader (the same on every rank).
+"""
+import datetime
+import torch
+import torch.distributed as dist
+
+
+class CheckpointSaver:
+    def __init__(self, path):
+        self.path = path
+
+    def save_checkpoint(self, model, epoch):
+        torch.save(model.state_dict(), self.path)
+
+
+def flags(model, ddp):
+    if ddp:
+        dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+        master_process = dist.get_rank() == 0
+    else:
+        master_process = True
+    for it in range(100):
+        loss = model(torch.ones(2)).sum()
+        dist.all_reduce(loss)
+        if master_process:
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier {{.*}} [ddp-rank0-io-barrier]
+            torch.save(model.state_dict(), "ckpt.pt")
+
+
+def none_object(model, args):
+    saver = None
+    if args.rank == 0:
+        saver = CheckpointSaver("ckpt.pt")
+    for epoch in range(10):
+        loss = model(torch.ones(2)).sum()
+        dist.all_reduce(loss)
+        if saver is not None:
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier {{.*}} [ddp-rank0-io-barrier]
+            saver.save_checkpoint(model, epoch)
+
+
+def none_object_ternary(model, args):
+    saver = CheckpointSaver("ckpt.pt") if dist.get_rank() == 0 else None
+    for epoch in range(10):
+        loss = model(torch.ones(2)).sum()
+        dist.all_reduce(loss)
+        if saver:
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier {{.*}} [ddp-rank0-io-barrier]
+            saver.save_checkpoint(model, epoch)
+
+
+def zipped(model, data_loader, start_iter, max_iter):
+    for data, iteration in zip(data_loader, range(start_iter, max_iter)):
+        loss = model(data).sum()
+        loss.backward()
+        if iteration % 100 == 0:
+            dist.barrier()
+
+
+def uniform_none(model, args):
+    # hard negative: the object exists on every rank or none
+    writer = None
+    if args.log_dir:
+        writer = open(args.log_dir + "/log.txt", "w")
+    for epoch in range(10):
+        dist.all_reduce(torch.ones(1))
+        if writer is not None:
+            dist.barrier()
