@@ -76,6 +76,12 @@ void Builder::collectImports(SyntaxNode root) {
   for (const auto &[local, full] : alias_)
     if (full == "torch.distributed" && m_.distAlias.empty())
       m_.distAlias = local;
+  // A Horovod program has no torch.distributed process group: its barrier is
+  // Horovod's (`hvd.barrier()`).
+  if (m_.distAlias.empty())
+    for (const auto &[local, full] : alias_)
+      if (full == "horovod.torch" && m_.distAlias.empty())
+        m_.distAlias = local;
   if (m_.distAlias.empty())
     m_.distAlias = alias_.count("torch") ? "torch.distributed" : "";
   for (const auto &[local, full] : alias_) {
