@@ -967,7 +967,8 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
     iter = unparen(wa[0].value);
   }
   Val it = value(iter);
-  bool loader = isLoaderIterable(iter);
+  // A batch's samples or micro-batches: as many on every rank (Val::batch).
+  bool loader = isLoaderIterable(iter) || it.batch;
   Dep trip = loader ? Dep::Uniform : it.dep;
   Dep elems = loader ? Dep::Local : it.dep;
   LoopCtx lc;
@@ -1265,6 +1266,11 @@ PyModel Builder::run() {
     usesDist_ = true;
   collectFunctions(root, "", "");
   collectObjects(root);
+  // A helper module's `loss.backward()` (a mixed-precision trainer's) runs in
+  // its importer's program, which may wrap the model in DDP: read it as the
+  // gradient all-reduce it then is.
+  if (project_ && project_->imported())
+    hasDdp_ = true;
   // Helpers that answer "am I the main process?" or "what is my rank?".
   for (int round = 0; round < 2; ++round)
     for (auto &[key, fi] : fns_) {

@@ -271,8 +271,14 @@ Val Builder::callValue(SyntaxNode c) {
   // Otherwise the strongest dependence of the receiver and the arguments.
   // A keyword that only says who logs (`verbose=is_primary(args)`,
   // `log_info=rank == 0`, `disable=rank != 0`) does not change what is built.
-  if (is(fn, "attribute"))
-    v.dep = value(field(fn, "object")).dep;
+  // Cut from a batch only (`split_microbatches(n, batch)`), the result is a
+  // batch too: rank-local contents, a length every rank shares.
+  bool onlyBatches = true;
+  if (is(fn, "attribute")) {
+    Val ov = value(field(fn, "object"));
+    v.dep = ov.dep;
+    onlyBatches = ov.dep != Dep::Local || ov.batch;
+  }
   for (const auto &a : args(c)) {
     if (deviceName(a.name) || deviceName(a.text))
       continue;
@@ -280,7 +286,9 @@ Val Builder::callValue(SyntaxNode c) {
     if (!a.name.empty() && (av.cond || loggingKeyword(a.name)))
       continue;
     v.dep = core::join(v.dep, av.dep);
+    onlyBatches = onlyBatches && (av.dep != Dep::Local || av.batch);
   }
+  v.batch = v.dep == Dep::Local && onlyBatches;
   return v;
 }
 

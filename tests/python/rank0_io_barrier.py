@@ -154,3 +154,13 @@ def save_if_main_clean(model, path):
     if dist.get_rank() != 0:
         return
     torch.save(model.state_dict(), path)
+
+
+def save_in_loop_barrier_after_loop(model, grads):
+    # The barrier after the loop does not cover the next iteration's collective.
+    for step in range(10):
+        dist.all_reduce(grads)
+        if dist.get_rank() == 0:
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+            torch.save(model.state_dict(), "step.pt")
+    dist.barrier()

@@ -18,10 +18,10 @@ def main():
     for epoch in range(3):
         t = torch.ones(1)
         dist.all_reduce(t)
-        # ---- policy: the barrier after it is there (after the loop, before the
-        # next collective); the literal rule wants one before it too (a note)
+        # ---- hazard: the next epoch's all_reduce races with it (the barrier
+        # after the loop does not help); the literal rule adds the one before
         if rank == 0:
-        # CHECK-MESSAGES: :[[@LINE-1]]:9: note: block runs only on rank 0 and writes files, with no barrier every rank reaches before it (BarrierAroundEveryWrite: {{.*}}); put a barrier before it [ddp-rank0-io-barrier]
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches before or after it; other ranks {{.*}} [ddp-rank0-io-barrier]
             torch.save(model.state_dict(), f"epoch{epoch}.pt")
     # ---- hard negative: bracketed by barriers, nothing to ask
     dist.barrier()

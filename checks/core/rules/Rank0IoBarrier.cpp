@@ -103,6 +103,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     return n.kind == Node::Kind::Loop && edge(n.kids[0], true, op);
   };
   std::set<std::string> calledInSyncLoop;
+  // Bodies of loops that synchronise: past the end of one, the next
+  // collective is the next iteration's first, not what follows the loop.
+  std::set<const Node *> syncBodies;
   for (const auto &f : I.program.functions) {
     std::vector<Frame> stack;
     int inSyncLoop = 0;
@@ -113,6 +116,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
           calledInSyncLoop.insert(n.callee);
       }
       if (syncLoop(n)) {
+        syncBodies.insert(&n.kids[0]);
         ++inSyncLoop;
         index(n.kids[0]);
         --inSyncLoop;
@@ -149,6 +153,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
           if (edge(kids[i], false, op))
             return op == "barrier";
       }
+      // Around the loop: the next (previous) iteration's first (last) collective.
+      if (syncBodies.count(fr.block) && edge(*fr.block, after, op))
+        return op == "barrier";
     }
     auto sites = callSites.find(fn);
     if (sites == callSites.end() || depth >= 4)
