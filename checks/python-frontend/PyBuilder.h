@@ -223,6 +223,10 @@ struct FnInfo {
   bool isModuleMethod = false;
   std::optional<Cond> returnsCond; // `def is_main(): return rank == 0`
   bool returnsRank = false;
+  // Every `return` hands back a value a collective agreed (`dist.all_reduce(t)`
+  // ... `return t[0] / t[1]`): the call's result is the same on every rank.
+  // -1 not built yet, 0 no, 1 yes.
+  int returnsAgreed = -1;
 };
 
 inline std::string unquote(std::string_view t, bool &literal) {
@@ -296,6 +300,7 @@ private:
   bool ddpBroadcastsBuffers(const std::string &spelling) const;
   bool bufferFree(SyntaxNode e, int depth) const;
   bool classBufferFree(const std::string &cls, int depth) const;
+  bool returnsCollectiveOutput(SyntaxNode body) const;
   std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
   bool fullStateDict_ = false;
   bool hasDdp_ = false;

@@ -1166,6 +1166,7 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
   if (k == "return_statement") {
     for (SyntaxNode e : namedKids(s))
       expr(e, out);
+
     out.push_back(Node::makeExit(ExitKind::Return, loc(s)));
     return;
   }
@@ -1258,6 +1259,67 @@ void Builder::buildFunctionRest(const FnInfo &fi, std::vector<Node> body) {
   forwardFacts(fi);
 }
 
+bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
+  if (body.isNull())
+    return false;
+  std::set<std::string> agreed;
+  std::vector<SyntaxNode> returns, assigns;
+  std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      return;
+    if (is(n, "call")) {
+      const std::string q = qualified(field(n, "function"));
+      const std::string l = lastPart(q);
+      auto as = args(n);
+      if (startsWith(q, "torch.distributed.") && !as.empty() && as[0].name.empty() &&
+          (l == "all_reduce" || l == "broadcast" || l == "all_gather" ||
+           l == "all_gather_into_tensor" || l == "broadcast_object_list"))
+        agreed.insert(str(unparen(as[0].value)));
+    }
+    if (is(n, "return_statement"))
+      returns.push_back(n);
+    if (is(n, "assignment") && is(field(n, "left"), "identifier"))
+      assigns.push_back(n);
+    for (SyntaxNode k : namedKids(n))
+      scan(k);
+  };
+  scan(body);
+  if (agreed.empty() || returns.empty())
+    return false;
+  // Only the agreed names, constants and plain arithmetic or indexing.
+  auto fromAgreed = [&](SyntaxNode e) {
+    bool any = false, other = false;
+    std::function<void(SyntaxNode)> walk = [&](SyntaxNode x) {
+      if (is(x, "identifier")) {
+        if (agreed.count(str(x)))
+          any = true;
+        else if (str(x) != "float" && str(x) != "int")
+          other = true;
+        return;
+      }
+      if (is(x, "attribute")) {
+        const std::string a = str(field(x, "attribute"));
+        if (a == "item" || a == "tolist" || a == "cpu")
+          return walk(field(x, "object"));
+        other = true;
+        return;
+      }
+      for (SyntaxNode k : namedKids(x))
+        walk(k);
+    };
+    walk(e);
+    return any && !other;
+  };
+  for (int round = 0; round < 2; ++round)
+    for (SyntaxNode a : assigns)
+      if (fromAgreed(field(a, "right")))
+        agreed.insert(str(field(a, "left")));
+  for (SyntaxNode r : returns)
+    if (namedChildCount(r) != 1 || !fromAgreed(namedChild(r, 0)))
+      return false;
+  return true;
+}
+
 PyModel Builder::run() {
   SyntaxNode root = tree_.root();
   collectImports(root);
@@ -1271,6 +1333,11 @@ PyModel Builder::run() {
   // gradient all-reduce it then is.
   if (project_ && project_->imported())
     hasDdp_ = true;
+  // Helpers that return what they all-reduced, read from the text before any
+  // body is built (a caller may come first): every `return` is made of the
+  // collective's output and of names computed from it only.
+  for (auto &[key, fi] : fns_)
+    fi.returnsAgreed = returnsCollectiveOutput(field(fi.def, "body")) ? 1 : 0;
   // Helpers that answer "am I the main process?" or "what is my rank?".
   for (int round = 0; round < 2; ++round)
     for (auto &[key, fi] : fns_) {
@@ -1372,6 +1439,7 @@ PyModel Builder::run() {
     fs.returnsRank = fi.returnsRank;
     fs.returnsCond = fi.returnsCond;
     fs.mainOnly = fi.mainOnly;
+    fs.returnsAgreed = fi.returnsAgreed == 1;
     m_.summaries.emplace(key, std::move(fs));
   }
   for (const auto &[cls, bases] : classBases_)

@@ -27,6 +27,7 @@ struct FunctionSummary {
   bool returnsRank = false;              // `def get_rank(): return dist.get_rank()`
   std::optional<core::Cond> returnsCond; // `def is_main(): return get_rank() == 0`
   bool mainOnly = false;                 // @rank_zero_only
+  bool returnsAgreed = false;            // returns what a collective agreed
 };
 
 // A function of another module of the project, as the module being built sees it.

@@ -154,6 +154,20 @@ Val Builder::value(SyntaxNode e) {
     for (SyntaxNode s : namedKids(e))
       if (s != field(e, "value"))
         out.dep = core::join(out.dep, value(s).dep);
+    // An element of an agreed tensor, at an index every rank uses, is agreed.
+    out.agreed = b.agreed && out.dep == Dep::Uniform;
+    out.batch = b.batch && out.dep == Dep::Local;
+    return out;
+  }
+  if (k == "binary_operator") {
+    // Arithmetic on agreed values and constants stays agreed: `total[0] / total[1]`.
+    Val l = value(field(e, "left")), r = value(field(e, "right"));
+    Val out;
+    out.dep = core::join(l.dep, r.dep);
+    auto plain = [](const Val &x) {
+      return x.agreed || (x.dep == Dep::Uniform && !x.cond && x.rank == RankKind::None);
+    };
+    out.agreed = (l.agreed || r.agreed) && plain(l) && plain(r);
     return out;
   }
   if (k == "none") {
@@ -214,7 +228,8 @@ Val Builder::callValue(SyntaxNode c) {
       return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
     // Moving or converting a value keeps its dependence: `x.to(local_rank)`.
     if (l == "to" || l == "cuda" || l == "cpu" || l == "float" || l == "half" || l == "detach" ||
-        l == "clone" || l == "contiguous" || l == "bfloat16" || l == "double")
+        l == "clone" || l == "contiguous" || l == "bfloat16" || l == "double" || l == "item" ||
+        l == "tolist")
       return value(field(fn, "object"));
   }
   if (q == "torch.device")
@@ -241,6 +256,18 @@ Val Builder::callValue(SyntaxNode c) {
     v.dep = helperCond->dependence();
     v.cond = helperCond;
     return v;
+  }
+  // A helper that returns what it all-reduced (`validation()` returning the
+  // reduced loss): the same on every rank, whatever its arguments.
+  {
+    bool agreedReturn = f != fns_.end() && f->second.returnsAgreed == 1;
+    if (f == fns_.end())
+      if (const ExternalFunction *ext = externalCallee(fn))
+        agreedReturn = ext->summary.returnsAgreed;
+    if (agreedReturn) {
+      v.agreed = true;
+      return v;
+    }
   }
   if (is(fn, "attribute") && (has(api().mainProcessAttributes, l) ||
                               has(api().localMainProcessAttributes, l))) {

@@ -391,3 +391,25 @@ def stop_on_non_finite_loss(model, loader):
         loss.backward()
         dist.all_reduce(loss)
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' is skipped by ranks where 'math.isfinite(loss_value)' does not hold (a rank-local value): they exit ('sys.exit') while the other ranks run it; {{.*}} [ddp-divergent-collective]
+
+
+def evaluate_agreed(model, loader):
+    total = torch.zeros(2)
+    for batch in loader:
+        total[0] += model(batch).item()
+        total[1] += 1
+    dist.all_reduce(total)
+    mean = total[0] / total[1]
+    return mean
+
+
+def early_stop_on_agreed_loss(model, loader):
+    # Hard negative: the helper returns what it all-reduced, so every rank
+    # sees the same loss and stops together (the helper is defined above).
+    best = float("inf")
+    for epoch in range(100):
+        loss = evaluate_agreed(model, loader)
+        if loss > best:
+            break
+        best = loss
+        dist.barrier()
