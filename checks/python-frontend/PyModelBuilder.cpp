@@ -891,8 +891,22 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
       }
       // A loss, a batch or logits computed by a call are this rank's own
       // data, even when the call's inputs are not known here.
+      // A call on literals only (`best_loss = float("inf")`) is a constant.
+      auto literalCall = [&](SyntaxNode r) {
+        if (!is(r, "call"))
+          return false;
+        for (const auto &a : args(r)) {
+          SyntaxNode x = unparen(a.value);
+          if (is(x, "unary_operator"))
+            x = unparen(field(x, "argument"));
+          if (!(is(x, "string") || is(x, "integer") || is(x, "float") || is(x, "true") ||
+                is(x, "false") || is(x, "none")))
+            return false;
+        }
+        return true;
+      };
       if (is(left, "identifier") && v.dep == Dep::Uniform && !v.agreed && !v.cond &&
-          perRankDataName(text(left)) &&
+          perRankDataName(text(left)) && !literalCall(unparen(right)) &&
           (is(unparen(right), "call") || is(unparen(right), "subscript") ||
            is(unparen(right), "attribute")))
         v.dep = Dep::Local;
