@@ -1276,7 +1276,9 @@ void Builder::buildFunctionRest(const FnInfo &fi, std::vector<Node> body) {
 bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
   if (body.isNull())
     return false;
-  std::set<std::string> agreed;
+  // name -> where the collective that agreed it is: only what is read after
+  // it counts (`val = t[0] / t[1]` before `all_reduce(t)` is this rank's).
+  std::map<std::string, uint32_t> agreed;
   std::vector<SyntaxNode> returns, assigns;
   std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
     if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
@@ -1288,7 +1290,7 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
       if (startsWith(q, "torch.distributed.") && !as.empty() && as[0].name.empty() &&
           (l == "all_reduce" || l == "broadcast" || l == "all_gather" ||
            l == "all_gather_into_tensor" || l == "broadcast_object_list"))
-        agreed.insert(str(unparen(as[0].value)));
+        agreed.emplace(str(unparen(as[0].value)), startByte(n));
     }
     if (is(n, "return_statement"))
       returns.push_back(n);
@@ -1305,8 +1307,11 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
     bool any = false, other = false;
     std::function<void(SyntaxNode)> walk = [&](SyntaxNode x) {
       if (is(x, "identifier")) {
-        if (agreed.count(str(x)))
+        auto a = agreed.find(str(x));
+        if (a != agreed.end() && a->second < startByte(x))
           any = true;
+        else if (a != agreed.end())
+          other = true; // read before its collective
         else if (str(x) != "float" && str(x) != "int")
           other = true;
         return;
@@ -1327,7 +1332,7 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
   for (int round = 0; round < 2; ++round)
     for (SyntaxNode a : assigns)
       if (fromAgreed(field(a, "right")))
-        agreed.insert(str(field(a, "left")));
+        agreed.emplace(str(field(a, "left")), startByte(a));
   for (SyntaxNode r : returns)
     if (namedChildCount(r) != 1 || !fromAgreed(namedChild(r, 0)))
       return false;
