@@ -31,7 +31,10 @@ struct PyProject::Index {
 };
 
 struct PyProject::Module {
-  std::string path, name, package;
+  // `id` names the module in linked keys ("id:function"): its dotted name,
+  // made unique when another file of the project has the same dotted name
+  // under another source root (two sub-projects' `utils.utils`).
+  std::string path, name, package, id;
   PyModel model; // program, positions and summaries (no syntax tree kept)
   Roots roots;   // the importer's: the module's own imports resolve the same way
 };
@@ -329,10 +332,13 @@ std::shared_ptr<const PyProject::Module> PyProject::build(const std::string &pat
   tBuilding.pop_back();
   mod->model.ifNodes.clear(); // they point into the tree, which goes now
   std::lock_guard<std::mutex> lock(mu_);
-  auto [it, fresh] = modules_.emplace(path, std::move(mod));
-  nameToPath_.emplace(dotted, path);
-  (void)fresh; // another thread may have built it meanwhile: the first one stays
-  return it->second;
+  if (auto done = modules_.find(path); done != modules_.end())
+    return done->second; // another thread built it meanwhile: the first one stays
+  mod->id = dotted;
+  for (int n = 2; nameToPath_.count(mod->id) && nameToPath_[mod->id] != path; ++n)
+    mod->id = dotted + "#" + std::to_string(n);
+  nameToPath_.emplace(mod->id, path);
+  return modules_.emplace(path, std::move(mod)).first->second;
 }
 
 const ExternalFunction *PyProject::function(const std::string &dotted, const Roots &roots,
@@ -351,7 +357,7 @@ const ExternalFunction *PyProject::function(const std::string &dotted, const Roo
     const std::string key = join(parts, k, parts.size());
     auto s = mod->model.summaries.find(key);
     if (s != mod->model.summaries.end()) {
-      const std::string linked = mod->name + ":" + key;
+      const std::string linked = mod->id + ":" + key;
       std::lock_guard<std::mutex> lock(mu_);
       auto &slot = functions_[linked];
       if (!slot) {
@@ -432,7 +438,7 @@ LinkResult PyProject::link(PyModel &model) {
     if (copy.loc)
       copy.loc += b->second;
     std::vector<std::string> callees;
-    relocate(copy.body, b->second, mod->name + ":", key, res, callees);
+    relocate(copy.body, b->second, mod->id + ":", key, res, callees);
     res.names[key] = copy.name;
     for (const auto &c : callees) {
       if (!res.entry.count(c) && res.entry.count(key))

@@ -384,6 +384,44 @@ class PythonAcrossModules(PythonProject):
         key = lambda d: sorted((f["file"], f["line"], f["rule"]) for f in d["findings"])
         self.assertEqual(key(one), key(whole))
 
+    def test_two_modules_with_one_dotted_name(self):
+        # A monorepo: two applications, each with its own `utils/utils.py`
+        # (no __init__.py) imported as `utils.utils` after a sys.path append.
+        # Each script links its own application's module, not its namesake:
+        # chat's helper writes on rank 0 only (a hazard before the next
+        # all_reduce), vision's writes a per-rank file on every rank.
+        self.write(".git/HEAD", "ref: refs/heads/main\n")
+        bodies = {
+            "chat": "    if dist.get_rank() == 0:\n        torch.save(model.state_dict(), path)\n",
+            "vision": "    torch.save(model.state_dict(), path + str(dist.get_rank()))\n",
+        }
+        for app, body in bodies.items():
+            self.write(f"apps/{app}/utils/utils.py",
+                       "import torch\nimport torch.distributed as dist\n\n\n"
+                       "def save_hf_format(model, path):\n" + body)
+            self.write(f"apps/{app}/training/main.py", """\
+                import os
+                import sys
+                import datetime
+                import torch
+                import torch.distributed as dist
+                sys.path.append(os.path.join(os.path.dirname(__file__), os.path.pardir))
+                from utils.utils import save_hf_format
+
+
+                def main(model):
+                    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                    t = torch.ones(1)
+                    for epoch in range(3):
+                        dist.all_reduce(t)
+                        save_hf_format(model, "ckpt")
+                """)
+        for order in (["apps/chat", "apps/vision"], ["apps/vision", "apps/chat"]):
+            p = self.lint("--format", "json", *order)
+            got = sorted((f["file"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+            self.assertEqual(got, [("apps/chat/training/main.py", "ddp-rank0-io-barrier")],
+                             p.stdout)
+
     def test_import_outside_the_project_is_not_followed(self):
         # A module that is not in the project (site-packages, a typo) is
         # unknown, not an error.
