@@ -1350,6 +1350,7 @@ PyModel Builder::run() {
   // A helper module's `loss.backward()` (a mixed-precision trainer's) runs in
   // its importer's program, which may wrap the model in DDP: read it as the
   // gradient all-reduce it then is.
+  const bool ownDdp = hasDdp_; // the module's own, before the importer's is assumed
   if (project_ && project_->imported())
     hasDdp_ = true;
   // Helpers that return what they all-reduced, read from the text before any
@@ -1465,7 +1466,7 @@ PyModel Builder::run() {
     m_.classes.insert(cls);
   m_.imports = alias_;
   m_.program.distributed = usesDist_ || hasDdp_ || !facts().processGroups.empty();
-  m_.distributedOnItsOwn = distributedImports || hasDdp_ || !facts().processGroups.empty();
+  m_.distributedOnItsOwn = distributedImports || ownDdp || !facts().processGroups.empty();
   facts().language = core::SourceLanguage::Python;
   facts().versions.torchProduct = "PyTorch";
   return std::move(m_);

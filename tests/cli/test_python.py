@@ -422,6 +422,32 @@ class PythonAcrossModules(PythonProject):
             self.assertEqual(got, [("apps/chat/training/main.py", "ddp-rank0-io-barrier")],
                              p.stdout)
 
+    def test_every_rank_saving_through_a_helper(self):
+        # The helper module is not distributed on its own (it only imports
+        # torch); the script that calls it in its loop on every rank is.
+        self.write("proj/ckpt.py", """\
+            import torch
+
+
+            def save_all(model, folder):
+                torch.save(model.state_dict(), folder + "/model.bin")
+            """)
+        self.write("proj/loop.py", """\
+            import datetime
+            import torch.distributed as dist
+            from proj.ckpt import save_all
+
+
+            def main(model):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                for epoch in range(3):
+                    save_all(model, "out")
+                    dist.barrier()
+            """)
+        p = self.lint("--format", "json", "proj/loop.py", "proj/ckpt.py")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("proj/loop.py", 9, "ddp-unguarded-save")], p.stdout)
+
     def test_import_outside_the_project_is_not_followed(self):
         # A module that is not in the project (site-packages, a typo) is
         # unknown, not an error.
