@@ -272,13 +272,19 @@ bool PathEngine::relevant(const Node &n) {
   default:
     break;
   }
-  auto it = relevance.find(&n);
-  if (it != relevance.end())
+  return anyKid(n, relevance, &PathEngine::relevant);
+}
+
+// Whether `test` holds for some child of a block, if or loop, memoised per node.
+bool PathEngine::anyKid(const Node &n, std::map<const Node *, bool> &memo,
+                        bool (PathEngine::*test)(const Node &)) {
+  auto it = memo.find(&n);
+  if (it != memo.end())
     return it->second;
   bool r = false;
   for (const auto &k : n.kids)
-    r = r || relevant(k);
-  relevance[&n] = r;
+    r = r || (this->*test)(k);
+  memo[&n] = r;
   return r;
 }
 
@@ -314,14 +320,7 @@ bool PathEngine::holdsSync(const Node &n) {
   default:
     break;
   }
-  auto it = syncRelevance.find(&n);
-  if (it != syncRelevance.end())
-    return it->second;
-  bool r = false;
-  for (const auto &k : n.kids)
-    r = r || holdsSync(k);
-  syncRelevance[&n] = r;
-  return r;
+  return anyKid(n, syncRelevance, &PathEngine::holdsSync);
 }
 
 bool PathEngine::foldable(const Node &ifNode) {

@@ -188,6 +188,8 @@ public:
   // Whether a node can change a path: an event, a call, an exit, or a loop or
   // branch that contains one.
   bool relevant(const Node &n);
+  bool anyKid(const Node &n, std::map<const Node *, bool> &memo,
+              bool (PathEngine::*test)(const Node &));
   // A uniform `if` whose arms hold no collective, barrier or exit (writes and
   // prints under argument flags): every rank takes the same arm, so its arms
   // are followed one after the other on the same path instead of doubling the

@@ -29,29 +29,27 @@ void dedupe(std::vector<Finding> &findings) {
   findings = std::move(out);
 }
 
-void dedupeErrors(std::vector<ToolError> &errors) {
-  // A header that does not compile breaks every translation unit including it.
+// One entry per place and message (ToolError, Note).
+template <class T> void dedupeByPlace(std::vector<T> &items) {
   std::set<std::tuple<std::string, unsigned, unsigned, std::string>> seen;
-  std::vector<ToolError> out;
-  for (auto &e : errors)
-    if (seen.insert({e.location.file, e.location.line, e.location.column, e.message}).second)
-      out.push_back(std::move(e));
-  errors = std::move(out);
+  std::vector<T> out;
+  for (auto &i : items)
+    if (seen.insert({i.location.file, i.location.line, i.location.column, i.message}).second)
+      out.push_back(std::move(i));
+  items = std::move(out);
 }
+
+// A header that does not compile breaks every translation unit including it.
+void dedupeErrors(std::vector<ToolError> &errors) { dedupeByPlace(errors); }
 
 // A function in a header is analysed in every unit that includes it, and each
 // path rule of a unit meets the same limit: one note each, in file order.
 void dedupeLimits(std::vector<Note> &limits) {
-  std::set<std::tuple<std::string, unsigned, unsigned, std::string>> seen;
-  std::vector<Note> out;
-  for (auto &n : limits)
-    if (seen.insert({n.location.file, n.location.line, n.location.column, n.message}).second)
-      out.push_back(std::move(n));
-  std::stable_sort(out.begin(), out.end(), [](const Note &x, const Note &y) {
+  dedupeByPlace(limits);
+  std::stable_sort(limits.begin(), limits.end(), [](const Note &x, const Note &y) {
     return std::tie(x.location.file, x.location.line, x.location.column) <
            std::tie(y.location.file, y.location.line, y.location.column);
   });
-  limits = std::move(out);
 }
 
 } // namespace

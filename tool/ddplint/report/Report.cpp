@@ -537,16 +537,21 @@ std::string summaryLine(const RunResult &result, const ReportOptions &) {
   return s;
 }
 
+// A note, a tool error or an analysis limit: where, and what.
+template <class T> json::Value placedMessage(const T &item, const std::string &base) {
+  return json::Object{{"file", jsonFile(item.location.file, base)},
+                      {"line", jsonPosition(item.location.line)},
+                      {"column", jsonPosition(item.location.column)},
+                      {"message", item.message}};
+}
+
 json::Value toJson(const RunResult &result, const ReportOptions &options) {
   const std::string &base = options.baseDir;
   json::Array findings;
   for (const Finding &f : result.findings) {
     json::Array notes;
     for (const Note &n : f.notes)
-      notes.push_back(json::Object{{"file", jsonFile(n.location.file, base)},
-                                   {"line", jsonPosition(n.location.line)},
-                                   {"column", jsonPosition(n.location.column)},
-                                   {"message", n.message}});
+      notes.push_back(placedMessage(n, base));
     json::Array fixes;
     for (const Edit &e : f.fixes)
       fixes.push_back(json::Object{{"file", jsonFile(e.file, base)},
@@ -570,16 +575,10 @@ json::Value toJson(const RunResult &result, const ReportOptions &options) {
   }
   json::Array errors;
   for (const ToolError &e : result.errors)
-    errors.push_back(json::Object{{"file", jsonFile(e.location.file, base)},
-                                  {"line", jsonPosition(e.location.line)},
-                                  {"column", jsonPosition(e.location.column)},
-                                  {"message", e.message}});
+    errors.push_back(placedMessage(e, base));
   json::Array limits;
   for (const Note &n : result.analysisLimits)
-    limits.push_back(json::Object{{"file", jsonFile(n.location.file, base)},
-                                  {"line", jsonPosition(n.location.line)},
-                                  {"column", jsonPosition(n.location.column)},
-                                  {"message", n.message}});
+    limits.push_back(placedMessage(n, base));
   json::Array skipped;
   for (const auto &[file, why] : result.skipped)
     skipped.push_back(json::Object{{"file", jsonFile(file, base)}, {"reason", why}});
