@@ -3,12 +3,19 @@
 #include "clang-frontend/CodeScope.h"
 #include "clang-frontend/SafeAst.h"
 
+#include "ddplint/core/ModelIO.h"
+
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/Mangle.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <deque>
+#include <functional>
 #include <set>
 #include <unordered_map>
 
@@ -27,6 +34,18 @@ struct ModelBuilder::Impl {
   std::unordered_map<core::Loc, const FunctionDecl *> owners;
   const FunctionDecl *current = nullptr;
   int tryDepth = 0;
+  std::map<std::string, const FunctionDecl *> declOf; // the unit's own functions by key
+  std::unique_ptr<ASTNameGenerator> namer;
+  LinkedCode linked;
+  std::vector<std::string> unresolved;
+  std::optional<std::shared_ptr<const SummaryIndex>> summaries; // read once, when first needed
+  std::string mainPath;
+
+  const SummaryIndex *index() {
+    if (!summaries)
+      summaries = summariesFor(mainFilePath());
+    return summaries->get();
+  }
 
   explicit Impl(ModelBuilder &s) : self(s) {}
 
@@ -55,6 +74,21 @@ struct ModelBuilder::Impl {
     if (queued.insert(key).second)
       queue.push_back(def);
     return key;
+  }
+
+  // A function the unit declares and another unit defines: the key its
+  // summary is linked by ("ext:" and its symbol), or "" for library code,
+  // builtins, templates and virtual calls (the callee is not known here).
+  std::string externalKey(const FunctionDecl *fd) {
+    if (!fd || fd->isDependentContext() || fd->getBuiltinID() || fd->hasBody() ||
+        !userCode(fd->getLocation()) || fd->isDeleted())
+      return "";
+    if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && (md->isVirtual() || md->getParent()->isLambda()))
+      return "";
+    if (!namer)
+      namer = std::make_unique<ASTNameGenerator>(ctx());
+    std::string symbol = namer->getName(fd);
+    return symbol.empty() ? "" : "ext:" + symbol;
   }
 
   static std::string displayName(const FunctionDecl *fd) {
@@ -124,6 +158,8 @@ struct ModelBuilder::Impl {
       }
       if (const FunctionDecl *def = definition(ce->getConstructor()))
         out.push_back(Node::makeCall(enqueue(def), displayName(def), loc(ce->getBeginLoc())));
+      else if (std::string key = externalKey(ce->getConstructor()); !key.empty())
+        out.push_back(Node::makeCall(key, displayName(ce->getConstructor()), loc(ce->getBeginLoc())));
     }
   }
 
@@ -174,6 +210,8 @@ struct ModelBuilder::Impl {
       if (const auto *op = dyn_cast<CXXOperatorCallExpr>(c); op && name == "lambda" && op->getNumArgs())
         name = deps().text(op->getArg(0));
       out.push_back(Node::makeCall(enqueue(def), name, l));
+    } else if (std::string key = externalKey(callee); !key.empty()) {
+      out.push_back(Node::makeCall(key, displayName(callee), l));
     }
   }
 
@@ -410,6 +448,17 @@ struct ModelBuilder::Impl {
           I.enqueue(fd);
         return true;
       }
+      // A template declared in a header and defined here: the visitor walks
+      // instantiations at the first declaration only, which is the header's,
+      // so those made here (explicit `template void f<double>(...)` included)
+      // are taken from the definition.
+      bool VisitFunctionTemplateDecl(FunctionTemplateDecl *t) {
+        if (t->isThisDeclarationADefinition() && t != t->getCanonicalDecl())
+          for (FunctionDecl *spec : t->specializations())
+            if (spec->doesThisDeclarationHaveABody() && !spec->isDependentContext())
+              I.enqueue(spec);
+        return true;
+      }
       bool VisitLambdaExpr(LambdaExpr *l) {
         if (const FunctionDecl *def = I.definition(l->getCallOperator()))
           I.enqueue(def);
@@ -425,6 +474,7 @@ struct ModelBuilder::Impl {
       countFunctionAnalysed();
       core::Function f;
       f.key = ModelBuilder::keyOf(fd);
+      declOf[f.key] = fd;
       f.name = displayName(fd);
       f.loc = loc(fd->getLocation());
       std::vector<Node> body;
@@ -436,12 +486,193 @@ struct ModelBuilder::Impl {
       f.body = Node::block(std::move(body));
       program.functions.push_back(std::move(f));
     }
+    current = nullptr;
+    linked.ownFunctions = program.functions.size();
+    if (!analyzeLibraryCode())
+      link();
+  }
+
+  // --- other units ------------------------------------------------------------
+  const std::string &mainFilePath() {
+    if (mainPath.empty()) {
+      const SourceManager &sm = ctx().getSourceManager();
+      if (OptionalFileEntryRef f = sm.getFileEntryRefForID(sm.getMainFileID()))
+        mainPath = realPath(*f);
+    }
+    return mainPath;
+  }
+
+  static std::string realPath(FileEntryRef f) {
+    llvm::StringRef real = f.getFileEntry().tryGetRealPathName();
+    if (!real.empty())
+      return real.str();
+    llvm::SmallString<256> p(f.getName());
+    if (llvm::sys::fs::make_absolute(p))
+      return std::string(f.getName()); // no working folder: the name as Clang has it
+    llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
+    return std::string(p);
+  }
+
+  static void callsIn(const Node &n, const std::function<void(const Node &)> &f) {
+    if (n.kind == Node::Kind::Call)
+      f(n);
+    for (const Node &k : n.kids)
+      callsIn(k, f);
+  }
+
+  // Adds the functions of other units that the unit's own functions call
+  // (and theirs), from the summaries of the database's units.
+  void link() {
+    // The symbols called, in the unit's order, with the first call of each.
+    std::vector<std::pair<std::string, Node const *>> wanted;
+    std::set<std::string> seen;
+    for (size_t i = 0; i < linked.ownFunctions; ++i)
+      callsIn(program.functions[i].body, [&](const Node &c) {
+        if (llvm::StringRef(c.callee).starts_with("ext:") && seen.insert(c.callee).second)
+          wanted.emplace_back(c.callee, &c);
+      });
+    if (wanted.empty())
+      return;
+    const std::string thisUnit = mainFilePath();
+    const SummaryIndex *index = this->index();
+    std::map<std::pair<const SummaryIndex::Unit *, std::string>, std::string> keyIn; // (unit, its key) -> ours
+    std::deque<std::pair<const SummaryIndex::Unit *, std::string>> todo;
+    std::set<std::string> linkedKeys, refused;
+    auto keyFor = [&](const SummaryIndex::Unit *u, const std::string &k) {
+      auto it = keyIn.find({u, k});
+      if (it != keyIn.end())
+        return it->second;
+      std::string ours = "xu" + std::to_string(reinterpret_cast<std::uintptr_t>(u)) + ":" + k;
+      for (const ExportedFunction &e : u->summary.exports)
+        if (e.key == k)
+          ours = "ext:" + e.symbol;
+      keyIn[{u, k}] = ours;
+      todo.emplace_back(u, k);
+      return ours;
+    };
+    // A symbol: the function of the unit that exports it, or why not.
+    auto resolve = [&](const std::string &extKey, const Node *firstCall) {
+      const std::string symbol = extKey.substr(4);
+      std::optional<SummaryIndex::Hit> hit = index ? index->find(symbol, thisUnit) : std::nullopt;
+      if (!hit) {
+        unresolved.push_back(symbol);
+        return;
+      }
+      if (hit->unit->stale) {
+        unresolved.push_back(symbol);
+        if (firstCall && refused.insert(hit->unit->summary.unit).second) {
+          core::AnalysisNotice n;
+          n.loc = firstCall->loc;
+          n.function = hit->function->name;
+          n.message = std::string(core::kAnalysisLimitPrefix) + core::quoteCode(hit->function->name) +
+                      " is defined in " + hit->unit->summary.unit +
+                      ", whose stored summary is out of date (" + hit->unit->staleWhy +
+                      "); calls into that file are not followed until ddplint lints the whole "
+                      "compilation database again";
+          linked.notices.push_back(std::move(n));
+        }
+        return;
+      }
+      keyFor(hit->unit, hit->function->key);
+    };
+    for (const auto &[k, call] : wanted)
+      resolve(k, call);
+    bool capped = false;
+    while (!todo.empty()) {
+      auto [u, k] = todo.front();
+      todo.pop_front();
+      const std::string ours = keyIn[{u, k}];
+      if (!linkedKeys.insert(ours).second)
+        continue;
+      const core::Function *src = nullptr;
+      for (const core::Function &f : u->summary.functions)
+        if (f.key == k)
+          src = &f;
+      if (!src)
+        continue;
+      if (program.functions.size() - linked.ownFunctions >= ModelBuilder::kMaxLinkedFunctions) {
+        capped = true;
+        break;
+      }
+      core::Function f = *src;
+      f.key = ours;
+      LinkedCode::Range r;
+      r.first = 0;
+      core::remapLocs(f, [&](core::Loc place) -> core::Loc {
+        if (place > u->summary.places.size())
+          return 0;
+        const core::Loc l = self.locs_.addExternal(u->summary.places[place - 1]);
+        if (!r.first)
+          r.first = l;
+        r.last = l;
+        return l;
+      });
+      std::function<void(Node &)> rekey = [&](Node &n) {
+        if (n.kind == Node::Kind::Call) {
+          if (llvm::StringRef(n.callee).starts_with("ext:")) {
+            if (!linkedKeys.count(n.callee) && !seen.count(n.callee)) {
+              seen.insert(n.callee);
+              resolve(n.callee, nullptr);
+            }
+          } else {
+            n.callee = keyFor(u, n.callee);
+          }
+        }
+        for (Node &kid : n.kids)
+          rekey(kid);
+      };
+      rekey(f.body);
+      r.key = f.key;
+      r.name = f.name;
+      r.unit = u->summary.unit;
+      if (r.first)
+        linked.ranges.push_back(r);
+      program.distributed = program.distributed || u->summary.distributed;
+      program.functions.push_back(std::move(f));
+    }
+    if (capped) {
+      core::AnalysisNotice n;
+      n.loc = wanted.front().second->loc;
+      n.message = std::string(core::kAnalysisLimitPrefix) + "this unit reaches more than " +
+                  std::to_string(ModelBuilder::kMaxLinkedFunctions) +
+                  " functions of other translation units; the others are not followed";
+      linked.notices.push_back(std::move(n));
+    }
+    // Which of the unit's calls first reaches each linked function.
+    for (size_t i = 0; i < linked.ownFunctions; ++i)
+      callsIn(program.functions[i].body, [&](const Node &c) {
+        if (!linkedKeys.count(c.callee))
+          return;
+        std::deque<std::string> q{c.callee};
+        while (!q.empty()) {
+          std::string k = q.front();
+          q.pop_front();
+          if (!linked.entry.emplace(k, c.loc).second)
+            continue;
+          if (const core::Function *f = program.find(k))
+            callsIn(f->body, [&](const Node &cc) {
+              if (linkedKeys.count(cc.callee))
+                q.push_back(cc.callee);
+            });
+        }
+      });
   }
 };
 
 ModelBuilder::ModelBuilder(ASTContext &ctx, const ApiMatcher &api)
     : ctx_(ctx), api_(api), deps_(std::make_unique<DependenceAnalyzer>(ctx, api, locs_)),
-      impl_(std::make_unique<Impl>(*this)) {}
+      impl_(std::make_unique<Impl>(*this)) {
+  if (!analyzeLibraryCode())
+    deps_->setExternalReturns([this](const FunctionDecl *fd) -> const ExportedFunction * {
+      const std::string key = impl_->externalKey(fd);
+      if (key.empty())
+        return nullptr;
+      const SummaryIndex *index = impl_->index();
+      std::optional<SummaryIndex::Hit> hit =
+          index ? index->find(key.substr(4), impl_->mainFilePath()) : std::nullopt;
+      return hit && !hit->unit->stale ? hit->function : nullptr;
+    });
+}
 
 ModelBuilder::~ModelBuilder() = default;
 
@@ -462,6 +693,124 @@ const FunctionDecl *ModelBuilder::functionOf(const core::Node *n) const {
     return nullptr;
   auto it = impl_->owners.find(n->loc);
   return it == impl_->owners.end() ? nullptr : it->second;
+}
+
+const LinkedCode &ModelBuilder::linked() {
+  impl_->build();
+  return impl_->linked;
+}
+
+const LinkedCode::Range *LinkedCode::rangeOf(core::Loc l) const {
+  for (const Range &r : ranges)
+    if (l >= r.first && l <= r.last)
+      return &r;
+  return nullptr;
+}
+
+namespace {
+// The return statements of a body, not those of lambdas inside it.
+void returnsIn(const Stmt *s, std::vector<const ReturnStmt *> &out) {
+  if (!s || isa<LambdaExpr>(s))
+    return;
+  if (const auto *r = dyn_cast<ReturnStmt>(s))
+    out.push_back(r);
+  for (const Stmt *k : s->children())
+    returnsIn(k, out);
+}
+} // namespace
+
+UnitSummary ModelBuilder::summary() {
+  impl_->build();
+  UnitSummary s;
+  const SourceManager &sm = ctx_.getSourceManager();
+  s.unit = impl_->mainFilePath();
+  s.configKey = summaryConfigKey(api_.user());
+  s.distributed = impl_->program.distributed;
+  s.unresolved = impl_->unresolved;
+  std::map<core::Loc, std::uint32_t> placeOf;
+  std::map<FileID, std::string> pathOf;
+  auto fileOf = [&](FileID fid) -> std::string {
+    auto it = pathOf.find(fid);
+    if (it != pathOf.end())
+      return it->second;
+    std::string p;
+    if (OptionalFileEntryRef f = sm.getFileEntryRefForID(fid))
+      p = Impl::realPath(*f);
+    return pathOf[fid] = p;
+  };
+  auto place = [&](core::Loc l) -> core::Loc {
+    auto it = placeOf.find(l);
+    if (it != placeOf.end())
+      return it->second;
+    SourceLocation sl = locs_.get(l);
+    std::uint32_t n = 0;
+    if (sl.isValid()) {
+      SourceLocation e = sm.getExpansionLoc(sl);
+      const std::string file = fileOf(sm.getFileID(e));
+      if (!file.empty()) {
+        s.places.push_back({file, sm.getExpansionLineNumber(e), sm.getExpansionColumnNumber(e)});
+        n = std::uint32_t(s.places.size());
+      }
+    }
+    return placeOf[l] = n;
+  };
+  for (size_t i = 0; i < impl_->linked.ownFunctions; ++i) {
+    core::Function f = impl_->program.functions[i];
+    core::remapLocs(f, place);
+    s.functions.push_back(std::move(f));
+    const core::Function &own = impl_->program.functions[i];
+    auto d = impl_->declOf.find(own.key);
+    if (d == impl_->declOf.end())
+      continue;
+    const FunctionDecl *fd = d->second;
+    if (!fd->isExternallyVisible() || !sm.isInMainFile(sm.getExpansionLoc(fd->getLocation())))
+      continue;
+    if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && md->getParent()->isLambda())
+      continue;
+    if (!impl_->namer)
+      impl_->namer = std::make_unique<ASTNameGenerator>(ctx_);
+    ExportedFunction e;
+    e.symbol = impl_->namer->getName(fd);
+    if (e.symbol.empty())
+      continue;
+    e.key = own.key;
+    e.name = own.name;
+    std::vector<const ReturnStmt *> rets;
+    returnsIn(fd->getBody(), rets);
+    if (rets.size() == 1 && rets[0]->getRetValue() && fd->getNumParams() == 0) {
+      const Expr *v = rets[0]->getRetValue();
+      e.returnsRank = deps_->isRank(v);
+      core::Cond c = deps_->condOf(v);
+      if (c.kind == core::Cond::Kind::RankCmp || c.kind == core::Cond::Kind::Not ||
+          c.kind == core::Cond::Kind::And || c.kind == core::Cond::Kind::Or) {
+        core::remapLocs(c, [](core::Loc) { return core::Loc(0); });
+        if (c.dependence() != core::Dep::Uniform)
+          e.predicate = std::move(c);
+      }
+    }
+    s.exports.push_back(std::move(e));
+  }
+  // What the summary was made from: the unit and every file its code is in.
+  std::set<std::string> files{s.unit};
+  for (const auto &p : s.places)
+    files.insert(p.file);
+  for (const std::string &f : files) {
+    if (f.empty())
+      continue;
+    auto buf = llvm::MemoryBuffer::getFile(f, /*IsText=*/false);
+    llvm::sys::fs::file_status st;
+    if (!buf || llvm::sys::fs::status(f, st))
+      continue;
+    SummaryInput in;
+    in.path = f;
+    in.size = st.getSize();
+    in.mtime = std::chrono::duration_cast<std::chrono::seconds>(
+                   st.getLastModificationTime().time_since_epoch())
+                   .count();
+    in.hash = contentHash((*buf)->getBuffer().str());
+    s.inputs.push_back(std::move(in));
+  }
+  return s;
 }
 
 std::string ModelBuilder::keyOf(const FunctionDecl *fd) {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include "clang-frontend/RankDependence.h"
+#include "clang-frontend/UnitSummary.h"
 #include "ddplint/core/Model.h"
+#include "ddplint/core/Rules.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -14,6 +16,21 @@
 #include <memory>
 
 namespace ddplint::clangfe {
+
+// What linking other units' summaries added to a unit's program.
+struct LinkedCode {
+  size_t ownFunctions = 0; // program.functions[0, ownFunctions) are the unit's own
+  struct Range {
+    core::Loc first = 0, last = 0; // the positions of one linked function
+    std::string key;               // its key in the program
+    std::string name;              // for messages
+    std::string unit;              // the file that defines it
+  };
+  std::vector<Range> ranges;
+  std::map<std::string, core::Loc> entry;    // a linked function -> the unit's first call that reaches it
+  std::vector<core::AnalysisNotice> notices; // stale summaries, calls not followed
+  const Range *rangeOf(core::Loc l) const;
+};
 
 class ModelBuilder {
 public:
@@ -32,6 +49,11 @@ public:
   const clang::FunctionDecl *functionOf(const core::Node *n) const;
   // The key of a function in the program.
   static std::string keyOf(const clang::FunctionDecl *fd);
+  // The functions of other units the program links (after program()).
+  const LinkedCode &linked();
+  // This unit's own functions as other units link them (after program()).
+  UnitSummary summary();
+  static constexpr size_t kMaxLinkedFunctions = 400;
 
   struct Impl;
 

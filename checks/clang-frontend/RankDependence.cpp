@@ -27,6 +27,18 @@ core::Loc LocTable::add(SourceLocation l) {
   return core::Loc(locs_.size());
 }
 
+core::Loc LocTable::addExternal(core::ExternalPlace p) {
+  locs_.emplace_back();
+  const core::Loc l = core::Loc(locs_.size());
+  external_.emplace(l, std::move(p));
+  return l;
+}
+
+const core::ExternalPlace *LocTable::external(core::Loc l) const {
+  auto it = external_.find(l);
+  return it == external_.end() ? nullptr : &it->second;
+}
+
 SourceLocation LocTable::get(core::Loc l) const {
   return l == 0 || l > locs_.size() ? SourceLocation() : locs_[l - 1];
 }
@@ -95,6 +107,14 @@ struct DependenceAnalyzer::Impl {
   ASTContext &ctx;
   const ApiMatcher &api;
   LocTable &locs;
+  ExternalReturns external;
+  // A helper of another unit, through its summary.
+  const ExportedFunction *externalOf(const CallExpr *c) {
+    const FunctionDecl *fd = c->getDirectCallee();
+    if (!fd || !external || fd->hasBody() || isa<CXXOperatorCallExpr>(c))
+      return nullptr;
+    return external(fd);
+  }
   std::unordered_map<const Decl *, std::vector<const Expr *>> defs;
   std::unordered_map<const Decl *, Dep> outRole; // written through &x by a rank/world source
   // Passed as the rank of a communicator's creation (`ncclCommInitRank(&c, n,
@@ -781,6 +801,8 @@ struct DependenceAnalyzer::Impl {
     Dep dep = Dep::Uniform;
     if (const FunctionDecl *fd = c->getDirectCallee(); fd && bodyOf(fd))
       return join(dep, fnReturnDep(fd));
+    if (const ExportedFunction *x = externalOf(c); x && (x->returnsRank || x->predicate))
+      return Dep::Rank;
     for (const Expr *a : c->arguments())
       dep = join(dep, depOf(a));
     if (const auto *m = dyn_cast<CXXMemberCallExpr>(c))
@@ -836,6 +858,8 @@ struct DependenceAnalyzer::Impl {
     if (const auto *c = dyn_cast<CallExpr>(e)) {
       CallInfo info = api.classify(c);
       if (info.role == CallRole::RankSource && info.arg < 0)
+        return true;
+      if (const ExportedFunction *x = externalOf(c); x && x->returnsRank && info.role == CallRole::None)
         return true;
       if (const FunctionDecl *fd = c->getDirectCallee()) {
         if (isStoiLike(qualifiedName(fd)) && c->getNumArgs() >= 1)
@@ -1135,6 +1159,14 @@ struct DependenceAnalyzer::Impl {
       CallInfo info = api.classify(c);
       if (info.role == CallRole::MainProcess)
         return withText(Cond::rankCmp(core::CmpOp::EQ, 0), orig);
+      // `bool is_main() { return world_rank() == 0; }` in another unit.
+      if (const ExportedFunction *x = externalOf(c);
+          x && x->predicate && info.role == CallRole::None && c->getNumArgs() == 0) {
+        Cond inner = *x->predicate;
+        inner.text = text(orig);
+        inner.loc = locs.add(orig->getBeginLoc());
+        return inner;
+      }
       // A helper with parameters, `bool is_main_process(int r) { return r == 0; }`
       // called as `is_main_process(rank)`: read its condition with the
       // parameters standing for the arguments.
@@ -1211,11 +1243,26 @@ struct DependenceAnalyzer::Impl {
     if (const ValueDecl *d = declOf(e))
       key = "decl:" + std::to_string(reinterpret_cast<std::uintptr_t>(d->getCanonicalDecl()));
     else
-      key = "text:" + text(e);
+      key = "text:" + text(e) + localsKey(e);
     Cond atom = Cond::atom(key, dep);
     atom.probesFile = probe;
     atom.errorCheck = status;
     return withText(atom, orig);
+  }
+
+  // The locals an expression reads, for its atom's key: `rc != 0` in two
+  // functions tests two variables (one a collective's status, one a count).
+  static std::string localsKey(const Expr *e) {
+    struct Walk : RecursiveASTVisitor<Walk> {
+      std::string key;
+      bool VisitDeclRefExpr(DeclRefExpr *r) {
+        if (const auto *v = dyn_cast<VarDecl>(r->getDecl()); v && v->hasLocalStorage())
+          key += "@" + std::to_string(reinterpret_cast<std::uintptr_t>(v->getCanonicalDecl()));
+        return true;
+      }
+    } w;
+    w.TraverseStmt(const_cast<Expr *>(e));
+    return w.key;
   }
 
   // --- status checks ----------------------------------------------------------
@@ -1343,9 +1390,16 @@ struct DependenceAnalyzer::Impl {
     } else {
       c = statusCallOf(e);
     }
-    if (!c || (!success && !statusTyped(c)))
+    if (!c)
       return false;
     CallInfo info = api.classify(c);
+    // A communication call's result is its status whatever its type: the
+    // project's `int comm_allreduce(...)` wrapper, `MPI_Barrier(...) != 0`.
+    const bool communication = info.role == CallRole::Collective ||
+                               info.role == CallRole::Barrier ||
+                               info.role == CallRole::PointToPoint;
+    if (!success && !communication && !statusTyped(c))
+      return false;
     if (info.role == CallRole::RankSource || info.role == CallRole::MainProcess ||
         info.role == CallRole::WorldSize || info.role == CallRole::LocalSource ||
         info.role == CallRole::EnvRead)
@@ -1395,6 +1449,10 @@ DependenceAnalyzer::~DependenceAnalyzer() = default;
 core::Dep DependenceAnalyzer::depOf(const Expr *e) { return impl_->depOf(e); }
 bool DependenceAnalyzer::isRank(const Expr *e) { return impl_->isRank(e); }
 core::Cond DependenceAnalyzer::condOf(const Expr *e) { return impl_->condOf(e); }
+void DependenceAnalyzer::setExternalReturns(ExternalReturns lookup) {
+  impl_->external = std::move(lookup);
+}
+
 void DependenceAnalyzer::seed(const ValueDecl *d, core::Dep dep) {
   impl_->seeds[cast<ValueDecl>(d->getCanonicalDecl())] = dep;
   impl_->declMemo.clear();

@@ -5,11 +5,14 @@
 #pragma once
 
 #include "clang-frontend/ApiMatcher.h"
+#include "clang-frontend/UnitSummary.h"
+#include "ddplint/core/Finding.h"
 #include "ddplint/core/Model.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,10 +24,15 @@ namespace ddplint::clangfe {
 class LocTable {
 public:
   core::Loc add(clang::SourceLocation l);
+  // A position in another translation unit's file (a linked summary's code):
+  // get() has no SourceLocation for it.
+  core::Loc addExternal(core::ExternalPlace p);
   clang::SourceLocation get(core::Loc l) const;
+  const core::ExternalPlace *external(core::Loc l) const;
 
 private:
   std::vector<clang::SourceLocation> locs_;
+  std::map<core::Loc, core::ExternalPlace> external_;
 };
 
 class DependenceAnalyzer {
@@ -38,6 +46,10 @@ public:
   core::Cond condOf(const clang::Expr *e);
   // Force a declaration's dependence, e.g. forward()'s input as Local.
   void seed(const clang::ValueDecl *d, core::Dep dep);
+  // What another unit's summary says a function without a body here returns
+  // (the rank, a rank predicate), or null.
+  using ExternalReturns = std::function<const ExportedFunction *(const clang::FunctionDecl *)>;
+  void setExternalReturns(ExternalReturns lookup);
   // The user's code shows that it runs distributed: a communicator or process
   // group, a rank or world-size source, a collective, point-to-point, or one of
   // the user's wrappers.

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
 
 namespace ddplint::tidy {
 
@@ -64,6 +65,79 @@ void readVersionMacro(Preprocessor &pp, llvm::StringRef name, std::optional<int>
   unsigned value = 0;
   if (!llvm::StringRef(pp.getSpelling(mi->tokens().front())).getAsInteger(10, value))
     slot = static_cast<int>(value);
+}
+
+// A position in another file of the project (linked code of another unit):
+// the file is loaded into this unit's sources, so the note can point there.
+SourceLocation placeIn(SourceManager &sm, const core::ExternalPlace &p) {
+  if (p.file.empty() || !p.line)
+    return {};
+  llvm::Expected<FileEntryRef> f = sm.getFileManager().getFileRef(p.file);
+  if (!f) {
+    llvm::consumeError(f.takeError());
+    return {};
+  }
+  FileID fid = sm.getOrCreateFileID(*f, SrcMgr::C_User);
+  return sm.translateLineCol(fid, p.line, p.column ? p.column : 1);
+}
+
+std::string fileName(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Findings the rule made in another unit's code linked into this program:
+// those the other unit reports itself (its functions alone show them) are
+// dropped; those this unit's calls cause are reported at the call here,
+// with a note at the code.  Notes in other units become places in their files.
+std::vector<core::Finding> placeLinked(std::vector<core::Finding> findings,
+                                       clangfe::ModelBuilder &model, core::RuleId rule,
+                                       const core::RuleOptions &options) {
+  const clangfe::LinkedCode &lc = model.linked();
+  const clangfe::LocTable &locs = model.locs();
+  std::optional<std::set<core::Loc>> alone;
+  auto ownFinding = [&](core::Loc l) {
+    if (!alone) {
+      alone.emplace();
+      core::Program p;
+      p.distributed = model.program().distributed;
+      p.facts = model.program().facts;
+      const auto &fns = model.program().functions;
+      p.functions.assign(fns.begin() + long(lc.ownFunctions), fns.end());
+      core::RuleRunner r(p);
+      for (const core::Finding &g : r.run(rule, options))
+        alone->insert(g.loc);
+    }
+    return alone->count(l) != 0;
+  };
+  std::vector<core::Finding> out;
+  std::set<std::tuple<std::string, core::Loc, std::string>> seen;
+  for (core::Finding &f : findings) {
+    if (const core::ExternalPlace *at = locs.external(f.loc)) {
+      if (ownFinding(f.loc))
+        continue;
+      const clangfe::LinkedCode::Range *r = lc.rangeOf(f.loc);
+      auto entry = r ? lc.entry.find(r->key) : lc.entry.end();
+      if (!r || entry == lc.entry.end())
+        continue;
+      const std::string fn = core::quoteCode(r->name);
+      core::Note code(0, "the code it is about, in " + fn);
+      code.external = *at;
+      f.notes.insert(f.notes.begin(), std::move(code));
+      f.message = "in " + fn + " (defined in " + fileName(r->unit) + "), reached from this call: " +
+                  f.message;
+      f.loc = entry->second;
+      f.fixes.clear(); // the fix belongs in the other file, whose own lint offers it
+    }
+    for (core::Note &n : f.notes)
+      if (const core::ExternalPlace *at = n.loc ? locs.external(n.loc) : nullptr) {
+        n.external = *at;
+        n.loc = 0;
+      }
+    if (seen.emplace(f.rule, f.loc, f.message).second)
+      out.push_back(std::move(f));
+  }
+  return out;
 }
 
 } // namespace
@@ -169,6 +243,9 @@ void RuleCheck::runRule(ASTContext &ctx) {
       e.api = std::make_unique<clangfe::ApiMatcher>(core::builtinApi(), wrappers);
       e.model = std::make_unique<clangfe::ModelBuilder>(ctx, *e.api);
       e.runner = std::make_unique<core::RuleRunner>(e.model->program());
+      // The CLI keeps each unit's summary for the units that call into it.
+      if (clangfe::summarySinkSet())
+        clangfe::sendSummary(e.model->summary());
     }
     api = e.api.get();
     model = e.model.get();
@@ -196,7 +273,11 @@ void RuleCheck::runRule(ASTContext &ctx) {
   }
   const clangfe::LocTable &locs = model ? model->locs() : facts->locs();
   const clangfe::FixContext fc{ctx, *api, locs, model};
-  for (const core::Finding &f : runner->run(rule_, options_)) {
+  std::vector<core::Finding> findings = runner->run(rule_, options_);
+  if (model && !model->linked().ranges.empty())
+    findings = placeLinked(std::move(findings), *model, rule_, options_);
+  SourceManager &sm = ctx.getSourceManager();
+  for (const core::Finding &f : findings) {
     {
       // The message is an argument, so '%' in source text (rank % 2) is not a
       // format directive.
@@ -206,16 +287,34 @@ void RuleCheck::runRule(ASTContext &ctx) {
       for (const auto &fix : clangfe::renderFixes(f, fc))
         d << fix;
     } // the warning is flushed here, so its notes follow it
-    for (const auto &n : f.notes)
-      if (n.external.file.empty())
+    for (const auto &n : f.notes) {
+      if (n.external.file.empty()) {
         diag(locs.get(n.loc), "%0", DiagnosticIDs::Note) << n.message;
+        continue;
+      }
+      SourceLocation at = placeIn(sm, n.external);
+      if (at.isValid())
+        diag(at, "%0", DiagnosticIDs::Note) << n.message;
+      else
+        diag(locs.get(f.loc), "%0 (%1:%2)", DiagnosticIDs::Note)
+            << n.message << n.external.file << n.external.line;
+    }
   }
   // Where the shared analysis stopped short: once per unit, by whichever path
   // rule met it first (a remark, so that no gate fails on it).
-  if (model)
+  if (model) {
+    std::vector<core::AnalysisNotice> notices = model->linked().notices;
     for (const core::AnalysisNotice &n : runner->notices())
-      if (shared_->noticesReported.emplace(n.loc, n.message).second)
-        diag(locs.get(n.loc), "%0", DiagnosticIDs::Remark) << n.message;
+      notices.push_back(n);
+    for (const core::AnalysisNotice &n : notices) {
+      if (!shared_->noticesReported.emplace(n.loc, n.message).second)
+        continue;
+      // A limit met in another unit's linked code is that unit's to report.
+      if (locs.external(n.loc))
+        continue;
+      diag(locs.get(n.loc), "%0", DiagnosticIDs::Remark) << n.message;
+    }
+  }
 }
 
 } // namespace ddplint::tidy

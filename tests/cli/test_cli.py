@@ -504,6 +504,179 @@ class UnseenCode(unittest.TestCase):
                          [("train.cpp", 11, "ddp-divergent-collective")])
 
 
+CLANG_TIDY = os.environ.get("DDPLINT_CLANG_TIDY", shutil.which("clang-tidy-19") or "clang-tidy")
+PLUGIN = os.environ.get("DDPLINT_PLUGIN", os.path.join(REPO, "build", "lib", "ddplint-tidy.so"))
+
+ACROSS_UNITS = {
+    "src/comm.h": """\
+        #pragma once
+        #include <mpi.h>
+        int world_rank(void);
+        bool is_main(void);
+        void sync_all(void);
+        void save_on_main(const float *w, int n);
+        void log_line(const char *s);
+        template <typename T> void reduce_stats(T *v, int n, int rank);
+        """,
+    "src/comm.cc": """\
+        #include "comm.h"
+        #include <cstdio>
+
+        int world_rank(void) {
+          int r = 0;
+          MPI_Comm_rank(MPI_COMM_WORLD, &r);
+          return r;
+        }
+
+        bool is_main(void) { return world_rank() == 0; }
+
+        void sync_all(void) { MPI_Barrier(MPI_COMM_WORLD); }
+
+        void log_line(const char *s) { std::puts(s); }
+
+        static void write_file(const char *path, const float *w, int n) {
+          FILE *f = std::fopen(path, "wb");
+          std::fwrite(w, sizeof(float), n, f);
+          std::fclose(f);
+        }
+
+        void save_on_main(const float *w, int n) {
+          if (is_main())
+            write_file("ckpt.bin", w, n);
+        }
+
+        // Declared in the header, defined here, instantiated only here.
+        template <typename T> void reduce_stats(T *v, int n, int rank) {
+          if (rank == 0)
+            MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        }
+        template void reduce_stats<float>(float *, int, int);
+        """,
+    "src/train.cc": """\
+        #include "comm.h"
+
+        int main(int argc, char **argv) {
+          MPI_Init(&argc, &argv);
+          float w[16] = {0};
+          for (int epoch = 0; epoch < 10; ++epoch) {
+            MPI_Allreduce(MPI_IN_PLACE, w, 16, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            if (is_main())
+              sync_all();            // BUG: a barrier only rank 0 reaches
+            save_on_main(w, 16);     // BUG: rank 0 writes while the others go on to the next allreduce
+            if (is_main())
+              log_line("epoch done"); // fine: no collective, no file
+          }
+          sync_all();                // fine: every rank
+          MPI_Finalize();
+          return 0;
+        }
+        """,
+}
+
+
+class AcrossUnits(unittest.TestCase):
+    """Summaries across translation units (issue 16): helpers defined in
+    another .cc of the database are followed, in a whole run, a one-file run,
+    the clang-tidy plugin; a stale summary is said, never read as current."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ddplint-xtu-")
+        self.cache = os.path.join(self.tmp, "cache")
+        for rel, text in ACROSS_UNITS.items():
+            path = os.path.join(self.tmp, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(textwrap.dedent(text))
+        db = [{"directory": self.tmp, "file": f"src/{u}",
+               "arguments": ["clang++", "-std=c++17", "-isystem", MOCK_INCLUDE, "-c", f"src/{u}"]}
+              for u in ("comm.cc", "train.cc")]
+        with open(os.path.join(self.tmp, "compile_commands.json"), "w") as f:
+            json.dump(db, f)
+        self.train = os.path.join(self.tmp, "src", "train.cc")
+        self.comm = os.path.join(self.tmp, "src", "comm.cc")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def lint(self, *args):
+        return run(["--cache-dir", self.cache, "-p", self.tmp, "--format", "json"] + list(args),
+                   cwd=self.tmp)
+
+    def expected(self):
+        return sorted([
+            ("src/comm.cc", line_of(self.comm, "MPI_Allreduce"), "ddp-divergent-collective"),
+            ("src/train.cc", line_of(self.train, "sync_all();            // BUG"), "ddp-divergent-collective"),
+            ("src/train.cc", line_of(self.train, "save_on_main(w, 16)"), "ddp-rank0-io-barrier"),
+        ])
+
+    @staticmethod
+    def got(p):
+        return sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+
+    def test_helpers_in_another_unit_are_followed(self):
+        p = self.lint()
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(self.got(p), self.expected())
+        by_line = {(f["file"], f["line"]): f for f in json.loads(p.stdout)["findings"]}
+        # is_main() in comm.cc is a rank predicate here: the message says so.
+        sync = by_line[("src/train.cc", line_of(self.train, "sync_all();            // BUG"))]
+        self.assertIn("'is_main()'", sync["message"])
+        # The rank-0 write inside save_on_main: at the call, a note at the write's block.
+        save = by_line[("src/train.cc", line_of(self.train, "save_on_main(w, 16)"))]
+        self.assertIn("in 'save_on_main' (defined in comm.cc), reached from this call", save["message"])
+        self.assertIn(("src/comm.cc", line_of(self.comm, "if (is_main())")),
+                      [(n["file"], n["line"]) for n in save.get("notes", [])])
+        # A cold run (summaries made in the run) and a warm one agree.
+        self.assertEqual(self.got(self.lint()), self.expected())
+
+    def test_one_file_run_uses_the_stored_summaries(self):
+        self.lint()
+        p = self.lint(self.train)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(self.got(p), [e for e in self.expected() if e[0] == "src/train.cc"])
+        # The helper file alone: only its own finding (the callers' hazards are theirs).
+        self.assertEqual(self.got(self.lint(self.comm)),
+                         [e for e in self.expected() if e[0] == "src/comm.cc"])
+
+    def test_a_stale_summary_is_said_and_not_read(self):
+        self.lint()
+        with open(self.comm, "a") as f:
+            f.write("// edited after the summaries were stored\n")
+        p = self.lint(self.train)
+        doc = json.loads(p.stdout)
+        self.assertEqual([f for f in doc["findings"] if f["file"] == "src/train.cc"], [], p.stdout)
+        limits = doc.get("analysisLimits", [])
+        self.assertTrue(any("out of date" in l["message"] and "comm.cc" in l["message"] for l in limits),
+                        limits)
+        # The run over the whole database refreshes it.
+        self.assertEqual(self.got(self.lint()), self.expected())
+        self.assertEqual(json.loads(self.lint(self.train).stdout).get("analysisLimits", []), [])
+
+    def test_corrupt_summaries_are_made_again(self):
+        self.lint()
+        folder = os.path.join(self.cache, "summaries")
+        names = os.listdir(folder)
+        self.assertEqual(len(names), 2, names)
+        for n in names:
+            with open(os.path.join(folder, n), "w") as f:
+                f.write("12:not a summary")
+        p = self.lint()
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(self.got(p), self.expected())
+
+    def test_clang_tidy_plugin_reads_the_stored_summaries(self):
+        if not os.path.exists(PLUGIN):
+            self.skipTest("the plugin is not built")
+        self.lint()
+        env = dict(os.environ, DDPLINT_CACHE_DIR=self.cache)
+        p = subprocess.run([CLANG_TIDY, f"--load={PLUGIN}", "--checks=-*,ddp-*", "-p", self.tmp,
+                            self.train], cwd=self.tmp, env=env, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT)
+        line = line_of(self.train, "sync_all();            // BUG")
+        self.assertRegex(p.stdout, rf"train\.cc:{line}:\d+: warning: call to 'sync_all'.*is_main\(\)")
+        self.assertRegex(p.stdout, r"comm\.cc:\d+:\d+: note: the code it is about, in 'save_on_main'")
+
+
 class Rules(unittest.TestCase):
     def test_decision_table(self):
         ids = subprocess.run([os.path.join(os.path.dirname(DDPLINT), "..", "internal",
@@ -805,6 +978,7 @@ class Cache(Project):
         p = run(["cache", "stats", "--cache-dir", self.cache], cwd=self.src)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stdout, r"preambles:\s+[1-9]")
+        self.assertRegex(p.stdout, r"summaries:\s+[1-9]")
         self.assertIn(self.cache, p.stdout)
         p = run(["cache", "clear", "--cache-dir", self.cache], cwd=self.src)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -812,6 +986,7 @@ class Cache(Project):
         self.assertEqual(os.listdir(self.cache), ["notes.txt"])  # only its own files
         p = run(["cache", "stats", "--cache-dir", self.cache], cwd=self.src)
         self.assertRegex(p.stdout, r"preambles:\s+0")
+        self.assertRegex(p.stdout, r"summaries:\s+0")
         p = run(["cache", "nonsense"], cwd=self.src)
         self.assertEqual(p.returncode, 2)
 

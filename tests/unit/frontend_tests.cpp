@@ -12,6 +12,10 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/ASTUnit.h"
 #include "clang/Tooling/Tooling.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <catch2/catch.hpp>
 
@@ -956,4 +960,103 @@ struct Member {
 };
 )cc");
   CHECK(isRankCmp(tu.deps->condOf(tu.ifCond("run")), CmpOp::EQ, 0));
+}
+
+// --- summaries across units (UnitSummary) ------------------------------------
+
+namespace {
+UnitSummary sampleSummary(const std::string &unit) {
+  UnitSummary s;
+  s.unit = unit;
+  s.configKey = summaryConfigKey({});
+  s.distributed = true;
+  s.places = {{unit, 3, 5}, {unit, 4, 7}};
+  core::Function f;
+  f.key = "sync_if_main@1";
+  f.name = "sync_if_main";
+  f.loc = 1;
+  Cond c = Cond::rankCmp(CmpOp::EQ, 0);
+  c.text = "rank == 0";
+  c.loc = 1;
+  core::Node barrier = core::Node::makeEvent(core::EventKind::Barrier, "MPI_Barrier", 2);
+  f.body = core::Node::block({core::Node::makeIf(c, core::Node::block({barrier}), core::Node::block(), 1)});
+  s.functions.push_back(f);
+  ExportedFunction e;
+  e.symbol = "_Z12sync_if_mainv";
+  e.key = f.key;
+  e.name = f.name;
+  e.predicate = Cond::negate(Cond::rankCmp(CmpOp::NE, 0));
+  s.exports.push_back(e);
+  return s;
+}
+} // namespace
+
+TEST_CASE("a summary reads back as written; a truncated or altered one is refused", "[summary]") {
+  const UnitSummary s = sampleSummary("/p/comm.cc");
+  const std::string text = serializeSummary(s);
+  std::string err;
+  std::optional<UnitSummary> back = parseSummary(text, err);
+  REQUIRE(back);
+  CHECK(serializeSummary(*back) == text);
+  REQUIRE(back->functions.size() == 1);
+  const core::Node &iff = back->functions[0].body.kids.at(0);
+  CHECK(iff.kind == core::Node::Kind::If);
+  CHECK(iff.cond.kind == Cond::Kind::RankCmp);
+  CHECK(iff.cond.text == "rank == 0");
+  CHECK(iff.kids.at(0).kids.at(0).name == "MPI_Barrier");
+  REQUIRE(back->exports.size() == 1);
+  CHECK(back->exports[0].predicate->kind == Cond::Kind::Not);
+  // Every cut of the text is refused, never half read.
+  for (size_t cut = 0; cut < text.size(); cut += 7)
+    CHECK_FALSE(parseSummary(text.substr(0, cut), err));
+  std::string altered = text;
+  altered[altered.find("MPI_Barrier") - 3] = 'x';
+  CHECK_FALSE(parseSummary(altered, err));
+  CHECK_FALSE(parseSummary("ddplint-summary 0 old", err));
+}
+
+TEST_CASE("a summary is stale when a file it was made from changes", "[summary]") {
+  llvm::SmallString<128> dir;
+  REQUIRE_FALSE(llvm::sys::fs::createUniqueDirectory("ddplint-summary", dir));
+  const std::string unit = std::string(dir) + "/comm.cc";
+  auto writeFile = [&](const std::string &text) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(unit, ec);
+    os << text;
+  };
+  writeFile("void sync_if_main() {}\n");
+  UnitSummary s = sampleSummary(unit);
+  auto buf = llvm::MemoryBuffer::getFile(unit);
+  REQUIRE(buf);
+  llvm::sys::fs::file_status st;
+  REQUIRE_FALSE(llvm::sys::fs::status(unit, st));
+  s.inputs.push_back({unit, st.getSize(),
+                      std::chrono::duration_cast<std::chrono::seconds>(
+                          st.getLastModificationTime().time_since_epoch())
+                          .count(),
+                      contentHash((*buf)->getBuffer().str())});
+  CHECK_FALSE(summaryIsStale(s));
+  // Stored and read back, it is found by its symbol, but not for its own unit.
+  SummaryStore store(std::string(dir) + "/summaries");
+  REQUIRE(store.save(s));
+  auto index = SummaryIndex::load(store, {unit, std::string(dir) + "/missing.cc"});
+  REQUIRE(index->size() == 1);
+  CHECK(index->find("_Z12sync_if_mainv", "/other.cc"));
+  CHECK_FALSE(index->find("_Z12sync_if_mainv", unit));
+  // Same size, new contents: the hash decides.
+  writeFile("void sync_if_maim() {}\n");
+  {
+    int fd = -1;
+    REQUIRE_FALSE(llvm::sys::fs::openFileForWrite(unit, fd, llvm::sys::fs::CD_OpenExisting));
+    REQUIRE_FALSE(llvm::sys::fs::setLastAccessAndModificationTime(
+        fd, st.getLastModificationTime() + std::chrono::seconds(10)));
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  }
+  std::string why;
+  CHECK(summaryIsStale(s, &why));
+  CHECK(why.find("comm.cc changed") != std::string::npos);
+  auto stale = SummaryIndex::load(store, {unit});
+  REQUIRE(stale->find("_Z12sync_if_mainv", "/other.cc"));
+  CHECK(stale->find("_Z12sync_if_mainv", "/other.cc")->unit->stale);
+  llvm::sys::fs::remove_directories(dir);
 }

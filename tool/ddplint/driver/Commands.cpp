@@ -2,6 +2,8 @@
 // cache (the preamble cache), rules (the catalog as a table).
 #include "Commands.h"
 
+#include "clang-frontend/UnitSummary.h"
+
 #include "Config.h"
 #include "PreambleCache.h"
 #include "RulesTable.h"
@@ -111,9 +113,11 @@ int runCache(const Args &a) {
   }
   if (dir.empty())
     dir = defaultCacheDir();
+  const clangfe::SummaryStore summaries(clangfe::summaryFolder(dir));
   if (a.paths[0] == "clear") {
     std::string err;
-    const unsigned n = clearCache(dir, err);
+    unsigned n = summaries.clear(err);
+    n += clearCache(dir, err);
     std::cout << "ddplint: removed " << n << " file(s) from " << dir << "\n";
     if (!err.empty()) {
       std::cerr << "ddplint: error: " << err << "\n";
@@ -122,8 +126,12 @@ int runCache(const Args &a) {
     return kExitClean;
   }
   const CacheSummary s = summarizeCache(dir);
+  std::uint64_t summaryBytes = 0;
+  const size_t nSummaries = summaries.count(&summaryBytes);
   std::cout << "cache folder: " << dir << "\n"
             << "preambles:    " << s.entries << "\n"
+            << "summaries:    " << nSummaries << " (one per translation unit, "
+            << (summaryBytes + 1023) / 1024 << " KiB)\n"
             << "incomplete:   " << s.incomplete << " (temporaries or entries without manifest)\n"
             << "size:         " << (s.bytes + (1 << 19)) / (1 << 20) << " MiB (" << s.bytes
             << " bytes)\n";

@@ -11,6 +11,7 @@
 #include "TidyRunner.h"
 
 #include "clang-frontend/CodeScope.h"
+#include "clang-frontend/UnitSummary.h"
 
 #include <unistd.h>
 
@@ -18,6 +19,9 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 
 #ifndef DDPLINT_RESOURCE_DIR
@@ -52,6 +56,36 @@ struct Preambles {
   std::map<std::string, unsigned> unitsPerKey;
 };
 
+// Where the run keeps what it reuses (preambles, summaries): --cache-dir,
+// else the first config that says something about the cache, else the default.
+struct CacheSettings {
+  std::string dir;
+  bool persistent = true;
+  uint64_t maxMb = 4096;
+};
+
+CacheSettings cacheSettings(const Args &a, const Inputs &in, ConfigResolver &configs) {
+  CacheSettings c;
+  c.dir = a.cacheDir ? absolute(*a.cacheDir) : "";
+  c.persistent = !a.noCache;
+  std::vector<ToolError> ignored;
+  for (const auto &[f, db] : in.units) {
+    auto cfg = configs.forFile(f, ignored);
+    if (!cfg || (cfg->cacheDir.empty() && !cfg->cacheOff && !cfg->cacheMaxMb))
+      continue;
+    if (cfg->cacheOff)
+      c.persistent = false;
+    if (c.dir.empty())
+      c.dir = cfg->cacheDir;
+    if (cfg->cacheMaxMb)
+      c.maxMb = cfg->cacheMaxMb;
+    break;
+  }
+  if (c.dir.empty())
+    c.dir = defaultCacheDir();
+  return c;
+}
+
 Preambles planPreambles(const Args &a, const Inputs &in, ConfigResolver &configs,
                         const TidyRunOptions &topts) {
   const auto &jobs = in.units;
@@ -61,25 +95,9 @@ Preambles planPreambles(const Args &a, const Inputs &in, ConfigResolver &configs
   auto &specs = p.specs;
   auto &unitsPerKey = p.unitsPerKey;
   if (!a.noPreamble && !a.analyzeLibraryCode && !jobs.empty()) {
-    std::string cacheDir = a.cacheDir ? absolute(*a.cacheDir) : "";
-    bool persistent = !a.noCache;
-    uint64_t maxMb = 4096;
-    std::vector<ToolError> ignored;
-    for (const auto &[f, db] : jobs) { // the first config that says something about the cache
-      auto cfg = configs.forFile(f, ignored);
-      if (!cfg || (cfg->cacheDir.empty() && !cfg->cacheOff && !cfg->cacheMaxMb))
-        continue;
-      if (cfg->cacheOff)
-        persistent = false;
-      if (cacheDir.empty())
-        cacheDir = cfg->cacheDir;
-      if (cfg->cacheMaxMb)
-        maxMb = cfg->cacheMaxMb;
-      break;
-    }
-    if (cacheDir.empty())
-      cacheDir = defaultCacheDir();
-    store = std::make_unique<PreambleStore>(cacheDir, persistent, maxMb << 20);
+    const CacheSettings cs = cacheSettings(a, in, configs);
+    const bool persistent = cs.persistent;
+    store = std::make_unique<PreambleStore>(cs.dir, persistent, cs.maxMb << 20);
     std::string storeError;
     if (!store->ready(storeError)) {
       if (!a.quiet)
@@ -107,6 +125,111 @@ Preambles planPreambles(const Args &a, const Inputs &in, ConfigResolver &configs
   return p;
 }
 
+// Summaries across units (checks/clang-frontend/UnitSummary.h): the stored
+// summaries of every unit of the run's databases are read before any unit is
+// linted; each unit linted hands over its own; a unit that called functions
+// whose summary it lacked (none yet, or stale) is linted again once this run
+// has made them, so a cold run and a warm one report the same.
+class RunSummaries {
+public:
+  RunSummaries(const Args &a, const Inputs &in, ConfigResolver &configs) : verbose_(a.verbose) {
+    if (a.analyzeLibraryCode || in.units.empty())
+      return;
+    const CacheSettings cs = cacheSettings(a, in, configs);
+    if (cs.persistent)
+      store_.emplace(clangfe::summaryFolder(cs.dir));
+    std::set<const clang::tooling::CompilationDatabase *> dbs;
+    std::set<std::string> seen;
+    for (const auto &[file, db] : in.units) {
+      if (seen.insert(file).second)
+        units_.push_back(file);
+      if (db && dbs.insert(db).second)
+        for (const std::string &f : db->getAllFiles())
+          if (seen.insert(f).second)
+            units_.push_back(f);
+    }
+    auto index = store_ ? clangfe::SummaryIndex::load(*store_, units_)
+                        : std::make_shared<const clangfe::SummaryIndex>();
+    for (const auto &u : index->units()) {
+      stored_[u->summary.unit] = u->summary;
+      stale_ += u->stale;
+    }
+    read_ = index->size();
+    clangfe::setRunSummaries(index);
+    clangfe::setSummarySink([this](clangfe::UnitSummary s) {
+      std::lock_guard<std::mutex> lock(mu_);
+      // A unit's path checks may build its model under several sets of
+      // wrappers; the one with the most wrappers stands for the unit.
+      auto it = made_.find(s.unit);
+      if (it == made_.end() || it->second.configKey.size() < s.configKey.size())
+        made_[s.unit] = std::move(s);
+    });
+    active_ = true;
+  }
+  ~RunSummaries() {
+    if (active_) {
+      clangfe::setSummarySink(nullptr);
+      clangfe::setRunSummaries(nullptr);
+    }
+  }
+  bool active() const { return active_; }
+
+  // After the first pass: stores what was made, and says which units to lint
+  // again (their indexes in `units`) with the index this run now has.
+  std::vector<size_t> afterFirstPass(const Inputs &in) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!active_)
+      return {};
+    std::string err;
+    for (const auto &[unit, s] : made_) {
+      if (store_ && !store_->save(s, &err) && !warned_) {
+        warned_ = true;
+        std::cerr << "ddplint: warning: summaries are not kept: " << err << "\n";
+      }
+      stored_[unit] = s;
+    }
+    auto index = std::make_shared<clangfe::SummaryIndex>();
+    for (const auto &[unit, s] : stored_)
+      index->add(s);
+    std::set<std::string> nowExported;
+    for (const auto &[unit, s] : made_)
+      for (const auto &e : s.exports)
+        nowExported.insert(e.symbol);
+    std::vector<size_t> again;
+    for (size_t i = 0; i < in.units.size(); ++i) {
+      auto it = made_.find(in.units[i].first);
+      if (it == made_.end())
+        continue;
+      for (const std::string &sym : it->second.unresolved)
+        if (nowExported.count(sym)) {
+          again.push_back(i);
+          break;
+        }
+    }
+    clangfe::setRunSummaries(index);
+    relinted_ = again.size();
+    return again;
+  }
+
+  void report() const {
+    if (active_ && verbose_)
+      std::cerr << "ddplint: summaries: " << read_ << " of " << units_.size()
+                << " database unit(s) read (" << stale_ << " stale), " << made_.size()
+                << " made, " << relinted_ << " unit(s) linted again with summaries made in this run"
+                << (store_ ? "" : "; not kept (--no-cache)") << "\n";
+  }
+
+private:
+  bool verbose_ = false;
+  bool active_ = false;
+  bool warned_ = false;
+  std::optional<clangfe::SummaryStore> store_;
+  std::vector<std::string> units_;
+  std::map<std::string, clangfe::UnitSummary> stored_, made_;
+  size_t read_ = 0, stale_ = 0, relinted_ = 0;
+  std::mutex mu_;
+};
+
 // The C and C++ units, N at a time, each with its preamble when it has one.
 std::vector<RunResult> lintUnits(const Args &a, const Inputs &in, ConfigResolver &configs) {
   const auto &jobs = in.units;
@@ -128,20 +251,28 @@ std::vector<RunResult> lintUnits(const Args &a, const Inputs &in, ConfigResolver
   };
   std::vector<RunResult> perFile(jobs.size());
   std::atomic<unsigned> wholeAfterPreamble{0};
-  forEachOnThreads(jobs.size(), a.jobs, [&](size_t i) {
+  RunSummaries summaries(a, in, configs);
+  auto lintOne = [&](size_t i) {
     std::optional<PreambleUse> use;
     if (store && pre.specs[i].usable)
       use = store->get(pre.specs[i], builder);
     bool broken = false;
+    perFile[i] = RunResult();
     runChecksOnFile(jobs[i].first, *jobs[i].second, configs, topts, perFile[i],
                     use ? &*use : nullptr, &broken);
     if (broken) {
       store->invalidate(pre.specs[i].key);
       ++wholeAfterPreamble;
     }
+  };
+  forEachOnThreads(jobs.size(), a.jobs, [&](size_t i) {
+    lintOne(i);
     progress.step(jobs[i].first);
   });
+  const std::vector<size_t> again = summaries.afterFirstPass(in);
+  forEachOnThreads(again.size(), a.jobs, [&](size_t k) { lintOne(again[k]); });
   progress.finish();
+  summaries.report();
   if (store) {
     const CacheStats st = store->stats();
     if (a.verbose)
