@@ -550,6 +550,47 @@ struct ModelBuilder::Impl {
       todo.emplace_back(u, k);
       return ours;
     };
+    // Only what can matter at a call is linked: a function that
+    // communicates, writes, exits or throws, itself or through its callees.
+    // The rest of a large project (geometry, parsing, physics) stays out.
+    std::map<std::pair<const SummaryIndex::Unit *, std::string>, int> relevance; // 1 yes, 0 no, -1 visiting
+    std::function<bool(const SummaryIndex::Unit *, const std::string &, int)> relevant =
+        [&](const SummaryIndex::Unit *u, const std::string &k, int depth) -> bool {
+      auto [it, fresh] = relevance.emplace(std::make_pair(u, k), -1);
+      if (!fresh)
+        return it->second == 1;
+      const core::Function *fn = nullptr;
+      for (const core::Function &f : u->summary.functions)
+        if (f.key == k)
+          fn = &f;
+      bool yes = false;
+      std::function<void(const Node &)> scan = [&](const Node &n) {
+        if (yes)
+          return;
+        if (n.kind == Node::Kind::Event ||
+            (n.kind == Node::Kind::Exit &&
+             (n.exit == core::ExitKind::Terminate || n.exit == core::ExitKind::Throw))) {
+          yes = true;
+          return;
+        }
+        if (n.kind == Node::Kind::Call && depth < 32) {
+          if (llvm::StringRef(n.callee).starts_with("ext:")) {
+            std::optional<SummaryIndex::Hit> h = index ? index->find(n.callee.substr(4), thisUnit)
+                                                       : std::nullopt;
+            yes = !h || h->unit->stale || relevant(h->unit, h->function->key, depth + 1);
+          } else {
+            yes = relevant(u, n.callee, depth + 1);
+          }
+        }
+        for (const Node &kid : n.kids)
+          scan(kid);
+      };
+      if (fn)
+        scan(fn->body);
+      relevance[{u, k}] = yes ? 1 : 0;
+      return yes;
+    };
+
     // A symbol: the function of the unit that exports it, or why not.
     auto resolve = [&](const std::string &extKey, const Node *firstCall) {
       const std::string symbol = extKey.substr(4);
@@ -573,7 +614,8 @@ struct ModelBuilder::Impl {
         }
         return;
       }
-      keyFor(hit->unit, hit->function->key);
+      if (relevant(hit->unit, hit->function->key, 0))
+        keyFor(hit->unit, hit->function->key);
     };
     for (const auto &[k, call] : wanted)
       resolve(k, call);
@@ -615,7 +657,7 @@ struct ModelBuilder::Impl {
               resolve(n.callee, nullptr);
             }
           } else {
-            n.callee = keyFor(u, n.callee);
+            n.callee = relevant(u, n.callee, 0) ? keyFor(u, n.callee) : std::string();
           }
         }
         for (Node &kid : n.kids)

@@ -127,6 +127,30 @@ struct DependenceAnalyzer::Impl {
   std::unordered_set<const Decl *> subComms;
   // Loop counters `for (p = 0; p < BOUND; ++p)`: the counter and its bound.
   std::unordered_map<const Decl *, const Expr *> loopCounters;
+  // A counter of a `for` whose body never writes it (`for (i = 0; i < n; ++i)`):
+  // inside that loop its value is the iteration number, the same on every rank
+  // in the same iteration, whatever else the variable holds elsewhere in the
+  // function (C code reuses `i` for a rank-local count two loops later).
+  struct CounterScope {
+    SourceRange range; // the condition to the end of the body
+    const Expr *init;  // the value it starts from
+  };
+  std::unordered_map<const Decl *, std::vector<CounterScope>> counterScopes;
+
+  // The counter scope `use` of `d` lies in, or null.
+  const CounterScope *counterScopeAt(const ValueDecl *d, SourceLocation use) {
+    auto it = counterScopes.find(d->getCanonicalDecl());
+    if (it == counterScopes.end() || use.isInvalid())
+      return nullptr;
+    const SourceManager &sm = ctx.getSourceManager();
+    SourceLocation u = sm.getExpansionLoc(use);
+    const CounterScope *inner = nullptr;
+    for (const CounterScope &c : it->second)
+      if (!sm.isBeforeInTranslationUnit(u, c.range.getBegin()) &&
+          !sm.isBeforeInTranslationUnit(c.range.getEnd(), u))
+        inner = &c;
+    return inner;
+  }
   // Where a collective makes a value the same on every rank: from the end of
   // the statement that issues it to the end of the block that holds it (the
   // paths that pass through the call), and only for the collective's agreed
@@ -382,10 +406,73 @@ struct DependenceAnalyzer::Impl {
           if (const auto *b = dyn_cast_or_null<BinaryOperator>(s->getCond()); b && b->getOpcode() == BO_LT)
             if (declOf(b->getLHS()) == v)
               I.loopCounters[v->getCanonicalDecl()] = b->getRHS();
+      counterScope(s);
       ++inLoopHeader;
       bool ok = TraverseStmt(s->getInit()) && TraverseStmt(s->getCond()) && TraverseStmt(s->getInc());
       --inLoopHeader;
       return ok && TraverseStmt(s->getBody());
+    }
+    // `for (i = 0; ...; ++i)` / `for (int i = 0; ...; i += 2)` whose body
+    // leaves `i` alone: a counter scope (see Impl::counterScopes).
+    void counterScope(const ForStmt *s) {
+      const ValueDecl *v = nullptr;
+      const Expr *init = nullptr;
+      if (const auto *ds = dyn_cast_or_null<DeclStmt>(s->getInit()); ds && ds->isSingleDecl()) {
+        if (const auto *vd = dyn_cast<VarDecl>(ds->getSingleDecl()); vd && vd->hasInit()) {
+          v = vd;
+          init = vd->getInit();
+        }
+      } else if (const auto *b = dyn_cast_or_null<BinaryOperator>(strip(dyn_cast_or_null<Expr>(s->getInit())))) {
+        // `sum = j = i = 0`: the innermost assignment is the counter's when the
+        // increment names it.
+        while (b && b->getOpcode() == BO_Assign) {
+          if (const ValueDecl *d = declOf(b->getLHS()); d && incrementOf(s->getInc()) == d->getCanonicalDecl()) {
+            v = d;
+            init = b->getRHS();
+            break;
+          }
+          b = dyn_cast<BinaryOperator>(strip(b->getRHS()));
+        }
+      }
+      if (!v || !init || !s->getBody() || incrementOf(s->getInc()) != v->getCanonicalDecl())
+        return;
+      const auto *vd = dyn_cast<VarDecl>(v);
+      if (!vd || !vd->hasLocalStorage() || writes(s->getBody(), v->getCanonicalDecl()))
+        return;
+      SourceLocation from = s->getCond() ? s->getCond()->getBeginLoc() : s->getBody()->getBeginLoc();
+      I.counterScopes[v->getCanonicalDecl()].push_back(
+          {SourceRange(from, s->getBody()->getEndLoc()), init});
+    }
+    static const Decl *incrementOf(const Expr *inc) {
+      inc = strip(inc);
+      if (const auto *u = dyn_cast_or_null<UnaryOperator>(inc); u && u->isIncrementDecrementOp())
+        if (const ValueDecl *d = declOf(u->getSubExpr()))
+          return d->getCanonicalDecl();
+      if (const auto *b = dyn_cast_or_null<CompoundAssignOperator>(inc))
+        if (const ValueDecl *d = declOf(b->getLHS()))
+          return d->getCanonicalDecl();
+      return nullptr;
+    }
+    // Does the statement assign, increment or take the address of `d`?
+    static bool writes(const Stmt *s, const Decl *d) {
+      if (!s)
+        return false;
+      if (const auto *b = dyn_cast<BinaryOperator>(s); b && b->isAssignmentOp())
+        if (const ValueDecl *l = declOf(b->getLHS()); l && l->getCanonicalDecl() == d)
+          return true;
+      if (const auto *u = dyn_cast<UnaryOperator>(s);
+          u && (u->isIncrementDecrementOp() || u->getOpcode() == UO_AddrOf))
+        if (const ValueDecl *l = declOf(u->getSubExpr()); l && l->getCanonicalDecl() == d)
+          return true;
+      if (const auto *c = dyn_cast<CallExpr>(s)) // passed by reference
+        for (const Expr *a : c->arguments())
+          if (a->isLValue() && !a->getType().isConstQualified())
+            if (const ValueDecl *l = declOf(a); l && l->getCanonicalDecl() == d && !isa<ImplicitCastExpr>(a))
+              return true;
+      for (const Stmt *k : s->children())
+        if (writes(k, d))
+          return true;
+      return false;
     }
     void controlled(const ValueDecl *d) {
       if (!d || conds.empty() || inLoopHeader)
@@ -819,6 +906,8 @@ struct DependenceAnalyzer::Impl {
         isa<CXXThisExpr>(e) || isa<LambdaExpr>(e) || isa<UnaryExprOrTypeTraitExpr>(e))
       return Dep::Uniform;
     if (const auto *dr = dyn_cast<DeclRefExpr>(e)) {
+      if (const CounterScope *c = counterScopeAt(dr->getDecl(), dr->getBeginLoc()))
+        return depOf(c->init);
       if (isa<VarDecl>(dr->getDecl()) || isa<FieldDecl>(dr->getDecl()))
         return agreedAt(dr->getDecl(), dr->getBeginLoc()) ? Dep::Uniform : declDep(dr->getDecl());
       return Dep::Uniform;

@@ -295,13 +295,88 @@ def run(clangd, include, resource_dir, settings, project, log, log_path):
         client.close()
 
 
+ACROSS_UNITS = {
+    "comm.h": "#pragma once\n#include <mpi.h>\nbool is_main(void);\nvoid sync_all(void);\n",
+    "comm.cc": ("#include \"comm.h\"\n"
+                "static int world_rank(void) { int r = 0; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }\n"
+                "bool is_main(void) { return world_rank() == 0; }\n"
+                "void sync_all(void) { MPI_Barrier(MPI_COMM_WORLD); }\n"),
+    "train.cc": ("#include \"comm.h\"\n"
+                 "void step(float *w) {\n"
+                 "  MPI_Allreduce(MPI_IN_PLACE, w, 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);\n"
+                 "  if (is_main())\n"
+                 "    sync_all();\n"
+                 "}\n"),
+}
+
+
+def run_across_units(clangd, ddplint, include, project, log):
+    """The summaries the CLI stored for the other units reach the editor: a
+    barrier wrapper and a rank predicate defined in comm.cc, seen in train.cc."""
+    for name, content in ACROSS_UNITS.items():
+        (project / name).write_text(content, encoding="utf-8")
+    (project / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(project), "file": str(project / u),
+        "arguments": ["clang++", "-std=c++17", "-isystem", include, "-c", str(project / u)],
+    } for u in ("comm.cc", "train.cc")]), encoding="utf-8")
+    cache = project / "cache"
+    subprocess.run([ddplint, "-p", str(project), "--cache-dir", str(cache), "--quiet"],
+                   cwd=str(project), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    (project / ".clangd").write_text("Diagnostics:\n  ClangTidy:\n    Add: [ddp-*]\n    FastCheckFilter: Loose\n", encoding="utf-8")
+    env = dict(os.environ, XDG_CONFIG_HOME=str(project / "xdg"), HOME=str(project),
+               DDPLINT_CACHE_DIR=str(cache))
+    client = Client([clangd, "--background-index=false", "--log=info", "--pch-storage=memory"],
+                    str(project), env, log)
+    try:
+        src = project / "train.cc"
+        uri = src.as_uri()
+        rid = client.request("initialize", {"processId": os.getpid(), "rootUri": project.as_uri(),
+                                            "capabilities": {}})
+        client.reply(rid, "initialize")
+        client.notify("initialized", {})
+        client.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": "cpp", "version": 1, "text": ACROSS_UNITS["train.cc"]}})
+        diags = client.wait_for(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics"
+            and uri_path(m["params"]["uri"]) == str(src.resolve()),
+            DIAG_TIMEOUT, "publishDiagnostics for train.cc")["params"]["diagnostics"]
+        for d in diags:
+            print(f"diagnostic: line {d['range']['start']['line'] + 1} [{d.get('code')}] {d['message']}")
+        # Without relatedInformation in the capabilities, notes come as diagnostics of their own.
+        ours = [d for d in diags if str(d.get("code", "")).startswith("ddp-")]
+        got = [(d.get("code"), d["range"]["start"]["line"]) for d in ours]
+        if got != [("ddp-divergent-collective", 4)] or "is_main()" not in ours[0]["message"]:
+            raise TestFailure(f"expected one ddp-divergent-collective on line 5 naming is_main(), got {got}")
+        rid = client.request("shutdown", None)
+        client.reply(rid, "shutdown")
+        client.notify("exit", None)
+    finally:
+        client.close()
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--clangd", required=True)
     p.add_argument("--include", required=True)
     p.add_argument("--resource-dir", required=True)
     p.add_argument("--settings-in", choices=sorted(SETTINGS), default="clangd")
+    p.add_argument("--across-units", metavar="DDPLINT",
+                   help="instead: summaries stored by this ddplint CLI reach the editor")
     a = p.parse_args()
+    if a.across_units:
+        project = Path(tempfile.mkdtemp(prefix="ddplint-lsp-xtu-")).resolve()
+        try:
+            with open(project.with_suffix(".clangd.log"), "wb") as log:
+                run_across_units(os.path.abspath(a.clangd), os.path.abspath(a.across_units),
+                                 os.path.abspath(a.include), project, log)
+            print("OK: ddplint-clangd reads the summaries of the other units")
+            return 0
+        except TestFailure as e:
+            print(f"FAIL: {e}")
+            return 1
+        finally:
+            shutil.rmtree(project, ignore_errors=True)
+            project.with_suffix(".clangd.log").unlink(missing_ok=True)
     project = Path(tempfile.mkdtemp(prefix="ddplint-lsp-")).resolve()
     log_path = project.with_suffix(".clangd.log")
     ok = False
