@@ -32,5 +32,5 @@ if [ "${DDPLINT_SKIP_SANITIZE:-0}" != 1 ]; then
   # first writes a temporary file; ASan must not unmap it (see Main.cpp).
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:use_sigaltstack=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" \
-      -R '^(unit/|report/unit|stress/|python/lit/|cli/PythonRuns|cli/PythonAcrossModules|cli/Configs)'
+      -R '^(unit/|report/unit|stress/|python/lit/|cli/PythonRuns|cli/PythonAcrossModules|cli/Configs|cli/AcrossUnits)'
 fi
