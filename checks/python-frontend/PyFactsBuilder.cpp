@@ -248,10 +248,15 @@ void Builder::forwardFacts(const FnInfo &fi) {
       throws = throws || is(st, "raise_statement");
     }
   };
+  // An arm that falls through runs the rest of its block too: its submodules
+  // and its parameter tensors (`self.decoder(h) + self.bias` after the `if`).
   auto merge = [](core::ArmUse a, const core::ArmUse &b) {
     for (const auto &m : b.modules)
       if (!contains(a.modules, m))
         a.modules.push_back(m);
+    for (const auto &p : b.params)
+      if (!contains(a.params, p))
+        a.params.push_back(p);
     return a;
   };
   // Visit each block statement by statement, so an arm that falls through can

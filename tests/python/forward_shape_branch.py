@@ -239,3 +239,19 @@ class WorldSizeAware(nn.Module):
         if dist.is_initialized() and dist.get_world_size() > 1:  # uniform
             x = x + self.extra(x)
         return x
+
+
+class MaskedLMHead(nn.Module):
+    """DeepSpeedExamples' BertLMPredictionHead: the branch only selects rows;
+    the bias parameter is used after it on every path (hard negative)."""
+
+    def __init__(self, dim, vocab):
+        super().__init__()
+        self.decoder = nn.Linear(dim, vocab, bias=False)
+        self.bias = nn.Parameter(torch.zeros(vocab))
+
+    def forward(self, hidden_states, masked_token_indexes):
+        if masked_token_indexes is not None:
+            hidden_states = torch.index_select(
+                hidden_states.view(-1, hidden_states.shape[-1]), 0, masked_token_indexes)
+        return self.decoder(hidden_states) + self.bias
