@@ -1390,7 +1390,9 @@ struct DependenceAnalyzer::Impl {
   bool statusTyped(const CallExpr *c) {
     if (!typed(c) || c->getType()->isDependentType())
       return false;
-    QualType t = c->getType();
+    return statusType(c->getType());
+  }
+  bool statusType(QualType t) {
     if (t->isBooleanType() || !t->isIntegralOrEnumerationType())
       return false;
     if (statusName(t.getAsString()))
@@ -1474,6 +1476,12 @@ struct DependenceAnalyzer::Impl {
         if (isSuccess || constInt(k, ctx)) {
           c = statusCallOf(v);
           success = isSuccess;
+          // A status kept and handed on (a worker thread's result,
+          // `TESTCHECK(threads[t].ret)`): a status-typed value against its
+          // success constant is a failure test, whatever produced it.
+          if (!c && isSuccess && typed(v) && !v->getType()->isDependentType() &&
+              statusType(strip(v)->getType()))
+            return true;
         }
       }
     } else {

@@ -598,6 +598,7 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
           continue;
         q.seq.insert(q.seq.end(), lr.symbol.begin(), lr.symbol.end());
         q.exit = bp.exit;
+        q.exitLoc = bp.exitLoc; // the finding is placed at the exit, not at the next collective
         q.exitVia = bp.exitVia;
         out.push_back(std::move(q));
       }
