@@ -885,8 +885,21 @@ class Cache(Project):
                 pg->barrier()->wait();
             }
             """)
+        # A check macro #defined at the top of a unit is inside its preamble:
+        # the notes "expanded from macro" must name the unit, as a whole parse does.
+        self.write("src/macro_top.cpp", """\
+            #include <torch/torch.h>
+            #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+            #include <vector>
+            #define SYNC_IF_MAIN(pg, m) do { if ((pg)->getRank() == 0) (pg)->allreduce(m)->wait(); } while (0)
+
+            void step2(c10::intrusive_ptr<c10d::ProcessGroup> pg, std::vector<at::Tensor> &m) {
+              SYNC_IF_MAIN(pg, m);
+            }
+            """)
         self.units = [self.train, self.eval, self.clean,
-                      os.path.join(self.src, "src", "uses_helpers.cpp")]
+                      os.path.join(self.src, "src", "uses_helpers.cpp"),
+                      os.path.join(self.src, "src", "macro_top.cpp")]
 
     def lint(self, *extra, cache=True):
         args = ["-p", self.build, "--format", "json", "-v", "-j2", *self.units, *extra]
@@ -917,6 +930,12 @@ class Cache(Project):
         self.assertEqual([(f["line"], f["rule"]) for f in in_header], [(8, "ddp-divergent-collective")])
         # and the fixtures' own findings, fix-its included.
         self.assertTrue(any(f["fixes"] for f in warm["findings"]))
+        # Notes inside the preamble's macro name the unit, with a line.
+        macro = [f for f in warm["findings"] if f["file"].endswith("macro_top.cpp")]
+        self.assertEqual(len(macro), 1, warm["findings"])
+        self.assertTrue(macro[0]["notes"], macro[0])
+        for n in macro[0]["notes"]:
+            self.assertTrue(n["file"].endswith("macro_top.cpp") and n["line"] >= 1, n)
 
     def test_a_header_change_inside_the_preamble_is_seen_by_the_next_run(self):
         cold, _ = self.lint()

@@ -401,6 +401,19 @@ RunStatus runOnce(const std::string &absFile, const clang::tooling::CompilationD
   std::vector<ClangTidyError> diags = consumer.take();
 
   SourceFiles src;
+  // The preamble's header holds the unit's first bytes: a position in it (a
+  // note "expanded from macro" for a macro #defined at the top of the unit)
+  // is the same byte of the unit itself.
+  const std::string preambleHeader =
+      preamble ? absolutePath(preamble->headerPath, "") : std::string();
+  auto locate = [&](const clang::tooling::DiagnosticMessage &m, llvm::StringRef buildDir) {
+    Location at = cli::locate(src, m, buildDir);
+    if (!preambleHeader.empty() && at.file == preambleHeader) {
+      at.file = absFile;
+      src.position(absFile, m.FileOffset, at.line, at.column);
+    }
+    return at;
+  };
   bool compileError = false;
   for (const ClangTidyError &d : diags) {
     const bool isCheck = llvm::StringRef(d.DiagnosticName).starts_with("ddp-");
@@ -409,7 +422,7 @@ RunStatus runOnce(const std::string &absFile, const clang::tooling::CompilationD
         continue; // compiler warnings are not ours to report
       compileError = true;
       ToolError e;
-      e.location = locate(src, d.Message, d.BuildDirectory);
+      e.location = locate(d.Message, d.BuildDirectory);
       // An error in a header says which translation unit ran into it.
       e.message = e.location.file == absFile ? d.Message.Message
                                              : d.Message.Message + " (compiling " + absFile + ")";
@@ -420,7 +433,7 @@ RunStatus runOnce(const std::string &absFile, const clang::tooling::CompilationD
     // finding of the rule that happened to report it.
     if (d.DiagLevel == clang::tooling::Diagnostic::Remark &&
         llvm::StringRef(d.Message.Message).starts_with(ddplint::core::kAnalysisLimitPrefix)) {
-      Location at = locate(src, d.Message, d.BuildDirectory);
+      Location at = locate(d.Message, d.BuildDirectory);
       std::shared_ptr<const Config> limitCfg = configs.forFile(at.file, cfgErrors);
       if (!(limitCfg ? limitCfg : cfg)->excluded(at.file))
         out.analysisLimits.push_back({std::move(at), d.Message.Message});
@@ -429,7 +442,7 @@ RunStatus runOnce(const std::string &absFile, const clang::tooling::CompilationD
     Finding f;
     f.ruleId = d.DiagnosticName;
     f.message = d.Message.Message;
-    f.location = locate(src, d.Message, d.BuildDirectory);
+    f.location = locate(d.Message, d.BuildDirectory);
     std::shared_ptr<const Config> fileCfg = configs.forFile(f.location.file, cfgErrors);
     if (!fileCfg)
       fileCfg = cfg;
@@ -446,7 +459,7 @@ RunStatus runOnce(const std::string &absFile, const clang::tooling::CompilationD
       f.severity = Severity::Note;
     f.sourceLine = src.lineText(f.location.file, f.location.line);
     for (const auto &n : d.Notes)
-      f.notes.push_back({locate(src, n, d.BuildDirectory), n.Message});
+      f.notes.push_back({locate(n, d.BuildDirectory), n.Message});
     for (const auto &entry : d.Message.Fix) {
       for (const auto &r : entry.second) {
         Edit e;
