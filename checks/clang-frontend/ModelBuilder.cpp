@@ -488,6 +488,7 @@ struct ModelBuilder::Impl {
     }
     current = nullptr;
     linked.ownFunctions = program.functions.size();
+    linked.ownDistributed = program.distributed;
     if (!analyzeLibraryCode())
       link();
   }
@@ -767,7 +768,7 @@ UnitSummary ModelBuilder::summary() {
   const SourceManager &sm = ctx_.getSourceManager();
   s.unit = impl_->mainFilePath();
   s.configKey = summaryConfigKey(api_.user());
-  s.distributed = impl_->program.distributed;
+  s.distributed = impl_->linked.ownDistributed;
   s.unresolved = impl_->unresolved;
   std::map<core::Loc, std::uint32_t> placeOf;
   std::map<FileID, std::string> pathOf;

@@ -20,6 +20,7 @@ namespace ddplint::clangfe {
 // What linking other units' summaries added to a unit's program.
 struct LinkedCode {
   size_t ownFunctions = 0; // program.functions[0, ownFunctions) are the unit's own
+  bool ownDistributed = false; // Program::distributed before linking
   struct Range {
     core::Loc first = 0, last = 0; // the positions of one linked function
     std::string key;               // its key in the program

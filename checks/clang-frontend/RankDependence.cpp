@@ -932,6 +932,9 @@ struct DependenceAnalyzer::Impl {
         dep = join(dep, depOf(a));
       return dep;
     }
+    // `sum = i = 0` is worth what is assigned, not what the variables held before.
+    if (const auto *b = dyn_cast<BinaryOperator>(e); b && b->getOpcode() == BO_Assign)
+      return depOf(b->getRHS());
     Dep dep = Dep::Uniform;
     for (const Stmt *child : e->children())
       if (const auto *ce = dyn_cast_or_null<Expr>(child))

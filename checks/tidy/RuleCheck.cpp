@@ -8,6 +8,7 @@
 #include "clang/Lex/MacroInfo.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
+#include "llvm/Support/Path.h"
 
 #include <map>
 #include <memory>
@@ -81,11 +82,6 @@ SourceLocation placeIn(SourceManager &sm, const core::ExternalPlace &p) {
   return sm.translateLineCol(fid, p.line, p.column ? p.column : 1);
 }
 
-std::string fileName(const std::string &path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // Findings the rule made in another unit's code linked into this program:
 // those the other unit reports itself (its functions alone show them) are
 // dropped; those this unit's calls cause are reported at the call here,
@@ -124,8 +120,8 @@ std::vector<core::Finding> placeLinked(std::vector<core::Finding> findings,
       core::Note code(0, "the code it is about, in " + fn);
       code.external = *at;
       f.notes.insert(f.notes.begin(), std::move(code));
-      f.message = "in " + fn + " (defined in " + fileName(r->unit) + "), reached from this call: " +
-                  f.message;
+      f.message = "in " + fn + " (defined in " + llvm::sys::path::filename(r->unit).str() +
+                  "), reached from this call: " + f.message;
       f.loc = entry->second;
       f.fixes.clear(); // the fix belongs in the other file, whose own lint offers it
     }

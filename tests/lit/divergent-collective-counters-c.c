@@ -5,15 +5,14 @@
 #include <mpi.h>
 #include <stdlib.h>
 
-void bin_then_split(int *bin, int *gbin, int nbins, const int *dots) {
+void bin_then_split(int *bin, int *gbin, int nbins) {
   int i, sum, extra;
-  int ndots = rand() % nbins; // this rank's share
   for (i = 0; i < nbins; i++)
     bin[i] = 0;
-  for (i = 0; i < ndots; i++) // ndots is this rank's: `i` ends rank-local here
-    bin[dots[i]]++;
+  MPI_Scan(&nbins, &i, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); // `i` is this rank's own here
+  bin[i % nbins]++;
   MPI_Allreduce(bin, gbin, nbins, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  for (sum = i = 0; i < nbins; i++)
+  for (sum = i = 0; i < nbins; i++) // `sum = i = 0` is worth 0, whatever `i` held
     sum += gbin[i]; // the agreed histogram at the iteration number: agreed
   extra = sum - nbins;
   if (extra)

@@ -2,6 +2,8 @@
 
 #include "Report.h" // toolVersion()
 
+#include "clang-frontend/UnitSummary.h"
+
 #include "clang/Basic/LangOptions.h"
 #include "clang/Basic/Version.h"
 #include "clang/Lex/Lexer.h"
@@ -604,16 +606,8 @@ CacheStats PreambleStore::stats() const {
   return stats_;
 }
 
-std::string defaultCacheDir() {
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x && llvm::sys::path::is_absolute(x))
-    return joinPath(x, "ddplint");
-  llvm::SmallString<256> home;
-  if (llvm::sys::path::home_directory(home))
-    return joinPath(joinPath(home, ".cache"), "ddplint");
-  llvm::SmallString<256> tmp;
-  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, tmp);
-  return joinPath(tmp, "ddplint-cache");
-}
+// The plugin and clangd read the summaries from the same folder.
+std::string defaultCacheDir() { return clangfe::defaultCacheFolder(); }
 
 std::string toolIdentity(const char *argv0) {
   static int anchor;

@@ -132,7 +132,7 @@ private:
 };
 
 // The default folder: $XDG_CACHE_HOME/ddplint, else ~/.cache/ddplint.
-std::string defaultCacheDir();
+std::string defaultCacheDir(); // $DDPLINT_CACHE_DIR, $XDG_CACHE_HOME/ddplint, ~/.cache/ddplint
 // Identity of this ddplint binary for cache keys: version, size, mtime.
 std::string toolIdentity(const char *argv0);
 
