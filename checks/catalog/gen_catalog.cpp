@@ -410,6 +410,7 @@ const PythonKey kPythonKeys[] = {
     {"rank_parameters", "rankParameters"},
     {"local_rank_parameters", "localRankParameters"},
     {"world_size_functions", "worldSizeFunctions"},
+    {"initialized_functions", "initializedFunctions"},
     {"world_size_attributes", "worldSizeAttributes"},
     {"local_functions", "localFunctions"},
     {"local_methods", "localMethods"},

@@ -223,6 +223,9 @@ struct FnInfo {
   bool isModuleMethod = false;
   std::optional<Cond> returnsCond; // `def is_main(): return rank == 0`
   bool returnsRank = false;
+  // Answers whether the process group is up (`return dist.is_available() and
+  // dist.is_initialized()`): true in a distributed run.
+  bool returnsInitialized = false;
   // Every `return` hands back a value a collective agreed (`dist.all_reduce(t)`
   // ... `return t[0] / t[1]`): the call's result is the same on every rank.
   // -1 not built yet, 0 no, 1 yes.
@@ -418,6 +421,8 @@ private:
   Val callValue(SyntaxNode call);
   std::optional<RankKind> rankSource(SyntaxNode e);
   Cond cond(SyntaxNode e);
+  // A call that asks whether the process group is up: true in the run the rules read.
+  bool initializedTest(SyntaxNode call);
   Cond atom(SyntaxNode e, Dep d);
   void bind(SyntaxNode target, const Val &v);
   void bindTargets(SyntaxNode target, Dep d);

@@ -854,6 +854,13 @@ Node Builder::ifChain(SyntaxNode c, SyntaxNode then, const std::vector<SyntaxNod
       block(field(a, "body"), f);
     }
   }
+  // `if dist.is_initialized(): dist.barrier()`: in the distributed run the arm
+  // always runs, so its barrier is one every rank reaches.
+  if (cc.kind == Cond::Kind::Const) {
+    if (cc.constValue)
+      env_ = afterThen;
+    return Node::block(std::move(cc.constValue ? t : f));
+  }
   env_ = joinArms(afterThen, env_, cc);
   return Node::makeIf(cc, Node::block(std::move(t)), Node::block(std::move(f)), at);
 }
@@ -1380,6 +1387,27 @@ PyModel Builder::run() {
       for (size_t i = 0; i + 1 < real.size(); ++i)
         statement(real[i], ignored);
       SyntaxNode r = namedChild(real.back(), 0);
+      // `if not dist.is_available(): return False` ... `return dist.is_initialized()`
+      // (or `return True`): every early exit is a process group that is not up.
+      {
+        bool guards = true;
+        for (size_t i = 0; i + 1 < real.size() && guards; ++i) {
+          SyntaxNode s = real[i];
+          SyntaxNode c = unparen(field(s, "condition"));
+          auto arm = namedKids(field(s, "consequence"));
+          guards = is(s, "if_statement") && namedChildCount(s) == 2 && is(c, "not_operator") &&
+                   is(unparen(field(c, "argument")), "call") &&
+                   initializedTest(unparen(field(c, "argument"))) && arm.size() == 1 &&
+                   is(arm[0], "return_statement") && namedChildCount(arm[0]) == 1 &&
+                   is(namedChild(arm[0], 0), "false");
+        }
+        if (guards && (is(unparen(r), "true") ||
+                       ((is(unparen(r), "call") || is(unparen(r), "boolean_operator")) &&
+                        cond(r).kind == Cond::Kind::Const && cond(r).constValue))) {
+          fi.returnsInitialized = true;
+          continue;
+        }
+      }
       if (rankSource(r)) {
         fi.returnsRank = true;
         continue;
@@ -1460,6 +1488,7 @@ PyModel Builder::run() {
     fs.returnsCond = fi.returnsCond;
     fs.mainOnly = fi.mainOnly;
     fs.returnsAgreed = fi.returnsAgreed == 1;
+    fs.returnsInitialized = fi.returnsInitialized;
     m_.summaries.emplace(key, std::move(fs));
   }
   for (const auto &[cls, bases] : classBases_)

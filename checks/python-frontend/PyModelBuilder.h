@@ -28,6 +28,7 @@ struct FunctionSummary {
   std::optional<core::Cond> returnsCond; // `def is_main(): return get_rank() == 0`
   bool mainOnly = false;                 // @rank_zero_only
   bool returnsAgreed = false;            // returns what a collective agreed
+  bool returnsInitialized = false;       // `def is_dist_avail_and_initialized()`
 };
 
 // A function of another module of the project, as the module being built sees it.

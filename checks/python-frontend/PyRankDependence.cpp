@@ -328,6 +328,17 @@ Cond Builder::atom(SyntaxNode e, Dep d) {
   return c;
 }
 
+bool Builder::initializedTest(SyntaxNode call) {
+  SyntaxNode fn = field(call, "function");
+  if (has(api().initializedFunctions, qualified(fn)))
+    return true;
+  auto f = fns_.find(resolveCallee(fn));
+  if (f != fns_.end())
+    return f->second.returnsInitialized;
+  const ExternalFunction *ext = externalCallee(fn);
+  return ext && ext->summary.returnsInitialized;
+}
+
 Cond Builder::cond(SyntaxNode e) {
   e = unparen(e);
   const std::string_view k = kindOf(e);
@@ -342,6 +353,13 @@ Cond Builder::cond(SyntaxNode e) {
   }
   if (k == "true" || k == "false")
     return Cond::constant(k == "true");
+  // `dist.is_initialized()`, and a helper that answers it
+  // (`is_dist_avail_and_initialized()`): true in the distributed run.
+  if (k == "call" && initializedTest(e)) {
+    Cond c = Cond::constant(true);
+    c.text = str(e);
+    return c;
+  }
   if (k == "comparison_operator" && namedChildCount(e) == 2) {
     SyntaxNode lhs = namedChild(e, 0), rhs = namedChild(e, 1);
     std::string op;

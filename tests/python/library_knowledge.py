@@ -263,6 +263,18 @@ def hf_local_main(args):
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier runs only on ranks where {{.*}} [ddp-divergent-collective]
 
 
+def ds_initialized(t):
+    if ds_comm.is_initialized() and ds_comm.get_rank() == 0:
+        ds_comm.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'deepspeed.comm.barrier' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def hvd_initialized(t):
+    if hvd.is_initialized() and hvd.rank() == 0:
+        hvd.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'horovod.torch.barrier' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
 def hard_negatives(args, model, optimizer, t, r):
     # every rank makes each call
     ds_comm.all_reduce(t)

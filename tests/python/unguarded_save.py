@@ -154,3 +154,27 @@ def save_on_main_helper_guarded(model, args):
     if dist.get_rank() == 0:
         write_ckpt(model.state_dict(), os.path.join(args.output_dir, "best.pt"))
     dist.barrier()
+
+
+# The usual guard of code that also runs in one process: in the distributed
+# run the process group is up, so it is the rank-0 test.
+def save_unless_initialized(model, path):
+    if not dist.is_initialized() or dist.get_rank() == 0:
+        torch.save(model.state_dict(), path)
+    if dist.is_initialized():
+        dist.barrier()
+
+
+def is_dist_avail_and_initialized():
+    if not dist.is_available():
+        return False
+    if not dist.is_initialized():
+        return False
+    return True
+
+
+def save_unless_helper_initialized(model, path):
+    if not is_dist_avail_and_initialized() or dist.get_rank() == 0:
+        torch.save(model.state_dict(), path)
+    if is_dist_avail_and_initialized():
+        dist.barrier()

@@ -41,6 +41,13 @@ Cond Cond::negate(Cond inner) {
 }
 
 static Cond combine(Cond::Kind kind, Cond a, Cond b) {
+  // A constant side decides or drops out: `not dist.is_initialized() or rank == 0`
+  // is `rank == 0` in a distributed run.
+  const bool isAnd = kind == Cond::Kind::And;
+  if (a.kind == Cond::Kind::Const)
+    return a.constValue == isAnd ? b : a;
+  if (b.kind == Cond::Kind::Const)
+    return b.constValue == isAnd ? a : b;
   Cond c;
   c.kind = kind;
   c.kids.push_back(std::move(a));

@@ -147,6 +147,7 @@ struct PythonApi {
   NameSet mainOnlyDecorators;
   NameSet rankParameters, localRankParameters;
   NameSet worldSizeFunctions; // qualified
+  NameSet initializedFunctions; // qualified: true in a distributed run (`dist.is_initialized`)
   NameSet worldSizeAttributes; // `fabric.world_size`, `trainer.num_nodes`
   NameSet localFunctions;     // qualified: rank-local results (clocks, files)
   NameSet localMethods;       // method names with rank-local results
