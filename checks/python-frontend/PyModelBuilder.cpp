@@ -9,6 +9,10 @@ namespace build {
 
 // Frameworks whose import says the program runs on several ranks.
 static bool distributedFramework(std::string_view mod) {
+  // DeepSpeed's device abstraction (`from deepspeed.accelerator import
+  // get_accelerator`) is imported by single-process scripts too.
+  if (mod == "deepspeed.accelerator" || startsWith(mod, "deepspeed.accelerator."))
+    return false;
   for (std::string_view f : {"deepspeed", "horovod", "megatron", "colossalai", "fairscale"})
     if (mod == f || (startsWith(mod, f) && mod.size() > f.size() && mod[f.size()] == '.'))
       return true;

@@ -191,7 +191,15 @@ private:
   bool imported_;
 };
 
-PyProject::PyProject(core::Wrappers wrappers) : wrappers_(std::move(wrappers)) {}
+PyProject::PyProject(core::Wrappers wrappers, std::vector<std::string> folders)
+    : wrappers_(std::move(wrappers)) {
+  for (const auto &f : folders) {
+    fs::path p = fs::path(f).lexically_normal();
+    if (!p.has_filename() && p.has_parent_path())
+      p = p.parent_path(); // "a/b/" -> "a/b"
+    folders_.push_back(p.string());
+  }
+}
 
 std::shared_ptr<const SyntaxTree> PyProject::tree(const std::string &file, std::string source) {
   const std::string path = fs::path(file).lexically_normal().string();
@@ -223,7 +231,17 @@ std::unique_ptr<ModuleContext> PyProject::contextFor(const std::string &file) {
       break;
   }
   if (root.empty()) {
-    // No marker: the folder above the file's top package (the file's own
+    // No marker: the outermost folder the run lints that holds the file.
+    for (const auto &f : folders_) {
+      std::error_code rec;
+      fs::path rel = fs::relative(dir, f, rec);
+      if (!rec && !rel.empty() && *rel.begin() != ".." &&
+          (root.empty() || f.size() < root.string().size()))
+        root = f;
+    }
+  }
+  if (root.empty()) {
+    // No marker, no folder: the folder above the file's top package (the file's own
     // folder for a script), where `import pkg.mod` starts.
     fs::path top = dir;
     while (!top.empty() && top != top.parent_path() && isFile(top / "__init__.py"))

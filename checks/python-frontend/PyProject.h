@@ -56,7 +56,9 @@ bool hasCheckpointWrite(const core::Program &p);
 class PyProject {
 public:
   // `wrappers`: the user's, as for the file itself (modules are built with them).
-  explicit PyProject(core::Wrappers wrappers = {});
+  // `folders`: the folders a run lints; a file no project marker places has the
+  // outermost one that holds it as its project root.
+  explicit PyProject(core::Wrappers wrappers = {}, std::vector<std::string> folders = {});
   ~PyProject();
   PyProject(const PyProject &) = delete;
   PyProject &operator=(const PyProject &) = delete;
@@ -106,6 +108,7 @@ private:
   const std::vector<core::ExternalCall> &callsOf(const std::string &importer);
 
   core::Wrappers wrappers_;
+  std::vector<std::string> folders_; // normalised, without a trailing separator
   std::mutex mu_;
   std::map<std::pair<std::string, std::string>, std::string> pathOf_; // (roots, dotted) -> path ("" none)
   std::map<std::string, std::shared_ptr<const Module>> modules_;       // path -> module

@@ -422,6 +422,43 @@ class PythonAcrossModules(PythonProject):
             self.assertEqual(got, [("apps/chat/training/main.py", "ddp-rank0-io-barrier")],
                              p.stdout)
 
+    def test_a_folder_without_a_project_marker_is_the_project(self):
+        # No .git, no pyproject.toml: the folder the run lints is the project.
+        # The helper writes unguarded, and its one caller (in a sibling
+        # folder, after a sys.path append) calls it on rank 0 only: the helper
+        # is not reported, the rank-0 block before the next all_reduce is.
+        self.write("app/utils/utils.py", """\
+            import torch
+
+
+            def save_hf_format(model, path):
+                torch.save(model.state_dict(), path)
+            """)
+        self.write("app/training/main.py", """\
+            import os
+            import sys
+            import datetime
+            import torch
+            import torch.distributed as dist
+            sys.path.append(os.path.join(os.path.dirname(__file__), os.path.pardir))
+            from utils.utils import save_hf_format
+
+
+            def main(model):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                t = torch.ones(1)
+                for epoch in range(3):
+                    dist.all_reduce(t)
+                    if dist.get_rank() == 0:
+                        save_hf_format(model, "ckpt")
+            """)
+        for args, shown in ((["app"], "app/training/main.py"),
+                            (["--root", "app", "app/utils/utils.py", "app/training/main.py"],
+                             "training/main.py")):
+            p = self.lint("--format", "json", *args)
+            got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+            self.assertEqual(got, [(shown, 15, "ddp-rank0-io-barrier")], p.stdout)
+
     def test_every_rank_saving_through_a_helper(self):
         # The helper module is not distributed on its own (it only imports
         # torch); the script that calls it in its loop on every rank is.

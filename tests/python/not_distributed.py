@@ -8,6 +8,7 @@ import os
 
 import torch
 import torch.nn as nn
+from deepspeed.accelerator import get_accelerator  # a device abstraction, not a process group
 from torch.utils.data import DataLoader, TensorDataset
 
 
@@ -21,7 +22,7 @@ def parse_args():
 
 def main():
     args = parse_args()
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(get_accelerator().device_name() if torch.cuda.is_available() else "cpu")
     ds = TensorDataset(torch.randn(1024, 32), torch.randint(0, 4, (1024,)))
     loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=args.workers,
                         pin_memory=True, persistent_workers=True)

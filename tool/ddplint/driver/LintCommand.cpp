@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -292,6 +293,17 @@ std::vector<RunResult> lintUnits(const Args &a, const Inputs &in, ConfigResolver
 // Python files take milliseconds each: the same number of workers, after the units.
 std::vector<RunResult> lintPythonFiles(const Args &a, const Inputs &in, ConfigResolver &configs) {
   std::vector<RunResult> perFile(in.python.size());
+  // A folder named on the command line (or --root) is the project of the
+  // Python files under it that no project marker places: its modules import
+  // each other from there (`sys.path.append(<the project>)` scripts).
+  std::vector<std::string> folders;
+  std::error_code ec;
+  for (const auto &p : a.paths)
+    if (std::filesystem::is_directory(p, ec))
+      folders.push_back(absolute(p));
+  if (a.root && std::filesystem::is_directory(*a.root, ec))
+    folders.push_back(absolute(*a.root));
+  setPythonProjectFolders(std::move(folders));
   forEachOnThreads(in.python.size(), a.jobs,
                    [&](size_t i) { runChecksOnPythonFile(in.python[i], configs, perFile[i]); });
   return perFile;

@@ -28,6 +28,11 @@ LaunchFiles &launchFiles() {
 
 // One view of the project's modules per run (and per set of user wrappers,
 // which the modules are built with), shared by all jobs.
+std::vector<std::string> &projectFolders() {
+  static std::vector<std::string> folders;
+  return folders;
+}
+
 pyfe::PyProject &projectFor(const core::Wrappers &w) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<pyfe::PyProject>> projects;
@@ -41,7 +46,7 @@ pyfe::PyProject &projectFor(const core::Wrappers &w) {
   std::lock_guard<std::mutex> lock(mu);
   auto &slot = projects[key];
   if (!slot)
-    slot = std::make_unique<pyfe::PyProject>(w);
+    slot = std::make_unique<pyfe::PyProject>(w, projectFolders());
   return *slot;
 }
 
@@ -58,6 +63,10 @@ std::string lineText(const std::string &src, unsigned line) {
 }
 
 } // namespace
+
+void setPythonProjectFolders(std::vector<std::string> folders) {
+  projectFolders() = std::move(folders);
+}
 
 bool isPythonFile(const std::string &path) { return fs::path(path).extension() == ".py"; }
 

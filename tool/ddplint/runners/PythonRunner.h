@@ -7,6 +7,7 @@
 #include "Finding.h"
 
 #include <string>
+#include <vector>
 
 namespace ddplint::cli {
 
@@ -15,6 +16,11 @@ bool isPythonFile(const std::string &path);
 // Thread-safe.  A syntax error is a ToolError naming file:line:col; the
 // findings the rest of the file allows are still reported.
 void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, RunResult &out);
+
+// Folders the run was asked to lint: a Python file that no project marker
+// (.git, pyproject.toml, ...) places belongs to the outermost one holding it.
+// Call before the first runChecksOnPythonFile.
+void setPythonProjectFolders(std::vector<std::string> folders);
 
 // "1.13" / "2.2.1" -> 113 / 202; 0 when not a version.
 int parseTorchVersionNumber(const std::string &text);
