@@ -147,6 +147,34 @@ void Builder::forwardFacts(const FnInfo &fi) {
         scan(k);
     };
     scan(field(f.def, "body"));
+    // `self.activation = activation`, `self.mask_func = mask_func`: a callable
+    // handed in for its effect on values (an activation, a masking function)
+    // holds no parameters of this module.
+    if (f.name == "__init__") {
+      std::set<std::string> callables;
+      for (SyntaxNode p : namedKids(field(f.def, "parameters"))) {
+        SyntaxNode id = is(p, "identifier") ? p : field(p, "name");
+        if (!is(id, "identifier"))
+          continue;
+        const std::string n = str(id);
+        const std::string ty(text(field(p, "type")));
+        if (n == "activation" || n == "act" || endsWith(n, "_func") || endsWith(n, "_fn") ||
+            endsWith(n, "_function") || ty.find("Callable") != std::string::npos)
+          callables.insert(n);
+      }
+      std::function<void(SyntaxNode)> plain = [&](SyntaxNode n) {
+        if (is(n, "assignment")) {
+          SyntaxNode l = field(n, "left"), r = unparen(field(n, "right"));
+          if (is(l, "attribute") && str(field(l, "object")) == "self" && is(r, "identifier") &&
+              callables.count(str(r)) && !attrType.count(str(field(l, "attribute"))))
+            attrType[str(field(l, "attribute"))] = "Callable";
+        }
+        if (!is(n, "function_definition") || n == f.def)
+          for (SyntaxNode k : namedKids(n))
+            plain(k);
+      };
+      plain(f.def);
+    }
   }
   static const std::set<std::string> parameterless = {
       "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "ReLU", "ReLU6", "GELU",
@@ -154,7 +182,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
       "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
       "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
       "AdaptiveMaxPool2d", "Upsample", "LeakyReLU", "ELU", "Mish", "Hardswish", "Softplus",
-      "PixelShuffle", "ZeroPad2d", "Tanhshrink", "Softsign", "GLU"};
+      "PixelShuffle", "ZeroPad2d", "Tanhshrink", "Softsign", "GLU", "Callable"};
   std::function<bool(SyntaxNode)> fromInput = [&](SyntaxNode e) {
     if (is(e, "identifier"))
       return inputs.count(str(e)) > 0;
@@ -202,6 +230,35 @@ void Builder::forwardFacts(const FnInfo &fi) {
       if (shapeOfInput(k))
         return true;
     return false;
+  };
+  // `if x.numel() == 0: return ...`: an empty input is handled apart from
+  // every real batch (a degenerate case, not a branch on the data's shape).
+  auto emptinessTest = [&](SyntaxNode c) {
+    c = unparen(c);
+    if (is(c, "not_operator")) {
+      std::string saved = shapeExpr;
+      const bool shape = shapeOfInput(field(c, "argument"));
+      shapeExpr = saved;
+      return shape;
+    }
+    if (!is(c, "comparison_operator") || namedChildCount(c) != 2)
+      return false;
+    std::string op;
+    for (SyntaxNode k : allKids(c))
+      if (!isNamed(k))
+        op += str(k);
+    SyntaxNode a = unparen(namedChild(c, 0)), b = unparen(namedChild(c, 1));
+    if (str(b) != "0" && str(a) == "0")
+      std::swap(a, b);
+    // The size itself (`x.numel()`, `len(x)`, `x.shape[0]`), not arithmetic on it
+    // (`h.size(0) % 2 == 0` is a branch on the shape).
+    if (str(b) != "0" || (op != "==" && op != "<=" && op != "!=" && op != ">") ||
+        !(is(a, "call") || is(a, "subscript") || is(a, "attribute")))
+      return false;
+    std::string saved = shapeExpr;
+    const bool shape = shapeOfInput(a);
+    shapeExpr = saved;
+    return shape;
   };
   std::function<void(SyntaxNode, core::ArmUse &)> uses = [&](SyntaxNode n, core::ArmUse &u) {
     if (is(n, "function_definition") || is(n, "lambda"))
@@ -310,8 +367,9 @@ void Builder::forwardFacts(const FnInfo &fi) {
       }
       shapeExpr.clear();
       SyntaxNode condNode = field(st, "condition");
-      const bool onShape = shapeOfInput(condNode);
-      const bool onValues = !onShape && fromInput(condNode);
+      const bool empty = emptinessTest(condNode);
+      const bool onShape = !empty && shapeOfInput(condNode);
+      const bool onValues = !empty && !onShape && fromInput(condNode);
       const bool onRank = !onShape && !onValues && value(condNode).dep == Dep::Rank;
       core::ArmUse rest;
       for (size_t j = i + 1; j < stmts.size(); ++j)

@@ -234,6 +234,12 @@ Val Builder::callValue(SyntaxNode c) {
   }
   if (q == "torch.device")
     return v;
+  // A replicated model, wrapped: the same model on every rank, whatever its
+  // wrapper was told of the rank, the data or the schedule
+  // (`model.module.config.num_hidden_layers` after deepspeed.initialize).
+  if (q == "deepspeed.initialize" || kindOfCtor(c) == ObjKind::Ddp ||
+      kindOfCtor(c) == ObjKind::Fsdp)
+    return v;
   // len(batch): as many samples on every rank (see Val::batch).
   if (q == "len" && args(c).size() == 1 && value(args(c)[0].value).batch)
     return v;

@@ -255,3 +255,50 @@ class MaskedLMHead(nn.Module):
             hidden_states = torch.index_select(
                 hidden_states.view(-1, hidden_states.shape[-1]), 0, masked_token_indexes)
         return self.decoder(hidden_states) + self.bias
+
+
+class DeformConvLike(nn.Module):
+    """detectron2's DeformConv: an empty input returns an empty output early
+    (degenerate input, not a branch on the batch's shape), and `activation`
+    is a callable handed in, not a submodule with parameters (hard negative)."""
+
+    def __init__(self, cin, cout, norm=None, activation=None):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(cout, cin, 3, 3))
+        self.norm = norm
+        self.activation = activation
+
+    def forward(self, x):
+        if x.numel() == 0:
+            return x.new_empty(x.shape)  # no weight used: the arms differ but for a degenerate input
+        x = F.conv2d(x, self.weight, padding=1)
+        if self.activation is not None:
+            x = self.activation(x)
+        return x
+
+
+class ScaleMaskSoftmax(nn.Module):
+    """Megatron's FusedScaleMaskSoftmax: a masking function, no parameters."""
+
+    def __init__(self, mask_func, scale=None):
+        super().__init__()
+        self.mask_func = mask_func
+        self.scale = scale
+
+    def forward(self, scores, mask):
+        if scores.size(-1) <= 4096:
+            return torch.softmax(scores, dim=-1)
+        return torch.softmax(self.mask_func(scores, mask), dim=-1)
+
+
+class EmptyBatchSkipsHead(nn.Module):
+    """An early return on a NON-empty condition is still a shape branch."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.head = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if x.size(0) < 2:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: {{.*}}'head'{{.*}} [ddp-forward-shape-branch]
+            return x
+        return self.head(x)
