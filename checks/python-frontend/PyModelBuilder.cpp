@@ -1379,6 +1379,30 @@ PyModel Builder::run() {
         if (!is(s, "comment") && !(is(s, "expression_statement") && namedChildCount(s) == 1 &&
                                    is(namedChild(s, 0), "string")))
           real.push_back(s);
+      // `if dist.is_available() and dist.is_initialized(): return dist.get_rank(group=g)`
+      // `else: return 0`: in the distributed run, the arm that runs.
+      curFn_ = key;
+      curClass_ = fi.className;
+      env_ = Env{};
+      for (int fold = 0; fold < 4 && !real.empty() && is(real.back(), "if_statement"); ++fold) {
+        SyntaxNode ifs = real.back();
+        SyntaxNode alt;
+        bool elif = false;
+        for (SyntaxNode k : namedKids(ifs)) {
+          elif = elif || is(k, "elif_clause");
+          if (is(k, "else_clause"))
+            alt = k;
+        }
+        if (elif || alt.isNull())
+          break;
+        Cond c = cond(field(ifs, "condition"));
+        if (c.kind != Cond::Kind::Const)
+          break;
+        real.pop_back();
+        for (SyntaxNode st : namedKids(c.constValue ? field(ifs, "consequence") : field(alt, "body")))
+          if (!is(st, "comment"))
+            real.push_back(st);
+      }
       // Predicates are short: a longer body is not read as one (and reading
       // every body twice would double the model's cost).
       if (real.empty() || real.size() > 6 || !is(real.back(), "return_statement") ||

@@ -13,6 +13,7 @@ import horovod.torch as hvd
 import torch
 import torch.distributed as dist
 from detectron2.utils import comm
+from megatron.core import mpu as legacy_mpu
 from megatron.core import parallel_state as mpu
 from megatron.core.utils import barrier as mbarrier
 from megatron.training.utils import is_rank_0
@@ -217,6 +218,26 @@ def mpu_cp_rank(t):
 
 def mpu_ep_rank(t):
     if mpu.get_expert_model_parallel_rank() == 0:
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def legacy_mpu_save(state, path):
+    # Megatron's checkpoint: one writer per model-parallel rank, each to its
+    # own mp_rank_XX file (hard negative, not every rank to one path).
+    if not dist.is_initialized() or legacy_mpu.get_data_parallel_rank() == 0:
+        torch.save(state, path)
+    dist.barrier()
+
+
+def legacy_mpu_tp_rank(t):
+    if legacy_mpu.get_tensor_model_parallel_rank() == 0:
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def legacy_mpu_pp_rank(t):
+    if legacy_mpu.get_pipeline_model_parallel_rank() == 0:
         dist.all_reduce(t)
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
 

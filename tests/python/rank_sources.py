@@ -27,6 +27,14 @@ def is_dist_avail_and_initialized():
     return dist.is_available() and dist.is_initialized()
 
 
+def get_data_parallel_rank(group=None):
+    """Megatron's parallel_state: the rank where the process group is up."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(group=group)
+    else:
+        return 0
+
+
 # ---- true positives ---------------------------------------------------------
 
 
@@ -54,6 +62,13 @@ def local_rank_from_group(t):
 def not_initialized_or_rank0(t):
     # The common logging guard; a collective inside it runs on rank 0 only.
     if not dist.is_initialized() or dist.get_rank() == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
+        dist.all_reduce(t)
+    return t
+
+
+def data_parallel_rank_helper(t):
+    if get_data_parallel_rank() == 0:
         # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
         dist.all_reduce(t)
     return t
