@@ -114,12 +114,24 @@ Val Builder::value(SyntaxNode e) {
     auto g = globals_.find(str(e));
     if (g != globals_.end())
       return g->second;
-    if (perRankDataName(str(e)))
+    if (perRankDataName(str(e))) {
       v.dep = Dep::Local;
+      // A parameter named for the batch (`def forward_backward(self, batch, cond)`)
+      // holds one: the rank's samples, as many as every other rank's.
+      const std::string n = str(e);
+      v.batch = n == "batch" || n == "inputs" || n == "images" || n == "labels" || n == "targets";
+    }
     return v;
   }
   if (k == "attribute") {
     std::string t = str(e);
+    // Tensor metadata that is the same on every rank: `if loss.requires_grad:`.
+    {
+      const std::string a = lastPart(t);
+      if (a == "requires_grad" || a == "dtype" || a == "ndim" || a == "is_cuda" ||
+          a == "is_leaf" || a == "layout")
+        return v;
+    }
     auto ev = env_.vars.find(t);
     if (ev != env_.vars.end())
       return ev->second;
@@ -148,6 +160,11 @@ Val Builder::value(SyntaxNode e) {
   if (k == "call")
     return callValue(e);
   if (k == "subscript") {
+    // batch.shape[0]: as many samples on every rank (see Val::batch).
+    if (SyntaxNode sv = unparen(field(e, "value")); is(sv, "attribute") &&
+        str(field(sv, "attribute")) == "shape" && namedChildCount(e) == 2 &&
+        str(namedChild(e, 1)) == "0" && value(field(sv, "object")).batch)
+      return v;
     Val b = value(field(e, "value"));
     Val out;
     out.dep = b.dep;
@@ -243,6 +260,23 @@ Val Builder::callValue(SyntaxNode c) {
   // len(batch): as many samples on every rank (see Val::batch).
   if (q == "len" && args(c).size() == 1 && value(args(c)[0].value).batch)
     return v;
+  // batch.size(0): the same; another dimension (a padded length) is the rank's.
+  if (is(fn, "attribute") && l == "size" && args(c).size() == 1 &&
+      str(args(c)[0].value) == "0" && value(field(fn, "object")).batch)
+    return v;
+  // `batch, cond = next(data)`: the next batch of a loader (or of a generator
+  // over one), drawn by every rank together.
+  if (q == "next" && !args(c).empty() && args(c)[0].name.empty()) {
+    SyntaxNode it = unparen(args(c)[0].value);
+    std::string lower(text(it));
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    if (isLoaderIterable(it) || value(it).batch || lower.find("data") != std::string::npos ||
+        lower.find("iter") != std::string::npos) {
+      v.dep = Dep::Local;
+      v.batch = true;
+      return v;
+    }
+  }
   // A DistributedSampler pads every rank to the same number of samples, and a
   // loader over it has the same length everywhere.
   if (kindOfCtor(c) == ObjKind::DataLoader || endsWith(q, "DistributedSampler"))
