@@ -128,7 +128,8 @@ inline Val joinVal(const Val &a, const Val &b) {
     v.existsWhen = a.existsWhen;
   v.agreed = a.agreed && b.agreed;
   v.none = a.none && b.none;
-  v.batch = a.batch && b.batch;
+  // A batch joined with what every rank shares is still a batch (`samples += [next(it)]`).
+  v.batch = v.dep == Dep::Local && (a.batch || a.dep != Dep::Local) && (b.batch || b.dep != Dep::Local);
   return v;
 }
 

@@ -210,10 +210,17 @@ Val Builder::value(SyntaxNode e) {
   }
   if (k == "lambda")
     return v;
-  // Anything else: the strongest dependence of its parts.
+  // Anything else: the strongest dependence of its parts.  A list of batches
+  // (`[next(it) for _ in range(n)]`, `[batch]`) is a batch too: its length is
+  // what every rank shares.
   Val out;
-  for (SyntaxNode c : namedKids(e))
-    out.dep = core::join(out.dep, value(c).dep);
+  bool onlyBatches = k == "list" || k == "tuple" || k == "list_comprehension";
+  for (SyntaxNode c : namedKids(e)) {
+    Val cv = value(c);
+    out.dep = core::join(out.dep, cv.dep);
+    onlyBatches = onlyBatches && (cv.dep != Dep::Local || cv.batch);
+  }
+  out.batch = out.dep == Dep::Local && onlyBatches;
   return out;
 }
 

@@ -462,3 +462,15 @@ def per_token_chunks(batch, chunk, grads):
     # The padded length (dimension 1) is this rank's batch's: it differs.
     for i in range(0, batch.shape[1], chunk):
         dist.all_reduce(grads)  # CHECK-MESSAGES: :[[@LINE]]:9: error: {{.*}}trip count{{.*}} [ddp-divergent-collective]
+
+
+def accumulate_then_step(loader, total_updates, accumulation_steps, grads):
+    # Accelerate's gradient accumulation for causal LMs: the step's batches are
+    # drawn first; a list of batches is as long on every rank.
+    training_iterator = iter(loader)
+    for update_step in range(total_updates):
+        batch_samples = []
+        for _ in range(accumulation_steps):
+            batch_samples += [next(training_iterator)]
+        for i, batch in enumerate(batch_samples):
+            dist.all_reduce(grads)
