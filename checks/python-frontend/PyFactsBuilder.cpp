@@ -100,8 +100,46 @@ bool Builder::storedInContainer(SyntaxNode c) const {
   if (is(p, "list") || is(p, "pair") || is(p, "list_comprehension") ||
       is(p, "dictionary_comprehension") || is(p, "tuple") || is(p, "set"))
     return true;
-  if (is(p, "assignment"))
-    return is(field(p, "left"), "subscript");
+  if (!is(p, "assignment"))
+    return false;
+  if (is(field(p, "left"), "subscript"))
+    return true;
+  // `loader = build(...)` then `loaders.append(loader)` later in the block.
+  SyntaxNode target = field(p, "left");
+  SyntaxNode st = parentOf(p);
+  if (!is(target, "identifier") || !is(st, "expression_statement"))
+    return false;
+  const std::string name = str(target);
+  // A helper's result is the loader only when the name says so (`acc1 =
+  // validate(...)` kept in a list is an accuracy, not a loader).
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  if (kindOfCtor(c) != ObjKind::DataLoader && lower.find("loader") == std::string::npos)
+    return false;
+  std::function<bool(SyntaxNode)> keeps = [&](SyntaxNode n) {
+    if (is(n, "function_definition") || is(n, "class_definition"))
+      return false;
+    if (is(n, "call")) {
+      const std::string l = lastPart(std::string(text(field(n, "function"))));
+      if (l == "append" || l == "extend" || l == "insert" || l == "add")
+        for (SyntaxNode a : namedKids(field(n, "arguments")))
+          if (is(a, "identifier") && str(a) == name)
+            return true;
+    }
+    if (is(n, "assignment") && is(field(n, "left"), "subscript") &&
+        is(unparen(field(n, "right")), "identifier") && str(unparen(field(n, "right"))) == name)
+      return true;
+    for (SyntaxNode k : namedKids(n))
+      if (keeps(k))
+        return true;
+    return false;
+  };
+  bool after = false;
+  for (SyntaxNode sib : namedKids(parentOf(st))) {
+    if (after && keeps(sib))
+      return true;
+    after = after || sib == st;
+  }
   return false;
 }
 

@@ -48,6 +48,21 @@ def train_with_helper(model, train_ds, optimizer, epochs):
             optimizer.step()
 
 
+def evaluate(model, val_ds):
+    loader = DataLoader(val_ds, batch_size=64)
+    return sum(model(x).argmax(1).eq(y).sum().item() for x, y in loader)
+
+
+def accuracy_history(model, val_ds, epochs):
+    # The helper's result kept in a list is an accuracy: the loader inside it
+    # is still built every epoch.
+    accs = []
+    for epoch in range(epochs):
+        acc = evaluate(model, val_ds)  # CHECK-MESSAGES: :[[@LINE]]:15: note: loop [ddp-dataloader-recreated]
+        accs.append(acc)
+    return accs
+
+
 def aliased_loader(train_ds, epochs, step_fn):
     for _ in range(epochs):
         # CHECK-MESSAGES: :[[@LINE+1]]:22: note: loop [ddp-dataloader-recreated]
@@ -91,6 +106,18 @@ def loaders_per_task(task_datasets):
     loaders = []
     for i in range(len(task_datasets)):
         loaders.append(DataLoader(task_datasets[i], batch_size=8))
+    return loaders
+
+
+def bootstrap_loaders(cfg, model):
+    # DensePose's build_inference_based_loaders: one loader per configured
+    # dataset, built by a helper and kept in a list (not rebuilt each pass).
+    loaders = []
+    for dataset_spec in cfg.BOOTSTRAP_DATASETS:
+        dataset_cfg = cfg.clone()
+        dataset_cfg.merge_from_other_cfg(dataset_spec)
+        loader = make_train_loader(dataset_cfg.DATASET, 8)
+        loaders.append(loader)
     return loaders
 
 
