@@ -482,6 +482,12 @@ bool Builder::ddpBroadcastsBuffers(const std::string &spelling) const {
     const std::string_view argText = text(field(ctor, "arguments"));
     if (argText.find("broadcast_buffers=False") != std::string_view::npos)
       continue;
+    // apex's DistributedDataParallel (and DeepScale's copy of it) syncs
+    // parameters at construction and gradients in backward; its forward runs
+    // no collective.
+    const std::string q = qualified(field(ctor, "function"));
+    if (startsWith(q, "apex.") || startsWith(q, "deepscale."))
+      continue;
     auto as = args(ctor);
     if (as.empty() || !as[0].name.empty() || !bufferFree(as[0].value, 0))
       return true;

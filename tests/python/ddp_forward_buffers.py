@@ -52,3 +52,13 @@ def evaluate_no_broadcast(rank):
     if rank == 0:
         model(torch.ones(1, 4))
     dist.barrier()
+
+
+def evaluate_apex(rank):
+    # hard negative: apex's DistributedDataParallel syncs parameters when it is
+    # built and gradients in backward; its forward runs no collective
+    from apex.parallel import DistributedDataParallel as ApexDDP
+    model = ApexDDP(WithNorm().to(rank))
+    if rank == 0:
+        model(torch.ones(1, 4))
+    dist.barrier()
