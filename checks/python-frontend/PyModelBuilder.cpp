@@ -1002,6 +1002,13 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   bool loader = isLoaderIterable(iter) || it.batch;
   Dep trip = loader ? Dep::Uniform : it.dep;
   Dep elems = loader ? Dep::Local : it.dep;
+  // `for v in losses.values()`: a dict's keys are the code's (the same loss
+  // names on every rank) even when its values are this rank's.
+  if (is(iter, "call") && is(field(iter, "function"), "attribute") && args(iter).empty()) {
+    const std::string m = str(field(field(iter, "function"), "attribute"));
+    if ((m == "values" || m == "items" || m == "keys") && trip == Dep::Local)
+      trip = Dep::Uniform;
+  }
   LoopCtx lc;
   lc.text = str(right);
   std::string header = str(left) + " " + lc.text;
@@ -1047,6 +1054,30 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   block(field(s, "body"), body);
   env_ = joinEnv(before, env_);
   loops_.pop_back();
+  // `for v in losses.values(): dist.all_reduce(v)`: every value of the dict is
+  // agreed after the loop, so the dict is.
+  if (is(iter, "call") && is(field(iter, "function"), "attribute") && args(iter).empty() &&
+      str(field(field(iter, "function"), "attribute")) == "values" && is(left, "identifier")) {
+    const std::string var = str(left);
+    bool reduced = false;
+    std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+      if (reduced || is(n, "function_definition"))
+        return;
+      if (is(n, "call")) {
+        const std::string l = lastPart(qualified(field(n, "function")));
+        auto as = args(n);
+        if ((l == "all_reduce" || l == "broadcast") && !as.empty() && as[0].name.empty() &&
+            is(unparen(as[0].value), "identifier") && str(unparen(as[0].value)) == var &&
+            startsWith(qualified(field(n, "function")), "torch.distributed."))
+          reduced = true;
+      }
+      for (SyntaxNode k : namedKids(n))
+        scan(k);
+    };
+    scan(field(s, "body"));
+    if (reduced)
+      bind(field(field(iter, "function"), "object"), Val{Dep::Uniform, RankKind::None, std::nullopt, true});
+  }
   Node loop = Node::makeLoop(trip, lc.text, loc(right), Node::block(std::move(body)), at);
   loop.perEpoch = lc.perEpoch;
   out.push_back(std::move(loop));

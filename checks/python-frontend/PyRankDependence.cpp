@@ -213,6 +213,19 @@ Val Builder::value(SyntaxNode e) {
   // Anything else: the strongest dependence of its parts.  A list of batches
   // (`[next(it) for _ in range(n)]`, `[batch]`) is a batch too: its length is
   // what every rank shares.
+  // A comprehension over an agreed dict (`{k: v.item() / n for k, v in
+  // reduced.items()}`) is agreed.
+  if ((k == "dictionary_comprehension" || k == "list_comprehension" ||
+       k == "generator_expression" || k == "set_comprehension")) {
+    for (SyntaxNode c : namedKids(e))
+      if (is(c, "for_in_clause")) {
+        SyntaxNode src = unparen(field(c, "right"));
+        if (is(src, "call") && is(field(src, "function"), "attribute"))
+          src = field(field(src, "function"), "object");
+        if (value(src).agreed)
+          return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
+      }
+  }
   Val out;
   bool onlyBatches = k == "list" || k == "tuple" || k == "list_comprehension";
   for (SyntaxNode c : namedKids(e)) {
@@ -233,6 +246,17 @@ Val Builder::callValue(SyntaxNode c) {
                                            (l == "get_world_size" || l == "is_initialized" ||
                                             l == "is_available" || l == "get_backend")))
     return v;
+  // math.isnan(x), sum(x), float(x) of a value a collective agreed (an
+  // all-reduced loss) is agreed.
+  if ((l == "isnan" || l == "isinf" || l == "isfinite" || q == "sum" || q == "float" ||
+       q == "abs" || q == "min" || q == "max" || q == "round") &&
+      !args(c).empty()) {
+    bool agreed = true;
+    for (const auto &a : args(c))
+      agreed = agreed && a.name.empty() && value(a.value).agreed;
+    if (agreed)
+      return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
+  }
   if (has(api().localFunctions, q) || has(api().localFunctions, l) ||
       has(api().localMethods, l)) {
     v.dep = Dep::Local;
@@ -253,7 +277,7 @@ Val Builder::callValue(SyntaxNode c) {
     // Moving or converting a value keeps its dependence: `x.to(local_rank)`.
     if (l == "to" || l == "cuda" || l == "cpu" || l == "float" || l == "half" || l == "detach" ||
         l == "clone" || l == "contiguous" || l == "bfloat16" || l == "double" || l == "item" ||
-        l == "tolist")
+        l == "tolist" || l == "values" || l == "items" || l == "keys")
       return value(field(fn, "object"));
   }
   if (q == "torch.device")
@@ -400,6 +424,36 @@ Cond Builder::cond(SyntaxNode e) {
   }
   if (k == "true" || k == "false")
     return Cond::constant(k == "true");
+  // `if dist.get_world_size() > 1:` holds wherever ranks can disagree: a
+  // one-process run has no one to diverge from.
+  if (k == "comparison_operator" && namedChildCount(e) == 2) {
+    SyntaxNode a = unparen(namedChild(e, 0)), b = unparen(namedChild(e, 1));
+    std::string op;
+    for (SyntaxNode c : allKids(e))
+      if (!isNamed(c))
+        op += str(c);
+    auto worldSize = [&](SyntaxNode x) {
+      std::string q = is(x, "call") ? qualified(field(x, "function")) : "";
+      const std::string l = lastPart(is(x, "call") ? (q.empty() ? std::string(text(field(x, "function"))) : q)
+                                                   : std::string(text(x)));
+      if (is(x, "call"))
+        return has(api().worldSizeFunctions, q) || l == "get_world_size" || l == "get_global_size";
+      return (is(x, "attribute") || is(x, "identifier")) && has(api().worldSizeAttributes, l);
+    };
+    std::int64_t n = 0;
+    if (worldSize(a) && intLiteral(text(b), n)) {
+      std::optional<bool> known;
+      if ((op == ">" && n == 1) || (op == ">=" && n == 2) || (op == "!=" && n == 1))
+        known = true;
+      else if ((op == "==" && n == 1) || (op == "<=" && n == 1) || (op == "<" && n == 2))
+        known = false;
+      if (known) {
+        Cond c = Cond::constant(*known);
+        c.text = str(e);
+        return c;
+      }
+    }
+  }
   // `dist.is_initialized()`, and a helper that answers it
   // (`is_dist_avail_and_initialized()`): true in the distributed run.
   if (k == "call" && initializedTest(e)) {

@@ -474,3 +474,33 @@ def accumulate_then_step(loader, total_updates, accumulation_steps, grads):
             batch_samples += [next(training_iterator)]
         for i, batch in enumerate(batch_samples):
             dist.all_reduce(grads)
+
+
+def log_reduced_losses(loss_dict):
+    # dinov2's train loop: with more than one rank (the only case where ranks
+    # can disagree) every value is all-reduced, so the NaN test agrees.
+    if dist.get_world_size() > 1:
+        for v in loss_dict.values():
+            dist.all_reduce(v)
+    loss_dict_reduced = {k: v.item() / dist.get_world_size() for k, v in loss_dict.items()}
+    if math.isnan(sum(loss_dict_reduced.values())):
+        raise AssertionError("NaN detected")
+    dist.barrier()
+
+
+def reduce_logged_losses(losses, args):
+    # open_clip: a dict of this rank's losses has the same keys on every rank.
+    reduce_loss = args.distributed and args.world_size > 1
+    reduced = {key: val.detach().float().clone() for key, val in losses.items()}
+    if reduce_loss:
+        for v in reduced.values():
+            dist.all_reduce(v)
+            v /= args.world_size
+    return reduced
+
+
+def nan_check_before_reduction(loss_dict):
+    # The same NaN test on this rank's own losses: one rank raises alone.
+    if math.isnan(sum(v.item() for v in loss_dict.values())):
+        raise AssertionError("NaN detected")
+    dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:5: error: {{.*}} [ddp-divergent-collective]
