@@ -54,7 +54,24 @@ inline bool perRankDataName(std::string_view name) {
   static const std::set<std::string, std::less<>> words = {
       "loss", "losses", "logits", "batch", "inputs", "targets", "images", "labels",
       "outputs", "output", "preds", "predictions", "grad", "grads", "norm"};
-  return words.count(last) > 0 && name != "batch_size";
+  if (words.count(last) == 0 || name == "batch_size")
+    return false;
+  // A flag or a setting named after the data (`gather_with_grad`,
+  // `reduce_loss`, `log_every_n_losses`, `use_norm`) is not the data.
+  static const std::set<std::string, std::less<>> flagWords = {
+      "with", "without", "use", "reduce", "compute", "log", "skip", "no", "enable", "enabled",
+      "disable", "sync", "gather", "save", "print", "return", "track", "should", "do", "clip",
+      "accumulate", "scale", "set", "get", "num", "max", "min", "freq", "every", "is", "has",
+      "apply", "normalize", "report", "keep", "allow", "need", "needs"};
+  for (std::string_view rest = name; !rest.empty();) {
+    const size_t u = rest.find('_');
+    if (flagWords.count(rest.substr(0, u)))
+      return false;
+    if (u == std::string_view::npos)
+      break;
+    rest.remove_prefix(u + 1);
+  }
+  return true;
 }
 // Device handles are rank-specific by design (`cuda:{local_rank}`), but what is
 // computed on them is not: a device argument does not make a result rank-dependent.

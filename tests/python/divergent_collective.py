@@ -504,3 +504,13 @@ def nan_check_before_reduction(loss_dict):
     if math.isnan(sum(v.item() for v in loss_dict.values())):
         raise AssertionError("NaN detected")
     dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:5: error: {{.*}} [ddp-divergent-collective]
+
+
+def gather_features(image_features, gather_with_grad=False, world_size=1):
+    # open_clip: a flag named after the data (`..._grad`, `reduce_loss`) is a
+    # setting every rank shares, not this rank's gradient.
+    if gather_with_grad:
+        return torch.cat(torch.distributed.nn.all_gather(image_features), dim=0)
+    gathered = [torch.zeros_like(image_features) for _ in range(world_size)]
+    dist.all_gather(gathered, image_features)
+    return torch.cat(gathered, dim=0)
