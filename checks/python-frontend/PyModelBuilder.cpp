@@ -634,7 +634,15 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
     if (has(api().collectives, cs.l)) {
       emit(out, cs.c, EventKind::Collective, cs.l);
       // The output buffers are agreed once the call returns.
-      const PyArg *outArg = cs.as.empty() ? nullptr : &cs.as[0];
+      // The buffer: the first positional argument, or `tensor=` / `object_list=`
+      // (`dist.broadcast(tensor=flag, src=0)`).
+      const PyArg *outArg = nullptr;
+      for (const auto &a : cs.as)
+        if (a.name.empty() || a.name == "tensor" || a.name == "tensor_list" ||
+            a.name == "object_list" || a.name == "output_tensor_list") {
+          outArg = &a;
+          break;
+        }
       if (outArg && (cs.l == "all_reduce" || cs.l == "broadcast" || cs.l == "broadcast_object_list" ||
                      cs.l == "all_gather" || cs.l == "all_gather_object" || cs.l == "all_gather_into_tensor"))
         bind(outArg->value, Val{Dep::Uniform, RankKind::None, std::nullopt, true});

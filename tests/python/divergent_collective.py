@@ -514,3 +514,18 @@ def gather_features(image_features, gather_with_grad=False, world_size=1):
     gathered = [torch.zeros_like(image_features) for _ in range(world_size)]
     dist.all_gather(gathered, image_features)
     return torch.cat(gathered, dim=0)
+
+
+def cached_stats(opts, cache_file, compute):
+    # stylegan2-ada's metric cache: rank 0 probes the file and broadcasts the
+    # answer (the buffer passed as `tensor=`), so every rank takes one branch.
+    flag = os.path.isfile(cache_file) if opts.rank == 0 else False
+    if opts.num_gpus > 1:
+        flag = torch.as_tensor(flag, dtype=torch.float32, device=opts.device)
+        torch.distributed.broadcast(tensor=flag, src=0)
+        flag = (float(flag.cpu()) != 0)
+    if flag:
+        return torch.load(cache_file)
+    stats = compute()
+    dist.barrier()
+    return stats
