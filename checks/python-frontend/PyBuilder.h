@@ -244,6 +244,8 @@ struct FnInfo {
   // Answers whether the process group is up (`return dist.is_available() and
   // dist.is_initialized()`): true in a distributed run.
   bool returnsInitialized = false;
+  // Returns a value made from the rank (`f"rank_{get_rank()}"`): a per-rank name.
+  bool returnsRankDependent = false;
   // Every `return` hands back a value a collective agreed (`dist.all_reduce(t)`
   // ... `return t[0] / t[1]`): the call's result is the same on every rank.
   // -1 not built yet, 0 no, 1 yes.

@@ -1486,6 +1486,9 @@ PyModel Builder::run() {
         continue;
       }
       Val v = value(r);
+      if (!v.cond && v.dep == Dep::Rank && !is(unparen(r), "comparison_operator") &&
+          !is(unparen(r), "boolean_operator"))
+        fi.returnsRankDependent = true;
       if (v.cond && v.cond->dependence() == Dep::Rank)
         fi.returnsCond = v.cond;
       else if (!v.cond && (is(unparen(r), "comparison_operator") || is(unparen(r), "boolean_operator"))) {
@@ -1562,6 +1565,7 @@ PyModel Builder::run() {
     fs.mainOnly = fi.mainOnly;
     fs.returnsAgreed = fi.returnsAgreed == 1;
     fs.returnsInitialized = fi.returnsInitialized;
+    fs.returnsRankDependent = fi.returnsRankDependent;
     m_.summaries.emplace(key, std::move(fs));
   }
   for (const auto &[cls, bases] : classBases_)

@@ -29,6 +29,7 @@ struct FunctionSummary {
   bool mainOnly = false;                 // @rank_zero_only
   bool returnsAgreed = false;            // returns what a collective agreed
   bool returnsInitialized = false;       // `def is_dist_avail_and_initialized()`
+  bool returnsRankDependent = false;     // `def rankstr(): return f"rank_{get_rank()}"`
 };
 
 // A function of another module of the project, as the module being built sees it.

@@ -282,6 +282,10 @@ Val Builder::callValue(SyntaxNode c) {
   }
   if (q == "torch.device")
     return v;
+  // A value's type is the code's: `isinstance(loss, torch.Tensor)`,
+  // `hasattr(model, "module")` answer the same on every rank.
+  if (q == "isinstance" || q == "hasattr" || q == "callable" || q == "issubclass")
+    return v;
   // A replicated model, wrapped: the same model on every rank, whatever its
   // wrapper was told of the rank, the data or the schedule
   // (`model.module.config.num_hidden_layers` after deepspeed.initialize).
@@ -327,6 +331,17 @@ Val Builder::callValue(SyntaxNode c) {
     v.dep = helperCond->dependence();
     v.cond = helperCond;
     return v;
+  }
+  // A helper that names something after the rank (`rankstr()`): per rank.
+  {
+    bool rankNamed = f != fns_.end() && f->second.returnsRankDependent;
+    if (f == fns_.end())
+      if (const ExternalFunction *ext = externalCallee(fn))
+        rankNamed = ext->summary.returnsRankDependent;
+    if (rankNamed) {
+      v.dep = Dep::Rank;
+      return v;
+    }
   }
   // A helper that returns what it all-reduced (`validation()` returning the
   // reduced loss): the same on every rank, whatever its arguments.

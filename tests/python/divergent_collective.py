@@ -529,3 +529,19 @@ def cached_stats(opts, cache_file, compute):
     stats = compute()
     dist.barrier()
     return stats
+
+
+def parse_losses(losses):
+    # mmseg's parse_losses (dinov2's depther): a type check is the code's, the
+    # same on every rank; the raise is not one rank's alone.
+    log_vars = {}
+    for loss_name, loss_value in losses.items():
+        if isinstance(loss_value, torch.Tensor):
+            log_vars[loss_name] = loss_value.mean()
+        else:
+            raise TypeError(f"{loss_name} is not a tensor")
+    for loss_name, loss_value in log_vars.items():
+        loss_value = loss_value.data.clone()
+        dist.all_reduce(loss_value.div_(dist.get_world_size()))
+        log_vars[loss_name] = loss_value.item()
+    return log_vars

@@ -178,3 +178,15 @@ def save_unless_helper_initialized(model, path):
         torch.save(model.state_dict(), path)
     if is_dist_avail_and_initialized():
         dist.barrier()
+
+
+def rankstr():
+    return f"rank_{dist.get_rank()}"
+
+
+def save_sharded(model, save_dir, name):
+    # dinov2's FSDPCheckpointer: a helper names the file after the rank.
+    basename = f"{name}.{rankstr()}.pth"
+    with open(os.path.join(save_dir, basename), "wb") as f:
+        torch.save(model.state_dict(), f)
+    dist.barrier()
