@@ -1486,9 +1486,17 @@ PyModel Builder::run() {
         continue;
       }
       Val v = value(r);
-      if (!v.cond && v.dep == Dep::Rank && !is(unparen(r), "comparison_operator") &&
-          !is(unparen(r), "boolean_operator"))
-        fi.returnsRankDependent = true;
+      // A name made from the rank: an f-string, a concatenation, a join or a
+      // format (not a predicate: `is_primary(args, local)` keeps its meaning).
+      {
+        SyntaxNode ur = unparen(r);
+        const std::string fl = is(ur, "call") ? lastPart(std::string(text(field(ur, "function")))) : "";
+        const bool named = is(ur, "string") || is(ur, "concatenated_string") ||
+                           (is(ur, "binary_operator") && str(field(ur, "operator")) == "+") ||
+                           fl == "join" || fl == "format" || fl == "str";
+        if (named && !v.cond && v.dep == Dep::Rank)
+          fi.returnsRankDependent = true;
+      }
       if (v.cond && v.cond->dependence() == Dep::Rank)
         fi.returnsCond = v.cond;
       else if (!v.cond && (is(unparen(r), "comparison_operator") || is(unparen(r), "boolean_operator"))) {
