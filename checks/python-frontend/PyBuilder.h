@@ -94,6 +94,16 @@ inline bool loggingKeyword(std::string_view name) {
          name == "leave" || name == "dynamic_ncols";
 }
 
+// A logger or a summary writer handed to a call (`find_checkpoint(out_dir,
+// logger)`): it chooses where messages go, not what the call computes.
+inline bool loggerArgument(std::string_view text) {
+  auto dot = text.rfind('.');
+  if (dot != std::string_view::npos)
+    text = text.substr(dot + 1);
+  return text == "logger" || text == "log" || text == "writer" || text == "tb_writer" ||
+         text == "summary_writer" || endsWith(text, "_logger");
+}
+
 // A keyword or positional argument as written.
 struct PyArg {
   std::string_view name; // empty: positional (views into the source)

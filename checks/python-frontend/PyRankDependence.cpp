@@ -396,7 +396,7 @@ Val Builder::callValue(SyntaxNode c) {
     if (deviceName(a.name) || deviceName(a.text))
       continue;
     Val av = value(a.value);
-    if (!a.name.empty() && (av.cond || loggingKeyword(a.name)))
+    if ((!a.name.empty() && (av.cond || loggingKeyword(a.name))) || loggerArgument(a.text))
       continue;
     v.dep = core::join(v.dep, av.dep);
     onlyBatches = onlyBatches && (av.dep != Dep::Local || av.batch);

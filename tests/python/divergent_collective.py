@@ -545,3 +545,14 @@ def parse_losses(losses):
         dist.all_reduce(loss_value.div_(dist.get_world_size()))
         log_vars[loss_name] = loss_value.item()
     return log_vars
+
+
+def auto_resume(config, model, create_logger, find_checkpoint, reduce_tensor):
+    # Swin-Transformer: the logger (made with the rank) chooses where messages
+    # go; the checkpoint every rank finds in the shared folder is the same.
+    logger = create_logger(output_dir=config.OUTPUT, dist_rank=dist.get_rank())
+    resume_file = find_checkpoint(config.OUTPUT, logger)
+    if resume_file:
+        model.load_state_dict(torch.load(resume_file))
+        acc = reduce_tensor(torch.ones(1))
+        dist.all_reduce(acc)
