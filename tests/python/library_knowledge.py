@@ -96,6 +96,16 @@ def ds_barrier(t):
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'deepspeed.comm.barrier' runs only on ranks where {{.*}} [ddp-divergent-collective]
 
 
+def ds_gathered_parameters(model, args):
+    # DeepSpeed-Chat's save_zero_three_model: entering GatheredParameters
+    # all-gathers a ZeRO-3 partitioned parameter, so only rank 0 entering it hangs.
+    if args.global_rank == 0:
+        for name, p in model.named_parameters():
+            with deepspeed.zero.GatheredParameters([p]):
+                # CHECK-MESSAGES: :[[@LINE-1]]:18: error: collective 'deepspeed.zero.GatheredParameters' runs only on ranks where {{.*}} [ddp-divergent-collective]
+                torch.save(p.data.cpu(), name + ".pt")
+
+
 def d2_synchronize(r):
     if comm.is_main_process():
         comm.synchronize()
