@@ -13,7 +13,7 @@ static bool distributedFramework(std::string_view mod) {
   // get_accelerator`) is imported by single-process scripts too.
   if (mod == "deepspeed.accelerator" || startsWith(mod, "deepspeed.accelerator."))
     return false;
-  for (std::string_view f : {"deepspeed", "horovod", "megatron", "colossalai", "fairscale"})
+  for (std::string_view f : {"deepspeed", "horovod", "megatron", "colossalai", "fairscale", "mpi4py"})
     if (mod == f || (startsWith(mod, f) && mod.size() > f.size() && mod[f.size()] == '.'))
       return true;
   return false;
@@ -75,6 +75,24 @@ void Builder::collectImports(SyntaxNode root) {
       auto kids = namedKids(n);
       for (auto it = kids.rbegin(); it != kids.rend(); ++it)
         stack.push_back(*it);
+    }
+  }
+  // `comm = MPI.COMM_WORLD` (at module level or in a function): the name is
+  // the communicator, as an import alias would be.
+  bool mpi = false;
+  for (const auto &[local, full] : alias_)
+    mpi = mpi || startsWith(full, "mpi4py");
+  if (mpi) {
+    std::vector<SyntaxNode> st{root};
+    while (!st.empty()) {
+      SyntaxNode n = st.back();
+      st.pop_back();
+      if (is(n, "assignment") && is(field(n, "left"), "identifier") &&
+          is(unparen(field(n, "right")), "attribute") &&
+          qualified(unparen(field(n, "right"))) == "mpi4py.MPI.COMM_WORLD")
+        alias_.emplace(str(field(n, "left")), "mpi4py.MPI.COMM_WORLD"); // an import keeps its name
+      for (SyntaxNode k : namedKids(n))
+        st.push_back(k);
     }
   }
   for (const auto &[local, full] : alias_)

@@ -266,9 +266,12 @@ Val Builder::callValue(SyntaxNode c) {
     v.dep = Dep::Local;
     return v;
   }
-  // A collective's result is the same on every rank.
+  // A collective's result is the same on every rank (`data = comm.bcast(data)`).
   if (startsWith(q, "torch.distributed.") || (is(fn, "attribute") && has(api().agreeingMethods, l)))
     return v;
+  if (startsWith(q, "mpi4py.MPI.COMM_WORLD.") && has(api().collectiveFunctions, q) &&
+      l != "gather" && l != "scatter" && l != "reduce")
+    return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
   if (is(fn, "attribute")) {
     const std::string recv = str(field(fn, "object"));
     auto o = objects_.find(recv);

@@ -556,3 +556,21 @@ def auto_resume(config, model, create_logger, find_checkpoint, reduce_tensor):
         model.load_state_dict(torch.load(resume_file))
         acc = reduce_tensor(torch.ones(1))
         dist.all_reduce(acc)
+
+
+def broadcast_file_in_chunks(path, chunk):
+    # guided-diffusion's dist_util.load_state_dict: rank 0 alone loops over its
+    # bytes; the others loop over the count it broadcast first. One rank runs
+    # each loop, so neither trip count has another rank to differ from.
+    if dist.get_rank() == 0:
+        with open(path, "rb") as f:
+            data = f.read()
+        n = torch.tensor([(len(data) + chunk - 1) // chunk])
+        dist.broadcast(n, src=0)
+        for i in range(0, len(data), chunk):
+            dist.broadcast(torch.frombuffer(data[i:i + chunk], dtype=torch.uint8), src=0)
+    else:
+        n = torch.zeros(1, dtype=torch.long)
+        dist.broadcast(n, src=0)
+        for _ in range(int(n.item())):
+            dist.broadcast(torch.empty(chunk, dtype=torch.uint8), src=0)

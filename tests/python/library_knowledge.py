@@ -12,6 +12,7 @@ import deepspeed.comm as ds_comm
 import horovod.torch as hvd
 import torch
 import torch.distributed as dist
+from mpi4py import MPI
 from detectron2.utils import comm
 from megatron.core import mpu as legacy_mpu
 from megatron.core import parallel_state as mpu
@@ -104,6 +105,45 @@ def ds_gathered_parameters(model, args):
             with deepspeed.zero.GatheredParameters([p]):
                 # CHECK-MESSAGES: :[[@LINE-1]]:18: error: collective 'deepspeed.zero.GatheredParameters' runs only on ranks where {{.*}} [ddp-divergent-collective]
                 torch.save(p.data.cpu(), name + ".pt")
+
+
+def mpi_load_on_main(path):
+    # guided-diffusion's dist_util.load_state_dict: rank 0 reads, every rank
+    # takes the broadcast; the bytes are the same everywhere after it.
+    world_comm = MPI.COMM_WORLD
+    if world_comm.Get_rank() == 0:
+        with open(path, "rb") as f:
+            data = f.read()
+    else:
+        data = None
+    data = world_comm.bcast(data)
+    if data is None:  # agreed by the broadcast: a hard negative
+        return None
+    MPI.COMM_WORLD.Barrier()
+    return data
+
+
+def mpi_resume_on_main(path):
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        return mpi_load_on_main(path)
+        # CHECK-MESSAGES: :[[@LINE-1]]:16: error: call to 'mpi_load_on_main', which runs collective 'mpi4py.MPI.COMM_WORLD.bcast', runs only on ranks where {{.*}} [ddp-divergent-collective]
+    return None
+
+
+def mpi_collectives(x, world):
+    if world.rank == 0:
+        MPI.COMM_WORLD.allreduce(x)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'mpi4py.MPI.COMM_WORLD.allreduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+    if MPI.COMM_WORLD.Get_size() > 1:  # every rank with others to talk to
+        MPI.COMM_WORLD.Allreduce(x, x)
+        MPI.COMM_WORLD.allgather(x)
+        MPI.COMM_WORLD.Allgather(x, x)
+        MPI.COMM_WORLD.Bcast(x)
+        MPI.COMM_WORLD.gather(x)
+        MPI.COMM_WORLD.scatter(x)
+        MPI.COMM_WORLD.reduce(x)
+        MPI.COMM_WORLD.alltoall(x)
+        MPI.COMM_WORLD.barrier()
 
 
 def d2_synchronize(r):

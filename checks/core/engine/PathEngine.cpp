@@ -547,6 +547,16 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
     return out;
   }
   case Node::Kind::Loop: {
+    if (!loops.count(&n)) {
+      bool single = false, any = false;
+      for (const auto &p : in)
+        if (live(p)) {
+          single = (any ? single : true) && rankSet(p.guard).size() <= 1;
+          any = true;
+        }
+      if (any && single)
+        singleRankLoops.insert(&n);
+    }
     LoopResult &lr = analyzeLoop(n);
     std::vector<Path> out;
     for (auto &p : in) {
@@ -956,7 +966,8 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
     }
   }
   // (c) a trip count that differs across ranks.
-  if (!all.empty() && divergences.size() == beforeExit && n.trip != Dep::Uniform) {
+  if (!all.empty() && divergences.size() == beforeExit && n.trip != Dep::Uniform &&
+      !singleRankLoops.count(&n)) {
     const Ev &e = iter.empty() ? all[0] : iter[0];
     Divergence d;
     d.kind = Divergence::Kind::TripCount;

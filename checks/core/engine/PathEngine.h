@@ -135,6 +135,9 @@ public:
   std::vector<std::string> fnStack;   // the functions being analysed
   std::set<Loc> reportedAt;
   std::set<const Node *> loopsReported;
+  // Loops that only one rank runs (under `rank == 0`): their trip count has no
+  // other rank to differ from; the arms around them are compared instead.
+  std::set<const Node *> singleRankLoops;
   struct LoopResult {
     std::vector<Path> bodyPaths;
     std::vector<Ev> symbol;
