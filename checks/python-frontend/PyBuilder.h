@@ -312,7 +312,25 @@ public:
 
   PyModel run();
 
+  // What every call site of the module hands a function's parameter, where
+  // that is a rank fact (`train_one_epoch(..., saver=saver)` with a saver that
+  // exists on rank 0 only; `save(..., is_master=args.save_logs)`): callee key
+  // -> parameter -> the value.  Read after run(); a second builder seeded
+  // with them binds the parameters when it builds the callee.
+  std::map<std::string, std::map<std::string, Val>> parameterFacts() const;
+  void seedParameters(std::map<std::string, std::map<std::string, Val>> facts) {
+    seeded_ = std::move(facts);
+  }
+
 private:
+  struct ParamFact {
+    Val v;
+    int sites = 0;
+    bool agree = true;
+  };
+  std::map<std::string, std::map<std::string, ParamFact>> paramFacts_;
+  std::map<std::string, int> callSites_;
+  std::map<std::string, std::map<std::string, Val>> seeded_;
   const SyntaxTree &tree_;
   const core::Wrappers &user_;
   ModuleContext *project_;
@@ -478,6 +496,7 @@ private:
     std::vector<PyArg> as;
     bool dist = false; // a function of torch.distributed itself
   };
+  void recordArguments(const std::string &callee, const CallSite &cs);
   CallSite callSite(SyntaxNode c) const;
   void call(SyntaxNode c, std::vector<Node> &out);
   bool collectiveCall(const CallSite &cs, std::vector<Node> &out);

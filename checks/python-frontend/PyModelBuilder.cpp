@@ -772,11 +772,67 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
 }
 
 // A call of one of this module's functions: its summary applies here.
+void Builder::recordArguments(const std::string &callee, const CallSite &cs) {
+  auto f = fns_.find(callee);
+  if (f == fns_.end() || f->second.def.isNull())
+    return;
+  std::vector<std::string> params;
+  for (SyntaxNode p : namedKids(field(f->second.def, "parameters"))) {
+    SyntaxNode id = is(p, "identifier") ? p : field(p, "name");
+    if (is(p, "typed_parameter") && namedChildCount(p) > 0)
+      id = namedChild(p, 0);
+    params.push_back(is(id, "identifier") ? str(id) : std::string());
+  }
+  // `self.step(...)`, `obj.method(...)`: the receiver is the first parameter.
+  size_t next = !f->second.className.empty() && is(cs.fn, "attribute") && !params.empty() &&
+                        params[0] == "self"
+                    ? 1
+                    : 0;
+  ++callSites_[callee];
+  std::set<std::string> passed;
+  for (const auto &a : cs.as) {
+    std::string pname;
+    if (a.name.empty()) {
+      if (is(a.value, "list_splat") || is(a.value, "dictionary_splat") || next >= params.size())
+        return; // *args, **kwargs: what reaches which parameter is not known here
+      pname = params[next++];
+    } else {
+      pname = std::string(a.name);
+    }
+    if (pname.empty())
+      continue;
+    passed.insert(pname);
+    Val v = value(a.value);
+    ParamFact &pf = paramFacts_[callee][pname];
+    const bool fact = v.existsWhen || (v.cond && v.cond->dependence() == Dep::Rank);
+    if (!fact) {
+      pf.agree = false;
+    } else if (pf.sites == 0) {
+      pf.v = v;
+    } else {
+      pf.agree = pf.agree && sameOpt(pf.v.cond, v.cond) && sameOpt(pf.v.existsWhen, v.existsWhen);
+    }
+    ++pf.sites;
+  }
+}
+
+std::map<std::string, std::map<std::string, Val>> Builder::parameterFacts() const {
+  std::map<std::string, std::map<std::string, Val>> out;
+  for (const auto &[callee, params] : paramFacts_) {
+    auto n = callSites_.find(callee);
+    for (const auto &[name, pf] : params)
+      if (pf.agree && n != callSites_.end() && pf.sites == n->second)
+        out[callee][name] = pf.v;
+  }
+  return out;
+}
+
 void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
   std::string key = resolveCallee(cs.fn);
   std::string name;
   if (!key.empty()) {
     name = fns_[key].name;
+    recordArguments(key, cs);
   } else if (const ExternalFunction *ext = externalCallee(cs.fn)) {
     // Another module's function: its body joins the program when linked.
     key = ext->key;
@@ -1322,7 +1378,11 @@ Env Builder::paramEnv(const FnInfo &fi) {
         v = Val{Dep::Rank, RankKind::Local, {}};
       else if (i == 0 && spawned_.count(fi.name))
         v = Val{Dep::Rank, name == "rank" ? RankKind::Global : RankKind::Local, {}};
-      if (v.dep != Dep::Uniform)
+      // What every call site of this module hands it (see parameterFacts).
+      if (auto sf = seeded_.find(fi.key); sf != seeded_.end() && v.dep == Dep::Uniform)
+        if (auto sv = sf->second.find(name); sv != sf->second.end())
+          v = sv->second;
+      if (v.dep != Dep::Uniform || v.existsWhen || v.cond)
         env.vars[name] = v;
       ++i;
     }
@@ -1608,7 +1668,15 @@ PyModel Builder::run() {
 
 PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user, ModuleContext *project) {
   build::Builder b(tree, user, project);
-  return b.run();
+  PyModel m = b.run();
+  // A function whose every call in this module hands a parameter the same
+  // rank fact is built again with it bound (a second pass only then).
+  auto facts = b.parameterFacts();
+  if (facts.empty())
+    return m;
+  build::Builder again(tree, user, project);
+  again.seedParameters(std::move(facts));
+  return again.run();
 }
 
 } // namespace ddplint::pyfe
