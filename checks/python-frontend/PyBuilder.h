@@ -256,6 +256,8 @@ struct FnInfo {
   bool returnsInitialized = false;
   // Returns a value made from the rank (`f"rank_{get_rank()}"`): a per-rank name.
   bool returnsRankDependent = false;
+  // Returns a tuple whose element at this index is the rank (`return rank, world_size`).
+  int returnsRankAt = -1;
   // Every `return` hands back a value a collective agreed (`dist.all_reduce(t)`
   // ... `return t[0] / t[1]`): the call's result is the same on every rank.
   // -1 not built yet, 0 no, 1 yes.

@@ -1023,6 +1023,17 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
           bind(namedChild(left, i), value(namedChild(right, i)));
       } else {
         bind(left, v);
+        // `rank, world_size = get_dist_info()`: the helper says which is the rank.
+        if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call")) {
+          SyntaxNode fn = field(unparen(right), "function");
+          int at = -1;
+          if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end())
+            at = f->second.returnsRankAt;
+          else if (const ExternalFunction *ext = externalCallee(fn))
+            at = ext->summary.returnsRankAt;
+          if (at >= 0 && uint32_t(at) < namedChildCount(left))
+            bind(namedChild(left, uint32_t(at)), Val{Dep::Rank, RankKind::Global, std::nullopt});
+        }
       }
       if (is(left, "identifier") && is(unparen(right), "conditional_expression") &&
           isLoaderIterable(unparen(right))) {
@@ -1372,9 +1383,13 @@ Env Builder::paramEnv(const FnInfo &fi) {
         continue;
       Val v;
       const bool layer = !fi.className.empty() && isNnModule(fi.className);
-      if (usesDist_ && !layer && has(api().rankParameters, name))
+      // A distributed program: one that imports torch.distributed (or a
+      // framework), or wraps a model in DDP (`torch.nn.parallel.
+      // DistributedDataParallel(...)` with only `import torch`).
+      const bool distributed = usesDist_ || hasDdp_;
+      if (distributed && !layer && has(api().rankParameters, name))
         v = Val{Dep::Rank, RankKind::Global, {}};
-      else if (usesDist_ && !layer && has(api().localRankParameters, name))
+      else if (distributed && !layer && has(api().localRankParameters, name))
         v = Val{Dep::Rank, RankKind::Local, {}};
       else if (i == 0 && spawned_.count(fi.name))
         v = Val{Dep::Rank, name == "rank" ? RankKind::Global : RankKind::Local, {}};
@@ -1493,7 +1508,9 @@ PyModel Builder::run() {
   for (auto &[key, fi] : fns_)
     fi.returnsAgreed = returnsCollectiveOutput(field(fi.def, "body")) ? 1 : 0;
   // Helpers that answer "am I the main process?" or "what is my rank?".
-  for (int round = 0; round < 2; ++round)
+  // Three rounds settle chains written in any order (get_dist_info -> get_rank ->
+  // is_distributed, read alphabetically).
+  for (int round = 0; round < 3; ++round)
     for (auto &[key, fi] : fns_) {
       SyntaxNode body = field(fi.def, "body");
       auto stmts = namedKids(body);
@@ -1562,6 +1579,15 @@ PyModel Builder::run() {
       if (rankSource(r)) {
         fi.returnsRank = true;
         continue;
+      }
+      // mmengine's get_dist_info(): `return rank, world_size`.
+      if (is(unparen(r), "expression_list") || is(unparen(r), "tuple")) {
+        SyntaxNode t = unparen(r);
+        for (uint32_t i = 0; i < namedChildCount(t) && fi.returnsRankAt < 0; ++i)
+          if (auto rk = rankSource(namedChild(t, i)); rk && *rk == RankKind::Global)
+            fi.returnsRankAt = int(i);
+        if (fi.returnsRankAt >= 0)
+          continue;
       }
       Val v = value(r);
       // A name made from the rank: an f-string, a concatenation, a join or a
@@ -1652,6 +1678,7 @@ PyModel Builder::run() {
     fs.returnsAgreed = fi.returnsAgreed == 1;
     fs.returnsInitialized = fi.returnsInitialized;
     fs.returnsRankDependent = fi.returnsRankDependent;
+    fs.returnsRankAt = fi.returnsRankAt;
     m_.summaries.emplace(key, std::move(fs));
   }
   for (const auto &[cls, bases] : classBases_)

@@ -30,6 +30,7 @@ struct FunctionSummary {
   bool returnsAgreed = false;            // returns what a collective agreed
   bool returnsInitialized = false;       // `def is_dist_avail_and_initialized()`
   bool returnsRankDependent = false;     // `def rankstr(): return f"rank_{get_rank()}"`
+  int returnsRankAt = -1;                // `return rank, world_size`: element 0 is the rank
 };
 
 // A function of another module of the project, as the module being built sees it.

@@ -191,7 +191,7 @@ private:
   bool imported_;
 };
 
-PyProject::PyProject(core::Wrappers wrappers, std::vector<std::string> folders)
+PyProject::PyProject(core::Wrappers wrappers, const std::vector<std::string> &folders)
     : wrappers_(std::move(wrappers)) {
   for (const auto &f : folders) {
     fs::path p = fs::path(f).lexically_normal();

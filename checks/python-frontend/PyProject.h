@@ -58,7 +58,7 @@ public:
   // `wrappers`: the user's, as for the file itself (modules are built with them).
   // `folders`: the folders a run lints; a file no project marker places has the
   // outermost one that holds it as its project root.
-  explicit PyProject(core::Wrappers wrappers = {}, std::vector<std::string> folders = {});
+  explicit PyProject(core::Wrappers wrappers = {}, const std::vector<std::string> &folders = {});
   ~PyProject();
   PyProject(const PyProject &) = delete;
   PyProject &operator=(const PyProject &) = delete;

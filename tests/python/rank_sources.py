@@ -153,3 +153,19 @@ def ranked_list_is_not_a_rank(scores, t):
 if __name__ == "__main__":
     world = int(os.environ.get("NPROC", "2"))
     mp.spawn(spawned_worker, args=(world,), nprocs=world)
+
+
+def get_dist_info():
+    # mmengine's: the rank is the first of two returned values (read after
+    # get_rank, whichever order the file defines them in).
+    world_size = dist.get_world_size()
+    rank = get_rank()
+    return rank, world_size
+
+
+def tuple_rank(t):
+    rank, world_size = get_dist_info()
+    if rank == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
+        dist.all_reduce(t)
+    return world_size

@@ -190,3 +190,18 @@ def save_sharded(model, save_dir, name):
     with open(os.path.join(save_dir, basename), "wb") as f:
         torch.save(model.state_dict(), f)
     dist.barrier()
+
+
+def dump_params(params):
+    # swav's initialize_exp: every rank pickles the run's parameters to one file.
+    import pickle
+    pickle.dump(params, open(os.path.join(params.dump_path, "params.pkl"), "wb"))  # CHECK-MESSAGES: :[[@LINE]]:5: error: same path [ddp-unguarded-save]
+    dist.barrier()
+
+
+def dump_params_on_main(params):
+    import pickle
+    if dist.get_rank() == 0:
+        with open(os.path.join(params.dump_path, "params.pkl"), "wb") as f:
+            pickle.dump(params, f)
+    dist.barrier()
