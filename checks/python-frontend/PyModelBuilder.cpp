@@ -789,7 +789,6 @@ void Builder::recordArguments(const std::string &callee, const CallSite &cs) {
                     ? 1
                     : 0;
   ++callSites_[callee];
-  std::set<std::string> passed;
   for (const auto &a : cs.as) {
     std::string pname;
     if (a.name.empty()) {
@@ -801,7 +800,6 @@ void Builder::recordArguments(const std::string &callee, const CallSite &cs) {
     }
     if (pname.empty())
       continue;
-    passed.insert(pname);
     Val v = value(a.value);
     ParamFact &pf = paramFacts_[callee][pname];
     const bool fact = v.existsWhen || (v.cond && v.cond->dependence() == Dep::Rank);

@@ -210,9 +210,6 @@ Val Builder::value(SyntaxNode e) {
   }
   if (k == "lambda")
     return v;
-  // Anything else: the strongest dependence of its parts.  A list of batches
-  // (`[next(it) for _ in range(n)]`, `[batch]`) is a batch too: its length is
-  // what every rank shares.
   // A comprehension over an agreed dict (`{k: v.item() / n for k, v in
   // reduced.items()}`) is agreed.
   if ((k == "dictionary_comprehension" || k == "list_comprehension" ||
@@ -226,6 +223,9 @@ Val Builder::value(SyntaxNode e) {
           return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
       }
   }
+  // Anything else: the strongest dependence of its parts.  A list of batches
+  // (`[next(it) for _ in range(n)]`, `[batch]`) is a batch too: its length is
+  // what every rank shares.
   Val out;
   bool onlyBatches = k == "list" || k == "tuple" || k == "list_comprehension";
   for (SyntaxNode c : namedKids(e)) {
