@@ -1696,8 +1696,10 @@ PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user, ModuleCon
   PyModel m = b.run();
   // A function whose every call in this module hands a parameter the same
   // rank fact is built again with it bound (a second pass only then).
+  // Not in a module's imported form: the importer's own calls may hand the
+  // parameter something else.
   auto facts = b.parameterFacts();
-  if (facts.empty())
+  if (facts.empty() || (project && project->imported()))
     return m;
   build::Builder again(tree, user, project);
   again.seedParameters(std::move(facts));
