@@ -104,6 +104,24 @@ inline bool loggerArgument(std::string_view text) {
          text == "summary_writer" || endsWith(text, "_logger");
 }
 
+// The operator of a two-sided comparison as written, words spaced: `<`, `is not`, `not in`.
+inline std::string comparisonOperator(SyntaxNode cmp) {
+  std::string op;
+  for (SyntaxNode c : allKids(cmp))
+    if (!isNamed(c))
+      op += (op.empty() ? "" : " ") + std::string(cmp.tree()->text(c));
+  return op;
+}
+
+// The name node of a parameter (`x`, `x=1`, `x: int`, `x: int = 1`).
+inline SyntaxNode parameterName(SyntaxNode p) {
+  if (is(p, "identifier"))
+    return p;
+  if (is(p, "typed_parameter") && namedChildCount(p) > 0)
+    return namedChild(p, 0); // `gpu_id: int` has no name field
+  return field(p, "name");
+}
+
 // A keyword or positional argument as written.
 struct PyArg {
   std::string_view name; // empty: positional (views into the source)
@@ -473,6 +491,8 @@ private:
   Cond cond(SyntaxNode e);
   // A call that asks whether the process group is up: true in the run the rules read.
   bool initializedTest(SyntaxNode call);
+  // `dist.get_world_size()`, `args.world_size`, `opts.num_gpus`.
+  bool worldSizeValue(SyntaxNode x);
   Cond atom(SyntaxNode e, Dep d);
   void bind(SyntaxNode target, const Val &v);
   void bindTargets(SyntaxNode target, Dep d);

@@ -191,7 +191,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
     if (f.name == "__init__") {
       std::set<std::string> callables;
       for (SyntaxNode p : namedKids(field(f.def, "parameters"))) {
-        SyntaxNode id = is(p, "identifier") ? p : field(p, "name");
+        SyntaxNode id = parameterName(p);
         if (!is(id, "identifier"))
           continue;
         const std::string n = str(id);
@@ -271,20 +271,19 @@ void Builder::forwardFacts(const FnInfo &fi) {
   };
   // `if x.numel() == 0: return ...`: an empty input is handled apart from
   // every real batch (a degenerate case, not a branch on the data's shape).
+  auto sizeOfInput = [&](SyntaxNode x) { // shapeOfInput, leaving shapeExpr as it was
+    const std::string saved = shapeExpr;
+    const bool shape = shapeOfInput(x);
+    shapeExpr = saved;
+    return shape;
+  };
   auto emptinessTest = [&](SyntaxNode c) {
     c = unparen(c);
-    if (is(c, "not_operator")) {
-      std::string saved = shapeExpr;
-      const bool shape = shapeOfInput(field(c, "argument"));
-      shapeExpr = saved;
-      return shape;
-    }
+    if (is(c, "not_operator"))
+      return sizeOfInput(field(c, "argument"));
     if (!is(c, "comparison_operator") || namedChildCount(c) != 2)
       return false;
-    std::string op;
-    for (SyntaxNode k : allKids(c))
-      if (!isNamed(k))
-        op += str(k);
+    const std::string op = comparisonOperator(c);
     SyntaxNode a = unparen(namedChild(c, 0)), b = unparen(namedChild(c, 1));
     if (str(b) != "0" && str(a) == "0")
       std::swap(a, b);
@@ -293,10 +292,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
     if (str(b) != "0" || (op != "==" && op != "<=" && op != "!=" && op != ">") ||
         !(is(a, "call") || is(a, "subscript") || is(a, "attribute")))
       return false;
-    std::string saved = shapeExpr;
-    const bool shape = shapeOfInput(a);
-    shapeExpr = saved;
-    return shape;
+    return sizeOfInput(a);
   };
   std::function<void(SyntaxNode, core::ArmUse &)> uses = [&](SyntaxNode n, core::ArmUse &u) {
     if (is(n, "function_definition") || is(n, "lambda"))

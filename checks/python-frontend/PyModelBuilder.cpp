@@ -771,16 +771,13 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   return false;
 }
 
-// A call of one of this module's functions: its summary applies here.
 void Builder::recordArguments(const std::string &callee, const CallSite &cs) {
   auto f = fns_.find(callee);
   if (f == fns_.end() || f->second.def.isNull())
     return;
   std::vector<std::string> params;
   for (SyntaxNode p : namedKids(field(f->second.def, "parameters"))) {
-    SyntaxNode id = is(p, "identifier") ? p : field(p, "name");
-    if (is(p, "typed_parameter") && namedChildCount(p) > 0)
-      id = namedChild(p, 0);
+    SyntaxNode id = parameterName(p);
     params.push_back(is(id, "identifier") ? str(id) : std::string());
   }
   // `self.step(...)`, `obj.method(...)`: the receiver is the first parameter.
@@ -825,6 +822,7 @@ std::map<std::string, std::map<std::string, Val>> Builder::parameterFacts() cons
   return out;
 }
 
+// A call of one of this module's functions: its summary applies here.
 void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
   std::string key = resolveCallee(cs.fn);
   std::string name;
@@ -1095,11 +1093,12 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   Dep elems = loader ? Dep::Local : it.dep;
   // `for v in losses.values()`: a dict's keys are the code's (the same loss
   // names on every rank) even when its values are this rank's.
-  if (is(iter, "call") && is(field(iter, "function"), "attribute") && args(iter).empty()) {
-    const std::string m = str(field(field(iter, "function"), "attribute"));
-    if ((m == "values" || m == "items" || m == "keys") && trip == Dep::Local)
-      trip = Dep::Uniform;
-  }
+  const std::string dictView =
+      is(iter, "call") && is(field(iter, "function"), "attribute") && args(iter).empty()
+          ? str(field(field(iter, "function"), "attribute"))
+          : std::string();
+  if ((dictView == "values" || dictView == "items" || dictView == "keys") && trip == Dep::Local)
+    trip = Dep::Uniform;
   LoopCtx lc;
   lc.text = str(right);
   std::string header = str(left) + " " + lc.text;
@@ -1147,8 +1146,7 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   loops_.pop_back();
   // `for v in losses.values(): dist.all_reduce(v)`: every value of the dict is
   // agreed after the loop, so the dict is.
-  if (is(iter, "call") && is(field(iter, "function"), "attribute") && args(iter).empty() &&
-      str(field(field(iter, "function"), "attribute")) == "values" && is(left, "identifier")) {
+  if (dictView == "values" && is(left, "identifier")) {
     const std::string var = str(left);
     bool reduced = false;
     std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
@@ -1371,9 +1369,7 @@ Env Builder::paramEnv(const FnInfo &fi) {
   if (!fi.def.isNull()) {
     int i = 0;
     for (SyntaxNode p : namedKids(field(fi.def, "parameters"))) {
-      SyntaxNode id = is(p, "identifier") ? p : field(p, "name");
-      if (is(p, "typed_parameter") && namedChildCount(p) > 0)
-        id = namedChild(p, 0); // `gpu_id: int` has no name field
+      SyntaxNode id = parameterName(p);
       if (!is(id, "identifier"))
         continue;
       std::string name = str(id);
@@ -1613,6 +1609,10 @@ PyModel Builder::run() {
   const bool usesCuda = facts().usesCuda;
   m_.program.facts = core::Facts{};
   facts().usesCuda = usesCuda;
+  // The predicate pass read a few statements out of context: their calls are
+  // not call sites of the module (see parameterFacts).
+  paramFacts_.clear();
+  callSites_.clear();
   // Attributes and module globals assigned a rank anywhere (`self.rank = dist.get_rank()`,
   // `args.local_rank = int(os.environ["LOCAL_RANK"])`): two rounds settle chains.
   // Each function's assignments are read with its parameters bound

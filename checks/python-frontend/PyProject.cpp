@@ -233,10 +233,8 @@ std::unique_ptr<ModuleContext> PyProject::contextFor(const std::string &file) {
   if (root.empty()) {
     // No marker: the outermost folder the run lints that holds the file.
     for (const auto &f : folders_) {
-      std::error_code rec;
-      fs::path rel = fs::relative(dir, f, rec);
-      if (!rec && !rel.empty() && *rel.begin() != ".." &&
-          (root.empty() || f.size() < root.string().size()))
+      const fs::path rel = dir.lexically_normal().lexically_relative(f);
+      if (!rel.empty() && *rel.begin() != ".." && (root.empty() || f.size() < root.string().size()))
         root = f;
     }
   }

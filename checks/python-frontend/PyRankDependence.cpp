@@ -417,6 +417,16 @@ Cond Builder::atom(SyntaxNode e, Dep d) {
   return c;
 }
 
+bool Builder::worldSizeValue(SyntaxNode x) {
+  if (is(x, "call")) {
+    const std::string q = qualified(field(x, "function"));
+    const std::string l = lastPart(q.empty() ? std::string(text(field(x, "function"))) : q);
+    return has(api().worldSizeFunctions, q) || l == "get_world_size" || l == "get_global_size";
+  }
+  return (is(x, "attribute") || is(x, "identifier")) &&
+         has(api().worldSizeAttributes, lastPart(std::string(text(x))));
+}
+
 bool Builder::initializedTest(SyntaxNode call) {
   SyntaxNode fn = field(call, "function");
   if (has(api().initializedFunctions, qualified(fn)))
@@ -442,24 +452,19 @@ Cond Builder::cond(SyntaxNode e) {
   }
   if (k == "true" || k == "false")
     return Cond::constant(k == "true");
-  // `if dist.get_world_size() > 1:` holds wherever ranks can disagree: a
-  // one-process run has no one to diverge from.
+  // `dist.is_initialized()`, and a helper that answers it
+  // (`is_dist_avail_and_initialized()`): true in the distributed run.
+  if (k == "call" && initializedTest(e)) {
+    Cond c = Cond::constant(true);
+    c.text = str(e);
+    return c;
+  }
   if (k == "comparison_operator" && namedChildCount(e) == 2) {
-    SyntaxNode a = unparen(namedChild(e, 0)), b = unparen(namedChild(e, 1));
-    std::string op;
-    for (SyntaxNode c : allKids(e))
-      if (!isNamed(c))
-        op += str(c);
-    auto worldSize = [&](SyntaxNode x) {
-      std::string q = is(x, "call") ? qualified(field(x, "function")) : "";
-      const std::string l = lastPart(is(x, "call") ? (q.empty() ? std::string(text(field(x, "function"))) : q)
-                                                   : std::string(text(x)));
-      if (is(x, "call"))
-        return has(api().worldSizeFunctions, q) || l == "get_world_size" || l == "get_global_size";
-      return (is(x, "attribute") || is(x, "identifier")) && has(api().worldSizeAttributes, l);
-    };
-    std::int64_t n = 0;
-    if (worldSize(a) && intLiteral(text(b), n)) {
+    SyntaxNode lhs = namedChild(e, 0), rhs = namedChild(e, 1);
+    const std::string op = comparisonOperator(e);
+    // `if dist.get_world_size() > 1:` holds wherever ranks can disagree: a
+    // one-process run has no one to diverge from.
+    if (std::int64_t n = 0; worldSizeValue(unparen(lhs)) && intLiteral(text(unparen(rhs)), n)) {
       std::optional<bool> known;
       if ((op == ">" && n == 1) || (op == ">=" && n == 2) || (op == "!=" && n == 1))
         known = true;
@@ -470,21 +475,6 @@ Cond Builder::cond(SyntaxNode e) {
         c.text = str(e);
         return c;
       }
-    }
-  }
-  // `dist.is_initialized()`, and a helper that answers it
-  // (`is_dist_avail_and_initialized()`): true in the distributed run.
-  if (k == "call" && initializedTest(e)) {
-    Cond c = Cond::constant(true);
-    c.text = str(e);
-    return c;
-  }
-  if (k == "comparison_operator" && namedChildCount(e) == 2) {
-    SyntaxNode lhs = namedChild(e, 0), rhs = namedChild(e, 1);
-    std::string op;
-    for (SyntaxNode c : allKids(e)) {
-      if (!isNamed(c))
-        op += (op.empty() ? "" : " ") + str(c);
     }
     // rank-valued side and a literal or literal list
     auto evalSide = [&](SyntaxNode side, std::int64_t &mod, std::optional<RankKind> &rk) {

@@ -41,6 +41,29 @@ CPP = """\
     """
 
 
+# A training script in one folder of an application that appends the
+# application's folder to sys.path and imports a helper from a sibling folder
+# (DeepSpeed-Chat, DeepSpeed-VisualChat); `call` is the loop's last statement
+# (line 15), indented as the template is.
+SYS_PATH_SCRIPT = """\
+    import os
+    import sys
+    import datetime
+    import torch
+    import torch.distributed as dist
+    sys.path.append(os.path.join(os.path.dirname(__file__), os.path.pardir))
+    from utils.utils import save_hf_format
+
+
+    def main(model):
+        dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+        t = torch.ones(1)
+        for epoch in range(3):
+            dist.all_reduce(t)
+{call}
+    """
+
+
 class PythonProject(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="ddplint-py-cli-")
@@ -399,23 +422,8 @@ class PythonAcrossModules(PythonProject):
             self.write(f"apps/{app}/utils/utils.py",
                        "import torch\nimport torch.distributed as dist\n\n\n"
                        "def save_hf_format(model, path):\n" + body)
-            self.write(f"apps/{app}/training/main.py", """\
-                import os
-                import sys
-                import datetime
-                import torch
-                import torch.distributed as dist
-                sys.path.append(os.path.join(os.path.dirname(__file__), os.path.pardir))
-                from utils.utils import save_hf_format
-
-
-                def main(model):
-                    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
-                    t = torch.ones(1)
-                    for epoch in range(3):
-                        dist.all_reduce(t)
-                        save_hf_format(model, "ckpt")
-                """)
+            self.write(f"apps/{app}/training/main.py",
+                       SYS_PATH_SCRIPT.format(call='            save_hf_format(model, "ckpt")'))
         for order in (["apps/chat", "apps/vision"], ["apps/vision", "apps/chat"]):
             p = self.lint("--format", "json", *order)
             got = sorted((f["file"], f["rule"]) for f in json.loads(p.stdout)["findings"])
@@ -434,24 +442,8 @@ class PythonAcrossModules(PythonProject):
             def save_hf_format(model, path):
                 torch.save(model.state_dict(), path)
             """)
-        self.write("app/training/main.py", """\
-            import os
-            import sys
-            import datetime
-            import torch
-            import torch.distributed as dist
-            sys.path.append(os.path.join(os.path.dirname(__file__), os.path.pardir))
-            from utils.utils import save_hf_format
-
-
-            def main(model):
-                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
-                t = torch.ones(1)
-                for epoch in range(3):
-                    dist.all_reduce(t)
-                    if dist.get_rank() == 0:
-                        save_hf_format(model, "ckpt")
-            """)
+        self.write("app/training/main.py", SYS_PATH_SCRIPT.format(
+            call='            if dist.get_rank() == 0:\n                save_hf_format(model, "ckpt")'))
         for args, shown in ((["app"], "app/training/main.py"),
                             (["--root", "app", "app/utils/utils.py", "app/training/main.py"],
                              "training/main.py")):

@@ -352,5 +352,8 @@ def hard_negatives(args, model, optimizer, t, r):
     comm.synchronize()
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
     distribute_bn(model, args.world_size, True)
+    for p in model.parameters():
+        with deepspeed.zero.GatheredParameters([p]):  # every rank gathers
+            print(p.data.norm())
     # rank-valued helpers that do not decide who communicates
     print(mpu.get_data_parallel_rank(), comm.get_rank(), hvd.rank())

@@ -163,6 +163,14 @@ def get_dist_info():
     return rank, world_size
 
 
+def tuple_world_size(t):
+    # hard negative: the other element is the world size, the same everywhere
+    rank, world_size = get_dist_info()
+    if world_size > 1:
+        dist.all_reduce(t)
+    return rank
+
+
 def tuple_rank(t):
     rank, world_size = get_dist_info()
     if rank == 0:

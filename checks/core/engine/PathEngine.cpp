@@ -548,11 +548,11 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
   }
   case Node::Kind::Loop: {
     if (!loops.count(&n)) {
-      bool single = false, any = false;
+      bool any = false, single = true;
       for (const auto &p : in)
         if (live(p)) {
-          single = (any ? single : true) && rankSet(p.guard).size() <= 1;
           any = true;
+          single = single && rankSet(p.guard).size() <= 1;
         }
       if (any && single)
         singleRankLoops.insert(&n);

@@ -26,13 +26,14 @@ LaunchFiles &launchFiles() {
   return files;
 }
 
-// One view of the project's modules per run (and per set of user wrappers,
-// which the modules are built with), shared by all jobs.
+// The folders the run lints (setPythonProjectFolders).
 std::vector<std::string> &projectFolders() {
   static std::vector<std::string> folders;
   return folders;
 }
 
+// One view of the project's modules per run (and per set of user wrappers,
+// which the modules are built with), shared by all jobs.
 pyfe::PyProject &projectFor(const core::Wrappers &w) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<pyfe::PyProject>> projects;
