@@ -104,6 +104,19 @@ inline bool loggerArgument(std::string_view text) {
          text == "summary_writer" || endsWith(text, "_logger");
 }
 
+// The model, its optimizer or its scheduler handed to a helper
+// (`smart_resume(ckpt, optimizer, ...)`, `check_amp(model)`): what the helper
+// computes from it is the same on every rank, since DDP keeps replicas equal.
+// A model built from a rank-0-only config value (`nc` from a dict the
+// rank-0 logger filled) would otherwise make every epoch count rank-local.
+inline bool trainingStateArgument(std::string_view text) {
+  auto dot = text.rfind('.');
+  if (dot != std::string_view::npos)
+    text = text.substr(dot + 1);
+  return text == "model" || text == "optimizer" || text == "scheduler" || text == "lr_scheduler" ||
+         text == "ema" || text == "net" || text == "optim";
+}
+
 // The operator of a two-sided comparison as written, words spaced: `<`, `is not`, `not in`.
 inline std::string comparisonOperator(SyntaxNode cmp) {
   std::string op;
@@ -144,6 +157,9 @@ struct Val {
   // The value is an object on the ranks where this holds and None elsewhere
   // (`saver = Saver() if rank == 0 else None`): `saver is not None` tests it.
   std::optional<Cond> existsWhen;
+  // A constant the caller handed a parameter (`create_dataloader(..., rank=-1)`):
+  // tests of it decide the same way on every rank (see Specialization).
+  std::optional<std::int64_t> known;
 };
 
 inline bool sameCond(const Cond &a, const Cond &b) {
@@ -173,6 +189,8 @@ inline Val joinVal(const Val &a, const Val &b) {
     v.existsWhen = a.existsWhen;
   v.agreed = a.agreed && b.agreed;
   v.none = a.none && b.none;
+  if (a.known == b.known)
+    v.known = a.known;
   // A batch joined with what every rank shares is still a batch (`samples += [next(it)]`).
   v.batch = v.dep == Dep::Local && (a.batch || a.dep != Dep::Local) && (b.batch || b.dep != Dep::Local);
   return v;
@@ -341,6 +359,10 @@ public:
   void seedParameters(std::map<std::string, std::map<std::string, Val>> facts) {
     seeded_ = std::move(facts);
   }
+  // Specialised functions an importer calls ("fn{rank=-1}"): built too.
+  void requestSpecializations(const std::set<std::string> &keys) {
+    importerSpecs_ = keys;
+  }
 
 private:
   struct ParamFact {
@@ -392,6 +414,9 @@ private:
   std::string str(SyntaxNode n) const { return std::string(text(n)); }
 
   Loc loc(SyntaxNode n) {
+    if (reuseLocs_)
+      if (auto it = locAt_.find(startByte(n)); it != locAt_.end())
+        return it->second;
     m_.positions.push_back(startOf(n));
     m_.byteOffsets.push_back(startByte(n));
     return static_cast<Loc>(m_.positions.size());
@@ -399,6 +424,9 @@ private:
   std::vector<unsigned> lineStarts_;
   // A position at any byte (fix anchors sit between tokens).
   Loc locByte(unsigned byte) {
+    if (reuseLocs_)
+      if (auto it = locAt_.find(byte); it != locAt_.end())
+        return it->second;
     if (lineStarts_.empty()) {
       lineStarts_.push_back(0);
       const std::string &src = tree_.source();
@@ -545,6 +573,31 @@ private:
   void forwardFacts(const FnInfo &fi);
   Env paramEnv(const FnInfo &fi);
   void buildFunctionRest(const FnInfo &fi, std::vector<Node> body);
+  core::Function functionNode(const FnInfo &fi, std::vector<Node> body);
+
+  // --- specialization (PyModelBuilder.cpp) ---------------------------------
+  // A call that hands a parameter the body tests a constant
+  // (`create_dataloader(path, rank=-1)`, or leaves it at a literal default)
+  // runs the callee with that constant: `if local_rank not in [-1, 0]:
+  // dist.barrier()` then decides alike on every rank.  Read without the
+  // caller's value, the callee's summary (a barrier on every rank) would make
+  // rank 0's call look like a divergence.  The call names the callee's
+  // specialisation, "fn{rank=-1}", built after the module's functions with the
+  // parameter bound, at the same positions as the plain build (its findings
+  // are the plain build's, not new ones).  Another module's function is
+  // specialised when the project links it (PyProject::link).
+  static constexpr size_t kMaxSpecializations = 32;
+  std::vector<ParamSig> signature(const FnInfo &fi, bool &method);
+  std::string specialize(const std::string &key, const std::vector<ParamSig> &params, bool method,
+                         const CallSite &cs);
+  std::optional<std::int64_t> constantArgument(SyntaxNode v) const;
+  std::optional<bool> knownTest(SyntaxNode lhs, SyntaxNode rhs, const std::string &op) const;
+  void buildSpecializations();
+  std::set<std::string> specRequests_;
+  std::set<std::string> importerSpecs_;
+  std::map<std::string, std::int64_t> specBindings_; // while a specialisation is built
+  bool reuseLocs_ = false;
+  std::map<unsigned, Loc> locAt_; // byte -> the plain build's position there
   Loc argsEnd(SyntaxNode call);
   void envSet(SyntaxNode name, SyntaxNode value, SyntaxNode at);
   void envSetNamed(const std::string &name, SyntaxNode value, SyntaxNode at);

@@ -356,7 +356,9 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
       std::string key = scope;
       key += '.';
       key += n;
-      if (fns_.count(key))
+      // A method's body does not see its class's names (`save_checkpoint(...)`
+      // in `Strategy.save_checkpoint` is a module-level or imported one).
+      if (fns_.count(key) && !classBases_.count(scope) && !classDefs_.count(scope))
         return key;
       auto dot = scope.rfind('.');
       scope = dot == std::string::npos ? "" : scope.substr(0, dot);
@@ -825,13 +827,22 @@ std::map<std::string, std::map<std::string, Val>> Builder::parameterFacts() cons
 // A call of one of this module's functions: its summary applies here.
 void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
   std::string key = resolveCallee(cs.fn);
-  std::string name;
+  std::string name, plainKey;
   if (!key.empty()) {
-    name = fns_[key].name;
+    plainKey = key;
+    const FnInfo &fi = fns_[key];
+    name = fi.name;
     recordArguments(key, cs);
+    bool method = false;
+    std::string spec = specialize(key, signature(fi, method), method, cs);
+    if (spec != key && (specRequests_.count(spec) || specRequests_.size() < kMaxSpecializations)) {
+      specRequests_.insert(spec);
+      key = spec;
+    }
   } else if (const ExternalFunction *ext = externalCallee(cs.fn)) {
     // Another module's function: its body joins the program when linked.
-    key = ext->key;
+    plainKey = ext->key;
+    key = specialize(ext->key, ext->summary.params, ext->summary.method, cs);
     name = str(cs.fn);
     m_.externalCalls.insert(key);
   }
@@ -841,7 +852,7 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
     core::HelperCall hc;
     hc.loc = at;
     hc.caller = fnKey();
-    hc.callee = key;
+    hc.callee = plainKey; // the facts are the plain build's
     hc.calleeName = str(cs.fn);
     hc.loops = loopInfos(SyntaxNode{});
     // Called with the loop's element (`make_loaders(fold)`): per input.
@@ -949,7 +960,19 @@ Node Builder::ifChain(SyntaxNode c, SyntaxNode then, const std::vector<SyntaxNod
       env_ = afterThen;
     return Node::block(std::move(cc.constValue ? t : f));
   }
+  // `if rank != 0: stop = flags[0]` after rank 0 broadcast `flags`: the other
+  // ranks take what rank 0 sent, and rank 0 keeps what it sent.
+  const bool thenReceives = core::isMainOnly(Cond::negate(cc)), elseReceives = core::isMainOnly(cc);
+  std::vector<std::string> received;
+  for (const auto &[name, v] : (thenReceives ? afterThen : env_).vars)
+    if ((thenReceives || elseReceives) && v.agreed)
+      received.push_back(name);
   env_ = joinArms(afterThen, env_, cc);
+  for (const auto &name : received) {
+    Val agreed;
+    agreed.agreed = true;
+    env_.vars[name] = agreed;
+  }
   return Node::makeIf(cc, Node::block(std::move(t)), Node::block(std::move(f)), at);
 }
 
@@ -1348,6 +1371,20 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
   // assert, delete, print(...) as statements, ERROR nodes: their calls still count.
   for (SyntaxNode e : namedKids(s))
     expr(e, out);
+  // `assert not opt.evolve` (under `if LOCAL_RANK != -1:`): past it, a run
+  // that goes on has the flag off, so `if not opt.evolve:` is decided.
+  if (k == "assert_statement" && namedChildCount(s) >= 1) {
+    SyntaxNode test = unparen(namedChild(s, 0));
+    const bool negated = is(test, "not_operator");
+    SyntaxNode flag = negated ? unparen(field(test, "argument")) : test;
+    if (is(flag, "identifier") || is(flag, "attribute")) {
+      Val v = value(flag);
+      if (v.dep == Dep::Uniform && !v.cond && !v.existsWhen) {
+        v.known = negated ? 0 : 1;
+        env_.vars[str(flag)] = v;
+      }
+    }
+  }
 }
 
 void Builder::buildFunction(const FnInfo &fi) {
@@ -1391,7 +1428,12 @@ Env Builder::paramEnv(const FnInfo &fi) {
       if (auto sf = seeded_.find(fi.key); sf != seeded_.end() && v.dep == Dep::Uniform)
         if (auto sv = sf->second.find(name); sv != sf->second.end())
           v = sv->second;
-      if (v.dep != Dep::Uniform || v.existsWhen || v.cond)
+      // What this specialisation's callers hand it.
+      if (auto b = specBindings_.find(name); b != specBindings_.end()) {
+        v = Val{};
+        v.known = b->second;
+      }
+      if (v.dep != Dep::Uniform || v.existsWhen || v.cond || v.known)
         env.vars[name] = v;
       ++i;
     }
@@ -1400,6 +1442,12 @@ Env Builder::paramEnv(const FnInfo &fi) {
 }
 
 void Builder::buildFunctionRest(const FnInfo &fi, std::vector<Node> body) {
+  m_.program.functions.push_back(functionNode(fi, std::move(body)));
+  ++m_.functionsAnalysed;
+  forwardFacts(fi);
+}
+
+core::Function Builder::functionNode(const FnInfo &fi, std::vector<Node> body) {
   core::Function f;
   f.key = fi.key;
   f.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
@@ -1411,9 +1459,206 @@ void Builder::buildFunctionRest(const FnInfo &fi, std::vector<Node> body) {
   } else {
     f.body = Node::block(std::move(body));
   }
-  m_.program.functions.push_back(std::move(f));
-  ++m_.functionsAnalysed;
-  forwardFacts(fi);
+  return f;
+}
+
+// ---------------------------------------------------------------------------
+// Specialization
+
+std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
+  std::vector<ParamSig> out;
+  method = false;
+  if (fi.def.isNull())
+    return out;
+  // The names the body tests or hands on to a call: a constant there can decide a branch.
+  std::set<std::string> read;
+  std::function<void(SyntaxNode)> names = [&](SyntaxNode n) {
+    if (is(n, "identifier"))
+      read.insert(str(n));
+    for (SyntaxNode k : namedKids(n))
+      names(k);
+  };
+  std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      return;
+    if (is(n, "if_statement") || is(n, "elif_clause") || is(n, "while_statement"))
+      names(field(n, "condition"));
+    else if (is(n, "conditional_expression") && namedChildCount(n) == 3)
+      names(namedChild(n, 1));
+    else if (is(n, "argument_list"))
+      for (SyntaxNode a : namedKids(n)) {
+        SyntaxNode v = is(a, "keyword_argument") ? field(a, "value") : a;
+        if (is(v, "identifier"))
+          read.insert(str(v));
+      }
+    for (SyntaxNode k : namedKids(n))
+      scan(k);
+  };
+  scan(field(fi.def, "body"));
+  bool keywordOnly = false;
+  int i = 0;
+  for (SyntaxNode p : namedKids(field(fi.def, "parameters"))) {
+    const std::string_view kind = kindOf(p);
+    if (kind.find("splat") != std::string_view::npos || kind.find("separator") != std::string_view::npos) {
+      keywordOnly = keywordOnly || kind.find("dictionary") == std::string_view::npos;
+      continue;
+    }
+    SyntaxNode id = parameterName(p);
+    if (!is(id, "identifier"))
+      continue;
+    ParamSig sig;
+    sig.name = str(id);
+    if (i++ == 0 && sig.name == "self" && !fi.className.empty()) {
+      method = true;
+      continue;
+    }
+    if (is(p, "default_parameter") || is(p, "typed_default_parameter")) {
+      SyntaxNode v = unparen(field(p, "value"));
+      std::int64_t n = 0;
+      if (is(v, "true") || is(v, "false"))
+        sig.literalDefault = is(v, "true") ? 1 : 0;
+      else if (intLiteral(text(v), n))
+        sig.literalDefault = n;
+      else if (is(v, "unary_operator") && str(field(v, "operator")) == "-" &&
+               intLiteral(text(field(v, "argument")), n))
+        sig.literalDefault = -n;
+    }
+    sig.tested = read.count(sig.name) > 0;
+    // A keyword-only parameter is never bound by position.
+    if (keywordOnly)
+      sig.name = "*" + sig.name;
+    out.push_back(std::move(sig));
+  }
+  return out;
+}
+
+std::optional<std::int64_t> Builder::constantArgument(SyntaxNode v) const {
+  v = unparen(v);
+  std::int64_t n = 0;
+  if (is(v, "true") || is(v, "false"))
+    return is(v, "true") ? 1 : 0;
+  if (intLiteral(text(v), n))
+    return n;
+  if (is(v, "unary_operator") && str(field(v, "operator")) == "-" && intLiteral(text(field(v, "argument")), n))
+    return -n;
+  if (is(v, "identifier"))
+    if (auto it = env_.vars.find(str(v)); it != env_.vars.end())
+      return it->second.known;
+  return std::nullopt;
+}
+
+std::string Builder::specialize(const std::string &key, const std::vector<ParamSig> &params,
+                                bool method, const CallSite &cs) {
+  auto plain = [](const std::string &n) { return n[0] == '*' ? n.substr(1) : n; };
+  // A rank parameter is bound to the "not distributed" -1 only: `rank=0` as
+  // a literal is the single-process call (`training_loop(rank=0)` when
+  // num_gpus == 1); bound, every rank-0 block in the callee would read as
+  // every rank's.
+  auto bindable = [&](const ParamSig &p, std::int64_t v) {
+    const std::string n = plain(p.name);
+    const bool rankName = has(api().rankParameters, n) || has(api().localRankParameters, n);
+    return !rankName || v < 0;
+  };
+  std::map<std::string, std::int64_t> bound;
+  std::set<std::string> given;
+  bool splat = false, positionalKnown = true;
+  int skip = method && !is(cs.fn, "attribute") ? 1 : 0; // `Class.method(obj, ...)`
+  size_t next = 0;
+  for (const auto &a : cs.as) {
+    if (is(a.value, "list_splat") || is(a.value, "dictionary_splat")) {
+      splat = true;
+      positionalKnown = positionalKnown && is(a.value, "dictionary_splat");
+      continue;
+    }
+    const ParamSig *p = nullptr;
+    if (a.name.empty()) {
+      if (skip > 0) {
+        --skip;
+        continue;
+      }
+      if (!positionalKnown || next >= params.size() || params[next].name[0] == '*')
+        continue;
+      p = &params[next++];
+    } else {
+      for (const auto &q : params)
+        if (plain(q.name) == a.name)
+          p = &q;
+    }
+    if (!p)
+      continue;
+    given.insert(plain(p->name));
+    if (p->tested)
+      if (auto c = constantArgument(a.value); c && bindable(*p, *c))
+        bound[plain(p->name)] = *c;
+  }
+  // A parameter left out takes its default, unless a splat may have set it.
+  if (!splat)
+    for (const auto &p : params)
+      if (p.tested && p.literalDefault && !given.count(plain(p.name)) && bindable(p, *p.literalDefault))
+        bound[plain(p.name)] = *p.literalDefault;
+  if (bound.empty())
+    return key;
+  std::string spec = key + "{";
+  for (const auto &[name, v] : bound)
+    spec += (spec.back() == '{' ? "" : ",") + name + "=" + std::to_string(v);
+  spec += "}";
+  return spec;
+}
+
+void Builder::buildSpecializations() {
+  if (specRequests_.empty())
+    return;
+  // A specialisation adds no facts and no call sites: the plain build has them.
+  core::Facts facts = m_.program.facts;
+  auto paramFacts = paramFacts_;
+  auto callSites = callSites_;
+  for (Loc l = 1; l <= m_.byteOffsets.size(); ++l)
+    locAt_.emplace(m_.byteOffsets[l - 1], l);
+  reuseLocs_ = true;
+  std::set<std::string> done;
+  for (bool more = true; more;) {
+    more = false;
+    for (const std::string &key : specRequests_) {
+      if (!done.insert(key).second)
+        continue;
+      more = true;
+      const size_t brace = key.find('{');
+      auto f = brace == std::string::npos ? fns_.end() : fns_.find(key.substr(0, brace));
+      if (f == fns_.end() || m_.program.find(key))
+        break;
+      // "{a=1,b=-1}"
+      specBindings_.clear();
+      std::string_view list(key);
+      list = list.substr(brace + 1, list.size() - brace - 2);
+      while (!list.empty()) {
+        const size_t comma = list.find(',');
+        std::string_view item = list.substr(0, comma);
+        const size_t eq = item.find('=');
+        std::int64_t v = 0;
+        if (eq != std::string_view::npos && intLiteral(item.substr(eq + 1), v))
+          specBindings_[std::string(item.substr(0, eq))] = v;
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      }
+      const FnInfo &fi = f->second;
+      curFn_ = fi.key;
+      curClass_ = fi.className;
+      loops_.clear();
+      noSync_ = 0;
+      env_ = paramEnv(fi);
+      std::vector<Node> body;
+      block(field(fi.def, "body"), body);
+      core::Function fn = functionNode(fi, std::move(body));
+      fn.key = key;
+      m_.program.functions.push_back(std::move(fn));
+      specBindings_.clear();
+      break; // building may have asked for more: iterate afresh
+    }
+  }
+  reuseLocs_ = false;
+  locAt_.clear();
+  m_.program.facts = std::move(facts);
+  paramFacts_ = std::move(paramFacts);
+  callSites_ = std::move(callSites);
 }
 
 bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
@@ -1466,20 +1711,80 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
         other = true;
         return;
       }
+      // `{k: v for k, v in zip(names, values)}`: the agreed values under their
+      // names (the dict's keys are the code's, the same on every rank).
+      if ((is(x, "dictionary_comprehension") || is(x, "list_comprehension")) && namedChildCount(x) >= 2) {
+        std::set<std::string> targets;
+        bool fromValues = false;
+        for (SyntaxNode k : namedKids(x))
+          if (is(k, "for_in_clause")) {
+            std::function<void(SyntaxNode)> bindNames = [&](SyntaxNode t) {
+              if (is(t, "identifier"))
+                targets.insert(str(t));
+              for (SyntaxNode kk : namedKids(t))
+                bindNames(kk);
+            };
+            bindNames(field(k, "left"));
+            std::function<void(SyntaxNode)> reads = [&](SyntaxNode t) {
+              if (is(t, "identifier"))
+                if (auto a = agreed.find(str(t)); a != agreed.end() && a->second < startByte(t))
+                  fromValues = true;
+              for (SyntaxNode kk : namedKids(t))
+                reads(kk);
+            };
+            reads(field(k, "right"));
+          }
+        bool onlyTargets = true;
+        std::function<void(SyntaxNode)> body = [&](SyntaxNode t) {
+          if (is(t, "identifier") && !targets.count(str(t)))
+            onlyTargets = false;
+          for (SyntaxNode kk : namedKids(t))
+            body(kk);
+        };
+        body(namedChild(x, 0));
+        if (fromValues && onlyTargets)
+          any = true;
+        else
+          other = true;
+        return;
+      }
       for (SyntaxNode k : namedKids(x))
         walk(k);
     };
     walk(e);
     return any && !other;
   };
+  // `if world_size < 2: return input_dict`: the one-process run's early
+  // return, not taken where ranks can disagree.
+  auto singleProcessReturn = [&](SyntaxNode r) {
+    for (SyntaxNode n = parentOf(r); !n.isNull() && !is(n, "function_definition"); n = parentOf(n)) {
+      if (!is(n, "if_statement"))
+        continue;
+      SyntaxNode c = unparen(field(n, "condition"));
+      if (!is(c, "comparison_operator") || namedChildCount(c) != 2)
+        return false;
+      std::string side(text(namedChild(c, 0)));
+      std::transform(side.begin(), side.end(), side.begin(), ::tolower);
+      const std::string op = comparisonOperator(c), lit(text(namedChild(c, 1)));
+      const bool world = side.find("world_size") != std::string::npos ||
+                         side.find("num_gpus") != std::string::npos;
+      return world && ((op == "<" && lit == "2") || (op == "==" && lit == "1") || (op == "<=" && lit == "1"));
+    }
+    return false;
+  };
   for (int round = 0; round < 2; ++round)
     for (SyntaxNode a : assigns)
       if (fromAgreed(field(a, "right")))
         agreed.emplace(str(field(a, "left")), startByte(a));
-  for (SyntaxNode r : returns)
+  bool anyAgreed = false;
+  for (SyntaxNode r : returns) {
+    if (singleProcessReturn(r))
+      continue;
     if (namedChildCount(r) != 1 || !fromAgreed(namedChild(r, 0)))
       return false;
-  return true;
+    anyAgreed = true;
+  }
+  return anyAgreed;
 }
 
 PyModel Builder::run() {
@@ -1613,6 +1918,7 @@ PyModel Builder::run() {
   // not call sites of the module (see parameterFacts).
   paramFacts_.clear();
   callSites_.clear();
+  specRequests_ = importerSpecs_;
   // Attributes and module globals assigned a rank anywhere (`self.rank = dist.get_rank()`,
   // `args.local_rank = int(os.environ["LOCAL_RANK"])`): two rounds settle chains.
   // Each function's assignments are read with its parameters bound
@@ -1666,8 +1972,10 @@ PyModel Builder::run() {
   }
   for (const auto &[key, fi] : fns_)
     buildFunction(fi);
+  buildSpecializations();
   for (const auto &[key, fi] : fns_) {
     FunctionSummary fs;
+    fs.params = signature(fi, fs.method);
     fs.key = key;
     fs.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
     fs.returnsRank = fi.returnsRank;
@@ -1691,8 +1999,10 @@ PyModel Builder::run() {
 
 } // namespace build
 
-PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user, ModuleContext *project) {
+PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user, ModuleContext *project,
+                   const std::set<std::string> &specializations) {
   build::Builder b(tree, user, project);
+  b.requestSpecializations(specializations);
   PyModel m = b.run();
   // A function whose every call in this module hands a parameter the same
   // rank fact is built again with it bound (a second pass only then).
@@ -1703,6 +2013,7 @@ PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user, ModuleCon
     return m;
   build::Builder again(tree, user, project);
   again.seedParameters(std::move(facts));
+  again.requestSpecializations(specializations);
   return again.run();
 }
 

@@ -19,6 +19,13 @@
 
 namespace ddplint::pyfe {
 
+// A parameter as a caller may bind it (see Specialization in PyBuilder.h).
+struct ParamSig {
+  std::string name;
+  std::optional<std::int64_t> literalDefault; // `rank=-1`, `verbose=False`
+  bool tested = false; // a condition in the body reads it
+};
+
 // What a module's importers need to know of one of its functions before they
 // read its body: whether a call of it is a rank or a rank predicate.
 struct FunctionSummary {
@@ -31,6 +38,8 @@ struct FunctionSummary {
   bool returnsInitialized = false;       // `def is_dist_avail_and_initialized()`
   bool returnsRankDependent = false;     // `def rankstr(): return f"rank_{get_rank()}"`
   int returnsRankAt = -1;                // `return rank, world_size`: element 0 is the rank
+  std::vector<ParamSig> params;          // `self` left out of a method's
+  bool method = false;
 };
 
 // A function of another module of the project, as the module being built sees it.
@@ -84,7 +93,10 @@ struct PyModel {
 
 // `user`: the user's wrappers (the same options as the C++ checks).
 // `project`: how the module's imports resolve to the project's other modules.
+// `specializations`: functions an importer calls with constants bound
+// ("fn{rank=-1}", see Builder::specialize), built besides the plain ones.
 PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user,
-                   ModuleContext *project = nullptr);
+                   ModuleContext *project = nullptr,
+                   const std::set<std::string> &specializations = {});
 
 } // namespace ddplint::pyfe

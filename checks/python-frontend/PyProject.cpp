@@ -357,6 +357,38 @@ std::shared_ptr<const PyProject::Module> PyProject::build(const std::string &pat
   return modules_.emplace(path, std::move(mod)).first->second;
 }
 
+std::shared_ptr<const PyProject::Module> PyProject::specialized(const std::shared_ptr<const Module> &plain,
+                                                                const std::string &key) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = specialized_.find({plain->path, key}); it != specialized_.end())
+      return it->second;
+  }
+  if (std::find(tBuilding.begin(), tBuilding.end(), plain->path) != tBuilding.end())
+    return nullptr;
+  std::string source;
+  if (!readSource(plain->path, source))
+    return nullptr;
+  const std::shared_ptr<const SyntaxTree> parsed = this->tree(plain->path, std::move(source));
+  if (!parsed->ok())
+    return nullptr;
+  auto mod = std::make_shared<Module>();
+  mod->path = plain->path;
+  mod->name = plain->name;
+  mod->package = plain->package;
+  mod->roots = plain->roots;
+  mod->id = plain->id;
+  tBuilding.push_back(plain->path);
+  {
+    Context ctx(*this, plain->roots, plain->package, true);
+    mod->model = buildModel(*parsed, wrappers_, &ctx, {key});
+  }
+  tBuilding.pop_back();
+  mod->model.ifNodes.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  return specialized_.emplace(std::make_pair(plain->path, key), std::move(mod)).first->second;
+}
+
 const ExternalFunction *PyProject::function(const std::string &dotted, const Roots &roots,
                                             int depth) {
   if (depth > 6)
@@ -429,7 +461,7 @@ LinkResult PyProject::link(PyModel &model) {
   }
   std::vector<std::string> work(model.externalCalls.begin(), model.externalCalls.end());
   std::set<std::string> linked;
-  std::map<std::string, core::Loc> base; // module path -> offset of its positions
+  std::map<const Module *, core::Loc> base; // module build -> offset of its positions
   size_t next = 0;
   for (; next < work.size() && linked.size() < kMaxLinkedFunctions; ++next) {
     const std::string key = work[next];
@@ -437,10 +469,17 @@ LinkResult PyProject::link(PyModel &model) {
       continue;
     const size_t colon = key.find(':');
     std::shared_ptr<const Module> mod = byName(key.substr(0, colon));
-    const core::Function *fn = mod ? mod->model.program.find(key.substr(colon + 1)) : nullptr;
+    const std::string local = key.substr(colon + 1);
+    const core::Function *fn = mod ? mod->model.program.find(local) : nullptr;
+    if (!fn && mod && local.find('{') != std::string::npos) {
+      // A specialisation the module's own build did not need: built for this call.
+      mod = specialized(mod, local);
+      fn = mod ? mod->model.program.find(local) : nullptr;
+    }
     if (!fn)
       continue;
-    auto [b, fresh] = base.emplace(mod->path, static_cast<core::Loc>(model.positions.size()));
+    // Keyed by the build: a specialised build has its own positions.
+    auto [b, fresh] = base.emplace(mod.get(), static_cast<core::Loc>(model.positions.size()));
     if (fresh) {
       model.positions.insert(model.positions.end(), mod->model.positions.begin(),
                              mod->model.positions.end());
@@ -618,7 +657,7 @@ std::vector<core::ExternalCall> PyProject::callersOf(const std::string &path, bo
   return out;
 }
 
-std::set<std::pair<std::string, core::Loc>> PyProject::findingsAlone(
+std::set<PyProject::AloneFinding> PyProject::findingsAlone(
     const std::string &modulePath,
     const std::vector<std::pair<core::RuleId, core::RuleOptions>> &rules) {
   std::shared_ptr<const Module> mod;
@@ -635,19 +674,22 @@ std::set<std::pair<std::string, core::Loc>> PyProject::findingsAlone(
   // As the module's own lint sees it: with the modules it calls linked in.
   PyModel alone = mod->model;
   const core::Loc own = static_cast<core::Loc>(alone.positions.size());
-  link(alone);
+  const LinkResult linked = link(alone);
   alone.program.distributed = alone.distributedOnItsOwn;
   if (hasCheckpointWrite(mod->model.program))
     alone.program.externalCalls = callersOf(modulePath);
-  std::set<std::pair<std::string, core::Loc>> out;
+  std::set<AloneFinding> out;
   core::RuleRunner runner(alone.program);
   for (const auto &[id, options] : rules) {
     const core::RuleSpec &spec = core::ruleSpec(id);
     if (!spec.definition || !spec.appliesTo("python"))
       continue;
-    for (const auto &f : runner.run(id, options))
+    for (const auto &f : runner.run(id, options)) {
       if (f.loc <= own)
-        out.emplace(std::string(spec.name), f.loc);
+        out.emplace(std::string(spec.name), modulePath, f.loc);
+      else if (const LinkedModule *m = linked.moduleOf(f.loc))
+        out.emplace(std::string(spec.name), m->path, f.loc - (m->first - 1));
+    }
   }
   std::lock_guard<std::mutex> lock(mu_);
   alone_.emplace(modulePath, out);

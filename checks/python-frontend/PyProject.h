@@ -28,6 +28,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -75,9 +76,13 @@ public:
   // modules it calls, and theirs, with their positions appended to the model's.
   LinkResult link(PyModel &model);
 
-  // The rules' findings on a linked module alone, at its own locations (for
-  // telling a module's own findings from those this file's calls cause).
-  std::set<std::pair<std::string, core::Loc>>
+  // The rules' findings on a linked module alone (for telling a module's own
+  // findings from those this file's calls cause): (rule, the file the code is
+  // in, its location in that module's own build).  Those in the module itself,
+  // and those in modules it calls that its own lint reports at its calls
+  // (a helper's hazard that the training loop's module already reports).
+  using AloneFinding = std::tuple<std::string, std::string, core::Loc>;
+  std::set<AloneFinding>
   findingsAlone(const std::string &modulePath,
                 const std::vector<std::pair<core::RuleId, core::RuleOptions>> &rules);
 
@@ -103,6 +108,10 @@ private:
   const ExternalFunction *function(const std::string &dotted, const Roots &roots, int depth);
   bool isClass(const std::string &dotted, const Roots &roots, int depth);
   std::shared_ptr<const Module> byName(const std::string &name);
+  // The module built again with the specialisation `key` ("fn{rank=-1}") of one
+  // of its functions (see Builder::specialize); once per run.
+  std::shared_ptr<const Module> specialized(const std::shared_ptr<const Module> &plain,
+                                            const std::string &key);
   struct Index;
   const Index &indexOf(const std::string &root);
   const std::vector<core::ExternalCall> &callsOf(const std::string &importer);
@@ -112,9 +121,10 @@ private:
   std::mutex mu_;
   std::map<std::pair<std::string, std::string>, std::string> pathOf_; // (roots, dotted) -> path ("" none)
   std::map<std::string, std::shared_ptr<const Module>> modules_;       // path -> module
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<const Module>> specialized_; // (path, key)
   std::map<std::string, std::string> nameToPath_;                      // dotted -> path (linked keys)
   std::map<std::string, std::unique_ptr<ExternalFunction>> functions_; // linked key -> function
-  std::map<std::string, std::set<std::pair<std::string, core::Loc>>> alone_; // path -> findings
+  std::map<std::string, std::set<AloneFinding>> alone_; // path -> findings
   std::map<std::string, std::unique_ptr<Index>> indexes_;                  // root -> its files
   std::map<std::string, std::vector<core::ExternalCall>> callsOf_;         // importer -> its calls
   std::map<std::string, std::string> rootOf_;                              // file -> project root

@@ -399,7 +399,13 @@ Val Builder::callValue(SyntaxNode c) {
     if (deviceName(a.name) || deviceName(a.text))
       continue;
     Val av = value(a.value);
-    if ((!a.name.empty() && (av.cond || loggingKeyword(a.name))) || loggerArgument(a.text))
+    if ((!a.name.empty() && (av.cond || loggingKeyword(a.name))) || loggerArgument(a.text) ||
+        (av.dep == Dep::Rank && trainingStateArgument(a.text)))
+      continue;
+    // An object that only some ranks made (`ema = EMA(model) if rank == 0 else
+    // None`) handed to a helper: what the helper does with it is its own
+    // business; what it returns is not made from the rank.
+    if (av.existsWhen && !av.cond && av.rank == RankKind::None)
       continue;
     v.dep = core::join(v.dep, av.dep);
     onlyBatches = onlyBatches && (av.dep != Dep::Local || av.batch);
@@ -438,6 +444,60 @@ bool Builder::initializedTest(SyntaxNode call) {
   return ext && ext->summary.returnsInitialized;
 }
 
+// `x op literal` (or a literal list) where x is a parameter bound to a constant.
+std::optional<bool> Builder::knownTest(SyntaxNode lhs, SyntaxNode rhs, const std::string &op) const {
+  auto known = [&](SyntaxNode side) -> std::optional<std::int64_t> {
+    side = unparen(side);
+    if (!is(side, "identifier"))
+      return std::nullopt;
+    auto it = env_.vars.find(str(side));
+    return it == env_.vars.end() ? std::nullopt : it->second.known;
+  };
+  std::optional<std::int64_t> x = known(lhs);
+  SyntaxNode other = rhs;
+  bool flipped = false;
+  if (!x) {
+    x = known(rhs);
+    other = lhs;
+    flipped = true;
+  }
+  if (!x)
+    return std::nullopt;
+  std::vector<std::int64_t> lits;
+  other = unparen(other);
+  const bool membership = op == "in" || op == "not in";
+  if (membership && !flipped && (is(other, "list") || is(other, "tuple") || is(other, "set"))) {
+    for (SyntaxNode k : namedKids(other)) {
+      auto c = constantArgument(k);
+      if (!c || is(unparen(k), "identifier"))
+        return std::nullopt;
+      lits.push_back(*c);
+    }
+  } else if (auto c = constantArgument(other); c && !membership) {
+    lits.push_back(*c);
+  } else {
+    return std::nullopt;
+  }
+  if (membership) {
+    const bool in = std::find(lits.begin(), lits.end(), *x) != lits.end();
+    return op == "in" ? in : !in;
+  }
+  const std::int64_t a = flipped ? lits[0] : *x, b = flipped ? *x : lits[0];
+  if (op == "==" || op == "is")
+    return a == b;
+  if (op == "!=" || op == "is not")
+    return a != b;
+  if (op == "<")
+    return a < b;
+  if (op == "<=")
+    return a <= b;
+  if (op == ">")
+    return a > b;
+  if (op == ">=")
+    return a >= b;
+  return std::nullopt;
+}
+
 Cond Builder::cond(SyntaxNode e) {
   e = unparen(e);
   const std::string_view k = kindOf(e);
@@ -462,6 +522,13 @@ Cond Builder::cond(SyntaxNode e) {
   if (k == "comparison_operator" && namedChildCount(e) == 2) {
     SyntaxNode lhs = namedChild(e, 0), rhs = namedChild(e, 1);
     const std::string op = comparisonOperator(e);
+    // A parameter this specialisation's callers bound (`local_rank not in [-1, 0]`
+    // with local_rank=-1): decided alike on every rank.
+    if (std::optional<bool> known = knownTest(lhs, rhs, op)) {
+      Cond c = Cond::constant(*known);
+      c.text = str(e);
+      return c;
+    }
     // `if dist.get_world_size() > 1:` holds wherever ranks can disagree: a
     // one-process run has no one to diverge from.
     if (std::int64_t n = 0; worldSizeValue(unparen(lhs)) && intLiteral(text(unparen(rhs)), n)) {
@@ -640,6 +707,11 @@ Cond Builder::cond(SyntaxNode e) {
     Cond c = *v.cond;
     if (c.text.empty())
       c.text = str(e);
+    return c;
+  }
+  if (v.known && (is(e, "identifier") || is(e, "attribute"))) {
+    Cond c = Cond::constant(*v.known != 0);
+    c.text = str(e);
     return c;
   }
   if (v.rank != RankKind::None) {

@@ -148,7 +148,15 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
   for (auto &f : findings) {
     if (const LinkedModule *m = linked.moduleOf(f.loc)) {
       const core::Loc own = f.loc - (m->first - 1);
-      if (project.findingsAlone(m->path, rules).count({f.rule, own}))
+      if (project.findingsAlone(m->path, rules).count({f.rule, m->path, own}))
+        continue;
+      // A module between this file and the code reports it at its own call
+      // (the helper's hazard is that module's, not each script's that reaches it).
+      bool reportedBetween = false;
+      for (const LinkedModule &between : linked.modules)
+        if (between.path != m->path && !reportedBetween)
+          reportedBetween = project.findingsAlone(between.path, rules).count({f.rule, m->path, own}) > 0;
+      if (reportedBetween)
         continue;
       auto owner = linked.owner.find(f.loc);
       if (owner == linked.owner.end())
@@ -163,7 +171,8 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
       f.notes.insert(f.notes.begin(), std::move(at));
       f.message = "in " + fn + " (module " + core::quoteCode(m->name) + "), reached from this call: " +
                   f.message;
-      f.loc = entry->second;
+      // The call where the hazard arises, when the rule named one in this file.
+      f.loc = f.viaCall && !linked.moduleOf(f.viaCall) ? f.viaCall : entry->second;
       f.fixes.clear(); // the fix belongs in the other module, which its own lint can fix
     }
     for (auto &n : f.notes)

@@ -477,6 +477,131 @@ class PythonAcrossModules(PythonProject):
         got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
         self.assertEqual(got, [("proj/loop.py", 9, "ddp-unguarded-save")], p.stdout)
 
+    def test_a_helpers_hazard_is_reported_by_the_module_that_calls_it(self):
+        # finetune.py -> utils.train_utils.train -> ckpt.save_full: the rank-0
+        # save races with train's next all_reduce.  train_utils reports it at
+        # its call; the script that only calls train() does not repeat it.
+        self.write(".git/HEAD", "ref: refs/heads/main\n")
+        self.write("ckpt.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def save_full(model, rank):
+                state = model.state_dict()
+                if rank == 0:
+                    torch.save(state, "full.pt")
+            """)
+        self.write("utils/train_utils.py", """\
+            import torch
+            import torch.distributed as dist
+            from ckpt import save_full
+
+
+            def train(model, loader):
+                rank = dist.get_rank()
+                for epoch in range(3):
+                    for x in loader:
+                        dist.all_reduce(model(x))
+                    save_full(model, rank)
+            """)
+        self.write("finetune.py", """\
+            import datetime
+            import torch.distributed as dist
+            from utils.train_utils import train
+
+
+            def main(model, loader):
+                dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+                train(model, loader)
+            """)
+        p = self.lint("--format", "json", "finetune.py", "utils", "ckpt.py")
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertEqual(got, [("utils/train_utils.py", 11, "ddp-rank0-io-barrier")], p.stdout)
+
+    def test_a_helper_called_twice_is_reported_at_the_call_that_races(self):
+        # save_on_master: after the eval-only call the function returns (no
+        # collective follows); after the loop's call the next epoch's
+        # all_reduce does.  The finding is at the loop's call.
+        self.write(".git/HEAD", "ref: refs/heads/main\n")
+        self.write("util/misc.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def save_on_master(obj, path):
+                if dist.get_rank() == 0:
+                    torch.save(obj, path)
+            """)
+        self.write("main.py", """\
+            import datetime
+            import torch.distributed as dist
+            from util.misc import save_on_master
+
+
+            def main(model, loader, args):
+                dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+                if args.eval:
+                    save_on_master(model.state_dict(), "eval.pth")
+                    return
+                for epoch in range(3):
+                    for x in loader:
+                        dist.all_reduce(model(x))
+                    save_on_master(model.state_dict(), "checkpoint.pth")
+            """)
+        p = self.lint("--format", "json", "main.py")
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertEqual(got, [("main.py", 14, "ddp-rank0-io-barrier")], p.stdout)
+
+    def test_a_constant_handed_to_another_modules_helper(self):
+        # yolov5's torch_distributed_zero_first(-1) runs no barrier: rank 0's
+        # validation loader may call it alone; with the local rank it may not.
+        self.write(".git/HEAD", "ref: refs/heads/main\n")
+        self.write("utils/torch_utils.py", """\
+            from contextlib import contextmanager
+            import torch.distributed as dist
+
+
+            @contextmanager
+            def zero_first(local_rank: int):
+                if local_rank not in [-1, 0]:
+                    dist.barrier()
+                yield
+                if local_rank == 0:
+                    dist.barrier()
+            """)
+        self.write("utils/data.py", """\
+            import torch
+            from utils.torch_utils import zero_first
+
+
+            def create_loader(path, rank=-1):
+                with zero_first(rank):
+                    return torch.load(path)
+            """)
+        self.write("train.py", """\
+            import datetime
+            import os
+            import torch.distributed as dist
+            from utils.data import create_loader
+
+            LOCAL_RANK = int(os.getenv("LOCAL_RANK", "-1"))
+            RANK = int(os.getenv("RANK", "-1"))
+
+
+            def main():
+                dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+                train = create_loader("train", rank=LOCAL_RANK)
+                if RANK in {-1, 0}:
+                    val = create_loader("val")
+                    test = create_loader("test", rank=-1)
+                if RANK in {-1, 0}:
+                    bad = create_loader("val", rank=LOCAL_RANK)
+            """)
+        p = self.lint("--format", "json", "train.py")
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertEqual(got, [("train.py", 17, "ddp-divergent-collective")], p.stdout)
+
     def test_import_outside_the_project_is_not_followed(self):
         # A module that is not in the project (site-packages, a typo) is
         # unknown, not an error.

@@ -784,12 +784,19 @@ TEST_CASE("rank0IoWithoutBarrier", "[rank0io]") {
     CHECK(asks(fs[0], FixKind::InsertBarrierAfter));
   }
   SECTION("a conditional barrier after does not count") {
+    // `if ((epoch + 1) % every == 0) barrier();`: the epochs it skips race.
     Program p = program({fn("main", {barrier(1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4),
                                      ifThen(atom("flag", Dep::Uniform, 15), {barrier(20)}, 14)})});
     RuleRunner an(p);
     auto fs = an.run(RuleId::Rank0IoBarrier);
     REQUIRE(fs.size() == 1);
     CHECK(asks(fs[0], FixKind::InsertBarrierAfter));
+  }
+  SECTION("an object collective after orders the ranks as a barrier does") {
+    Program p = program({fn("main", {barrier(1), ifThen(rank(CmpOp::EQ, 0, 5), {save(10)}, 4),
+                                     coll("broadcast_object_list", 20)})});
+    RuleRunner an(p);
+    CHECK(an.run(RuleId::Rank0IoBarrier).empty());
   }
   SECTION("rank 0 writes through a helper") {
     Program p = program({

@@ -594,7 +594,12 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         e.guardLen = p.guard.size();
         normal.seq.push_back(e);
       }
-      normal.seq.insert(normal.seq.end(), lr.carried.begin(), lr.carried.end());
+      // The decisions that led to the loop cover what it carries: a save in a
+      // loop under `if rank == 0:` in an outer loop's body is rank 0's.
+      for (Ev c : lr.carried) {
+        c.guardLen = p.guard.size();
+        normal.seq.push_back(std::move(c));
+      }
       out.push_back(std::move(normal));
       if (loopsReported.count(&n))
         continue; // the loop's own finding covers its early exits

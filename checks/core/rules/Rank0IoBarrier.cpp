@@ -17,6 +17,31 @@ struct Frame {
   size_t index;
 };
 
+struct CallSite {
+  std::string caller;
+  std::vector<Frame> frames;
+  Loc at = 0;
+};
+
+// A collective that returns on no rank before rank 0 has reached it, whatever
+// the backend: a barrier, and the object collectives, which hand every rank a
+// Python object (`broadcast_object_list(flags, 0)` after a rank-0 save orders
+// the save before the others go on, as a barrier would).  A tensor
+// collective may return at once on NCCL, the kernel queued.
+bool ordersRanks(const std::string &op) {
+  if (op == "barrier")
+    return true;
+  const auto end = [&](const char *s) {
+    const std::string t(s);
+    return op.size() >= t.size() && op.compare(op.size() - t.size(), t.size(), t) == 0;
+  };
+  return end("_object") || end("_object_list") || end("monitored_barrier");
+}
+
+// `return` (`if args.eval: evaluate(); save_on_master(...); return`): the
+// function's later code does not follow the write.
+bool returns(const Node &n) { return n.kind == Node::Kind::Exit && n.exit == ExitKind::Return; }
+
 // A then-arm that only returns: `if (rank != 0) return;`.
 bool returnsOnly(const Node &n) {
   if (n.kind == Node::Kind::Exit)
@@ -95,7 +120,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     return false;
   };
   // Where every function is called from: the caller and the frames down to the call.
-  std::map<std::string, std::vector<std::pair<std::string, std::vector<Frame>>>> callSites;
+  std::map<std::string, std::vector<CallSite>> callSites;
   // A loop whose iterations synchronise: whatever its body does, the next
   // iteration's collective comes after it.
   auto syncLoop = [&](const Node &n) {
@@ -111,7 +136,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     int inSyncLoop = 0;
     std::function<void(const Node &)> index = [&](const Node &n) {
       if (n.kind == Node::Kind::Call) {
-        callSites[n.callee].emplace_back(f.key, stack);
+        callSites[n.callee].push_back({f.key, stack, n.loc});
         if (inSyncLoop)
           calledInSyncLoop.insert(n.callee);
       }
@@ -135,8 +160,11 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     };
     index(f.body);
   }
+  std::function<bool(std::vector<Frame>, bool, const std::string &, int)> syncNear;
   // Is the nearest collective before/after a position a barrier?  At the edge
-  // of a function the search goes on at every call site (all must have one).
+  // of a function the search goes on at every call site (all must have one);
+  // `missingAt` is then the call where one is missing.
+  Loc missingAt = 0;
   std::function<bool(std::vector<Frame>, bool, const std::string &, int)> barrierNear =
       [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
     std::string op;
@@ -144,25 +172,39 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       Frame fr = stack.back();
       stack.pop_back();
       const auto &kids = fr.block->kids;
+      bool returned = false;
       if (after) {
-        for (size_t i = fr.index + 1; i < kids.size(); ++i)
+        for (size_t i = fr.index + 1; i < kids.size() && !returned; ++i) {
           if (edge(kids[i], true, op))
-            return op == "barrier";
+            return ordersRanks(op);
+          returned = returns(kids[i]);
+        }
       } else {
         for (size_t i = fr.index; i-- > 0;)
           if (edge(kids[i], false, op))
-            return op == "barrier";
+            return ordersRanks(op);
+      }
+      if (returned) {
+        stack.clear(); // what follows is the callers'
+        break;
       }
       // Around the loop: the next (previous) iteration's first (last) collective.
       if (syncBodies.count(fr.block) && edge(*fr.block, after, op))
-        return op == "barrier";
+        return ordersRanks(op);
     }
     auto sites = callSites.find(fn);
     if (sites == callSites.end() || depth >= 4)
       return false;
-    for (const auto &[caller, frames] : sites->second)
-      if (!barrierNear(frames, after, caller, depth + 1))
+    for (const auto &site : sites->second)
+      if (!barrierNear(site.frames, after, site.caller, depth + 1)) {
+        // A call after which nothing synchronises (the eval-only branch's
+        // save, then `return`) races with nothing.
+        // The literal rule (BarrierAroundEveryWrite) asks there too.
+        if (after && !everyWrite && !syncNear(site.frames, after, site.caller, depth + 1))
+          continue;
+        missingAt = site.at; // set last by the outermost call
         return false;
+      }
     return true;
   };
   // Can anything synchronise the ranks after (before) a position: a collective
@@ -175,17 +217,24 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   // barrier before a start-up write (the output folder, the config) protects
   // nothing.  Only the program's entry is known to start the run: a function
   // without callers here may be called after collectives elsewhere.
-  std::function<bool(std::vector<Frame>, bool, const std::string &, int)> syncNear =
-      [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
+  syncNear = [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
     std::string op;
     while (!stack.empty()) {
       Frame fr = stack.back();
       stack.pop_back();
       const auto &kids = fr.block->kids;
       if (after) {
-        for (size_t i = fr.index + 1; i < kids.size(); ++i)
+        bool returned = false;
+        for (size_t i = fr.index + 1; i < kids.size() && !returned; ++i) {
           if (edge(kids[i], true, op))
             return true;
+          returned = returns(kids[i]);
+        }
+        if (returned)
+          break; // what follows is the callers'
+        // The next iteration of a loop that synchronises.
+        if (syncBodies.count(fr.block) && edge(*fr.block, true, op))
+          return true;
       } else {
         for (size_t i = fr.index; i-- > 0;)
           if (edge(kids[i], false, op))
@@ -202,8 +251,8 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       const bool entry = fn == "<module>" || (f && f->name == "main");
       return depth >= 4 || !entry;
     }
-    for (const auto &[caller, frames] : sites->second)
-      if (syncNear(frames, after, caller, depth + 1))
+    for (const auto &site : sites->second)
+      if (syncNear(site.frames, after, site.caller, depth + 1))
         return true;
     return false;
   };
@@ -267,11 +316,15 @@ std::vector<Finding> decide(const RuleContext &ctx) {
           (inSyncLoop || syncNear(stack, true, f.key, 0))) {
         bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
                           !barrierNear(stack, false, f.key, 0);
+        missingAt = 0;
         bool missAfter = !barrierNear(stack, true, f.key, 0);
+        const Loc via = missAfter ? missingAt : 0;
         // The literal rule wants the barrier before wherever it is missing.
         const bool literalBefore = everyWrite && !barrierNear(stack, false, f.key, 0);
-        if (missBefore || missAfter)
+        if (missBefore || missAfter) {
           out.push_back(finding(n, missBefore || literalBefore, missAfter, false));
+          out.back().viaCall = via;
+        }
         else if (literalBefore)
           out.push_back(finding(n, true, false, false, true));
       } else if (everyWrite && n.kind == Node::Kind::If && isMainOnly(n.cond) &&

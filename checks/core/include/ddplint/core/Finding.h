@@ -85,6 +85,10 @@ struct Finding {
   // Reported as a note whatever the rule's severity: a policy finding (an
   // option asks for more than the hazards), or the rule's weaker form.
   bool asNote = false;
+  // The code is in a function called from several places and this is the
+  // call (the outermost one the rule followed) where the hazard arises: a
+  // frontend that reports a callee's finding at a call picks this one.
+  Loc viaCall = 0;
 };
 
 } // namespace ddplint::core
