@@ -384,6 +384,7 @@ private:
   std::map<std::string, Val> attrs_;       // "self.rank", "args.local_rank" -> value
   std::map<std::string, Val> globals_;
   std::set<std::string> spawned_; // functions started by mp.spawn: first parameter is the rank
+  std::set<std::string> loaderNames_; // names assigned a loader's iteration (`pbar = enumerate(loader)`)
   std::set<std::string> memoryFiles_; // io.BytesIO() objects: torch.save into them is no file
   std::map<std::string, std::string> instances_; // variable -> class of this module
   std::map<std::string, SyntaxNode> classDefs_;   // class of this module -> its definition
@@ -509,6 +510,8 @@ private:
   void collectFunctions(SyntaxNode blk, const std::string &prefix, const std::string &cls);
   void collectObjects(SyntaxNode n);
   ObjKind kindOfCtor(SyntaxNode call) const;
+  // Every return hands back a new DDP model (`def smart_DDP(model): return DDP(model, ...)`).
+  bool returnsDdpModel(SyntaxNode def) const;
   bool isNnModule(const std::string &cls, int depth = 0) const;
   bool isLightningModule(const std::string &cls, int depth = 0) const;
 
@@ -595,6 +598,7 @@ private:
   void buildSpecializations();
   std::set<std::string> specRequests_;
   std::set<std::string> importerSpecs_;
+  std::map<std::string, std::pair<bool, std::vector<ParamSig>>> sigCache_; // key -> (method, params)
   std::map<std::string, std::int64_t> specBindings_; // while a specialisation is built
   bool reuseLocs_ = false;
   std::map<unsigned, Loc> locAt_; // byte -> the plain build's position there

@@ -148,6 +148,11 @@ void Builder::forwardFacts(const FnInfo &fi) {
   // and what each arm runs.  The core decides whether the arms differ.
   if (fi.name != "forward" || fi.className.empty() || !isNnModule(fi.className))
     return;
+  // `@torch.no_grad()`, `@torch.inference_mode()`, yolov5's
+  // `@smart_inference_mode()`: no gradient, so no gradient allreduce to mismatch.
+  for (const auto &d : fi.decorators)
+    if (d.find("no_grad") != std::string::npos || d.find("inference_mode") != std::string::npos)
+      return;
   core::ForwardMethod fw;
   fw.className = fi.className;
   fw.loc = loc(fi.def);
@@ -294,6 +299,24 @@ void Builder::forwardFacts(const FnInfo &fi) {
       return false;
     return sizeOfInput(a);
   };
+  // `if mode == 'image':` (a string the caller picks), `if type(h) == list:`
+  // (the layer's structure): the same for every batch, so not the data.
+  std::function<bool(SyntaxNode)> modeTest = [&](SyntaxNode c) -> bool {
+    c = unparen(c);
+    if (is(c, "boolean_operator"))
+      return modeTest(field(c, "left")) && modeTest(field(c, "right"));
+    if (is(c, "not_operator"))
+      return modeTest(field(c, "argument"));
+    if (!is(c, "comparison_operator") || namedChildCount(c) != 2)
+      return false;
+    for (SyntaxNode side : {unparen(namedChild(c, 0)), unparen(namedChild(c, 1))}) {
+      if (is(side, "string"))
+        return true;
+      if (is(side, "call") && str(field(side, "function")) == "type")
+        return true;
+    }
+    return false;
+  };
   std::function<void(SyntaxNode, core::ArmUse &)> uses = [&](SyntaxNode n, core::ArmUse &u) {
     if (is(n, "function_definition") || is(n, "lambda"))
       return;
@@ -401,7 +424,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
       }
       shapeExpr.clear();
       SyntaxNode condNode = field(st, "condition");
-      const bool empty = emptinessTest(condNode);
+      const bool empty = emptinessTest(condNode) || modeTest(condNode);
       const bool onShape = !empty && shapeOfInput(condNode);
       const bool onValues = !empty && !onShape && fromInput(condNode);
       const bool onRank = !onShape && !onValues && value(condNode).dep == Dep::Rank;

@@ -175,8 +175,11 @@ void Builder::collectFunctions(SyntaxNode blk, const std::string &prefix, const 
     SyntaxNode def = s;
     if (is(s, "decorated_definition")) {
       for (SyntaxNode d : namedKids(s))
-        if (is(d, "decorator"))
-          decos.push_back(qualified(unparen(namedChild(d, 0))));
+        if (is(d, "decorator")) {
+          // `@torch.no_grad()`: the decorator the call makes.
+          SyntaxNode e = unparen(namedChild(d, 0));
+          decos.push_back(qualified(is(e, "call") ? field(e, "function") : e));
+        }
       def = field(s, "definition");
     }
     if (is(def, "function_definition")) {
@@ -251,7 +254,38 @@ ObjKind Builder::kindOfCtor(SyntaxNode c) const {
       return ObjKind::None;
     return ObjKind::Metric;
   }
+  // A project helper that wraps the model (`model = smart_DDP(model)`).
+  SyntaxNode fn = field(c, "function");
+  if (const std::string key = resolveCallee(fn); !key.empty()) {
+    if (returnsDdpModel(fns_.at(key).def))
+      return ObjKind::Ddp;
+  } else if (const ExternalFunction *ext = externalCallee(fn); ext && ext->summary.returnsDdp) {
+    return ObjKind::Ddp;
+  }
   return ObjKind::None;
+}
+
+bool Builder::returnsDdpModel(SyntaxNode def) const {
+  if (def.isNull())
+    return false;
+  bool any = false, other = false;
+  std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      return;
+    if (is(n, "return_statement")) {
+      SyntaxNode v = namedChildCount(n) == 1 ? unparen(namedChild(n, 0)) : SyntaxNode();
+      // The wrapper's own class only: a helper returning a helper's result is not followed.
+      const std::string l = is(v, "call") ? lastPart(qualified(field(v, "function"))) : std::string();
+      if (!l.empty() && has(api().ddpClasses, l) && !onSubgroup(text(field(v, "arguments"))))
+        any = true;
+      else
+        other = true;
+    }
+    for (SyntaxNode k : namedKids(n))
+      scan(k);
+  };
+  scan(field(def, "body"));
+  return any && !other;
 }
 
 // Which spellings hold which objects, over the whole module: the DDP model is
@@ -1003,6 +1037,14 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
       if (right.isNull())
         continue;
       Val v = value(right);
+      // `pbar = enumerate(train_loader)`, then `pbar = TQDM(pbar, total=nb)`:
+      // the name iterates the loader's batches.
+      if (is(e, "assignment") && is(left, "identifier")) {
+        if (isLoaderIterable(right))
+          loaderNames_.insert(str(left));
+        else
+          loaderNames_.erase(str(left));
+      }
       if (is(e, "augmented_assignment")) {
         Val old = value(left);
         v = joinVal(old, v);
@@ -1466,35 +1508,14 @@ core::Function Builder::functionNode(const FnInfo &fi, std::vector<Node> body) {
 // Specialization
 
 std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
+  if (auto c = sigCache_.find(fi.key); c != sigCache_.end()) {
+    method = c->second.first;
+    return c->second.second;
+  }
   std::vector<ParamSig> out;
   method = false;
   if (fi.def.isNull())
     return out;
-  // The names the body tests or hands on to a call: a constant there can decide a branch.
-  std::set<std::string> read;
-  std::function<void(SyntaxNode)> names = [&](SyntaxNode n) {
-    if (is(n, "identifier"))
-      read.insert(str(n));
-    for (SyntaxNode k : namedKids(n))
-      names(k);
-  };
-  std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
-    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
-      return;
-    if (is(n, "if_statement") || is(n, "elif_clause") || is(n, "while_statement"))
-      names(field(n, "condition"));
-    else if (is(n, "conditional_expression") && namedChildCount(n) == 3)
-      names(namedChild(n, 1));
-    else if (is(n, "argument_list"))
-      for (SyntaxNode a : namedKids(n)) {
-        SyntaxNode v = is(a, "keyword_argument") ? field(a, "value") : a;
-        if (is(v, "identifier"))
-          read.insert(str(v));
-      }
-    for (SyntaxNode k : namedKids(n))
-      scan(k);
-  };
-  scan(field(fi.def, "body"));
   bool keywordOnly = false;
   int i = 0;
   for (SyntaxNode p : namedKids(field(fi.def, "parameters"))) {
@@ -1523,12 +1544,117 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
                intLiteral(text(field(v, "argument")), n))
         sig.literalDefault = -n;
     }
-    sig.tested = read.count(sig.name) > 0;
     // A keyword-only parameter is never bound by position.
     if (keywordOnly)
       sig.name = "*" + sig.name;
     out.push_back(std::move(sig));
   }
+  // Provisional, for recursion: untested.
+  sigCache_[fi.key] = {method, out};
+  auto plain = [](const std::string &n) { return n[0] == '*' ? n.substr(1) : n; };
+  std::set<std::string> params, tested;
+  for (const auto &p : out)
+    params.insert(plain(p.name));
+  const std::string savedFn = curFn_, savedClass = curClass_;
+  curFn_ = fi.key;
+  curClass_ = fi.className;
+  // A call of the project's, with its parameters (null: not one).
+  auto projectCallee = [&](SyntaxNode call, bool &calleeMethod) -> std::optional<std::vector<ParamSig>> {
+    SyntaxNode fn = field(call, "function");
+    const std::string key = resolveCallee(fn);
+    if (!key.empty()) {
+      if (key == fi.key)
+        return std::nullopt;
+      return signature(fns_[key], calleeMethod);
+    }
+    if (const ExternalFunction *ext = externalCallee(fn)) {
+      calleeMethod = ext->summary.method;
+      return ext->summary.params;
+    }
+    return std::nullopt;
+  };
+  // Whether code holds a call that can synchronise or write: a collective, a
+  // barrier, a checkpoint or file writer, or one of the project's functions.
+  std::function<bool(SyntaxNode)> acts = [&](SyntaxNode n) -> bool {
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      return false;
+    if (is(n, "call")) {
+      SyntaxNode fn = field(n, "function");
+      const std::string q = qualified(fn), l = lastPart(q);
+      if ((startsWith(q, "torch.distributed.") && (has(api().collectives, l) || has(api().barriers, l))) ||
+          has(api().collectiveFunctions, q) || has(api().barrierFunctions, q) ||
+          has(api().wrapperCollectives, l) || has(api().wrapperBarriers, l) ||
+          has(api().checkpointWriters, q) || has(api().fileWriters, q) || !resolveCallee(fn).empty() ||
+          externalCallee(fn))
+        return true;
+    }
+    for (SyntaxNode k : namedKids(n))
+      if (acts(k))
+        return true;
+    return false;
+  };
+  std::function<void(SyntaxNode)> names = [&](SyntaxNode n) {
+    if (is(n, "identifier") && params.count(str(n)))
+      tested.insert(str(n));
+    for (SyntaxNode k : namedKids(n))
+      names(k);
+  };
+  std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      return;
+    if (is(n, "if_statement") || is(n, "elif_clause") || is(n, "while_statement")) {
+      // The statement's arms: everything but the condition.
+      SyntaxNode c = field(n, "condition");
+      bool armsAct = false;
+      for (SyntaxNode k : namedKids(n))
+        if (!(k == c) && !is(k, "elif_clause") && acts(k))
+          armsAct = true;
+      if (armsAct)
+        names(c);
+    } else if (is(n, "conditional_expression") && namedChildCount(n) == 3) {
+      if (acts(namedChild(n, 0)) || acts(namedChild(n, 2)))
+        names(namedChild(n, 1));
+    } else if (is(n, "call")) {
+      // Handed on to a parameter the callee tests (`zero_first(rank)`).
+      bool calleeMethod = false;
+      if (auto callee = projectCallee(n, calleeMethod)) {
+        int skip = calleeMethod && !is(field(n, "function"), "attribute") ? 1 : 0;
+        size_t next = 0;
+        bool positional = true;
+        for (const auto &a : args(n)) {
+          if (is(a.value, "list_splat") || is(a.value, "dictionary_splat")) {
+            positional = positional && is(a.value, "dictionary_splat");
+            continue;
+          }
+          const ParamSig *to = nullptr;
+          if (a.name.empty()) {
+            if (skip > 0) {
+              --skip;
+              continue;
+            }
+            if (!positional || next >= callee->size() || (*callee)[next].name[0] == '*')
+              continue;
+            to = &(*callee)[next++];
+          } else {
+            for (const auto &q : *callee)
+              if (plain(q.name) == a.name)
+                to = &q;
+          }
+          SyntaxNode v = unparen(a.value);
+          if (to && to->tested && is(v, "identifier") && params.count(str(v)))
+            tested.insert(str(v));
+        }
+      }
+    }
+    for (SyntaxNode k : namedKids(n))
+      scan(k);
+  };
+  scan(field(fi.def, "body"));
+  curFn_ = savedFn;
+  curClass_ = savedClass;
+  for (auto &p : out)
+    p.tested = tested.count(plain(p.name)) > 0;
+  sigCache_[fi.key] = {method, out};
   return out;
 }
 
@@ -1976,6 +2102,7 @@ PyModel Builder::run() {
   for (const auto &[key, fi] : fns_) {
     FunctionSummary fs;
     fs.params = signature(fi, fs.method);
+    fs.returnsDdp = returnsDdpModel(fi.def);
     fs.key = key;
     fs.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
     fs.returnsRank = fi.returnsRank;

@@ -38,6 +38,7 @@ struct FunctionSummary {
   bool returnsInitialized = false;       // `def is_dist_avail_and_initialized()`
   bool returnsRankDependent = false;     // `def rankstr(): return f"rank_{get_rank()}"`
   int returnsRankAt = -1;                // `return rank, world_size`: element 0 is the rank
+  bool returnsDdp = false;               // `def smart_DDP(model): return DDP(model, ...)`
   std::vector<ParamSig> params;          // `self` left out of a method's
   bool method = false;
 };

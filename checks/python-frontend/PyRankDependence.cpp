@@ -759,6 +759,8 @@ bool Builder::isLoaderIterable(SyntaxNode it) const {
     return isLoaderIterable(namedChild(it, 0)) || isLoaderIterable(namedChild(it, 2));
   if (is(it, "call")) {
     std::string l = lastPart(qualified(field(it, "function")));
+    std::transform(l.begin(), l.end(), l.begin(), ::tolower);
+    // Progress bars (`tqdm`, a project's `TQDM` class) iterate what they wrap.
     if (l == "enumerate" || l == "tqdm" || l == "zip" || l == "iter") {
       for (SyntaxNode a : namedKids(field(it, "arguments")))
         if (isLoaderIterable(a))
@@ -768,6 +770,8 @@ bool Builder::isLoaderIterable(SyntaxNode it) const {
     return kindOfCtor(it) == ObjKind::DataLoader;
   }
   std::string t(text(it));
+  if (is(it, "identifier") && loaderNames_.count(t))
+    return true;
   auto o = objects_.find(t);
   if (o != objects_.end() && o->second == ObjKind::DataLoader)
     return true;

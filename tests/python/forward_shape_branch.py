@@ -302,3 +302,64 @@ class EmptyBatchSkipsHead(nn.Module):
         if x.size(0) < 2:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: {{.*}}'head'{{.*}} [ddp-forward-shape-branch]
             return x
         return self.head(x)
+
+
+class FeatureExtractor(nn.Module):
+    """BLIP's BLIP_Base: a mode string the caller picks, not the data."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.visual_encoder = nn.Linear(dim, dim)
+        self.text_encoder = nn.Linear(dim, dim)
+
+    def forward(self, image, caption, mode):
+        if mode == "image":
+            return self.visual_encoder(image)
+        elif mode == "text":
+            return self.text_encoder(caption)
+        return self.visual_encoder(image) + self.text_encoder(caption)
+
+
+class TwinLayer(nn.Module):
+    """BLIP's NLVR layer: a type test is the layer's structure, fixed per layer."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dense0 = nn.Linear(dim, dim)
+        self.dense1 = nn.Linear(dim, dim)
+        self.dense = nn.Linear(dim, dim)
+
+    def forward(self, hidden_states):
+        if type(hidden_states) == list:
+            return self.dense0(hidden_states[0]) + self.dense1(hidden_states[1])
+        return self.dense(hidden_states)
+
+
+class AutoShapeLike(nn.Module):
+    """yolov5's AutoShape: an inference wrapper, no gradient to reduce."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    @torch.inference_mode()
+    def forward(self, ims):
+        if ims.shape[0] == 0:
+            return []
+        if isinstance(ims, torch.Tensor) and ims.sum() > 0:
+            return self.model(ims)
+        return ims
+
+
+class ModeByValue(nn.Module):
+    """A string compared with the data's own value is still the data."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.a = nn.Linear(dim, dim)
+        self.b = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if x.sum() > 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: {{.*}}[ddp-forward-shape-branch]
+            return self.a(x)
+        return self.b(x)
