@@ -392,6 +392,9 @@ private:
   // Does the DDP model held by `spelling` broadcast buffers in its forward:
   // broadcast_buffers not False and a module not known to be buffer-free.
   bool ddpBroadcastsBuffers(const std::string &spelling) const;
+  void wrapsAround(const std::string &spelling, SyntaxNode at, bool &before, bool &after) const;
+  bool wrappedLater(const std::string &spelling, SyntaxNode at) const;
+  bool beforeAnyDdp(SyntaxNode at) const;
   bool bufferFree(SyntaxNode e, int depth) const;
   bool classBufferFree(const std::string &cls, int depth) const;
   bool returnsCollectiveOutput(SyntaxNode body) const;

@@ -54,7 +54,11 @@ void Builder::collectImports(SyntaxNode root) {
         m_.hasImports = true;
         m_.importInsertAt = startByte(n);
       }
-      if (startsWith(mod, "torch.distributed") || startsWith(mod, "accelerate") ||
+      // Accelerate's big-model inference helpers (hooks, offloading, device
+      // maps) run in one process: a quantiser importing them is not distributed.
+      const bool bigModel = startsWith(mod, "accelerate.hooks") || startsWith(mod, "accelerate.big_modeling") ||
+                            startsWith(mod, "accelerate.utils.modeling");
+      if (startsWith(mod, "torch.distributed") || (startsWith(mod, "accelerate") && !bigModel) ||
           startsWith(mod, "lightning") || startsWith(mod, "pytorch_lightning") ||
           distributedFramework(mod))
         usesDist_ = true;
@@ -587,10 +591,12 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
       if (recv.empty() || !contains(ic.methods, method) || !implicitObject(ic.object, recv))
         continue;
     }
+    if (ic.object == "ddp" && wrappedLater(ic.callsObject ? str(fn) : recv, fn))
+      continue;
     bool holds = true;
     for (const std::string &cond : ic.requires) {
       if (cond == "program_wraps_ddp")
-        holds = holds && hasDdp_;
+        holds = holds && hasDdp_ && !beforeAnyDdp(fn);
       else if (cond == "outside_no_sync")
         holds = holds && noSync_ == 0;
       else if (cond == "module_has_buffers")
@@ -614,6 +620,43 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
     return true;
   }
   return false;
+}
+
+// Where `spelling` is wrapped in DDP in the function (or top level) around
+// `at`: later and not before (`logits = model(x)` on rank 0 before `model =
+// DDP(model)` further down: the plain module, no collective yet).  Wraps in
+// other functions do not count: this function's name is its own.
+void Builder::wrapsAround(const std::string &spelling, SyntaxNode at, bool &before, bool &after) const {
+  auto it = ddpModules_.find(spelling);
+  if (it == ddpModules_.end())
+    return;
+  auto enclosing = [](SyntaxNode n) {
+    for (n = parentOf(n); !n.isNull(); n = parentOf(n))
+      if (is(n, "function_definition"))
+        return n;
+    return SyntaxNode();
+  };
+  const SyntaxNode here = enclosing(at); // null: the module's top level
+  for (SyntaxNode ctor : it->second) {
+    const SyntaxNode there = enclosing(ctor);
+    if (here.isNull() != there.isNull() || (!here.isNull() && !(there == here)))
+      continue;
+    (startByte(ctor) < startByte(at) ? before : after) = true;
+  }
+}
+
+bool Builder::wrappedLater(const std::string &spelling, SyntaxNode at) const {
+  bool before = false, after = false;
+  wrapsAround(spelling, at, before, after);
+  return after && !before;
+}
+
+// `loss.backward()` before this function's `DDP(...)`, with none before it.
+bool Builder::beforeAnyDdp(SyntaxNode at) const {
+  bool before = false, after = false;
+  for (const auto &[spelling, ctors] : ddpModules_)
+    wrapsAround(spelling, at, before, after);
+  return after && !before;
 }
 
 Builder::CallSite Builder::callSite(SyntaxNode c) const {

@@ -572,6 +572,11 @@ Cond Builder::cond(SyntaxNode e) {
         c.text = str(e);
         return c;
       }
+      // `val_loader is not None` where the loader was made with the rank
+      // (`DistributedDataLoader(path, B, T, rank, world)`) under a decision
+      // every rank takes alike: made from the rank is not None by rank.
+      if (obj.dep == Dep::Rank && obj.rank == RankKind::None && !obj.cond)
+        return atom(e, Dep::Uniform);
     }
     std::int64_t modL = 0, modR = 0, lit = 0;
     std::optional<RankKind> rkL, rkR;

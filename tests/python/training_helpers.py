@@ -4,6 +4,7 @@ model in DDP (yolov5's `smart_DDP`), a progress bar kept in a variable
 `reduce_dict` that all-reduces a dict of losses and returns it (DETR's
 util.misc), with a one-process early return.
 """
+import datetime
 import math
 import os
 import sys
@@ -84,3 +85,37 @@ def train_one_epoch_hazard(model, criterion, loader, optimizer):
         losses.backward()
         optimizer.step()
         dist.all_reduce(losses)
+
+
+class DistributedDataLoader:
+    def __init__(self, path, B, T, rank, world):
+        self.path = path
+
+    def next_batch(self):
+        return torch.load(self.path)
+
+
+def gpt2_main(model, args):
+    """llm.c's train_gpt2.py: a reference forward on rank 0 before the DDP
+    wrap, and a validation loader made with the rank when a file is given."""
+    ddp_rank = int(os.environ["RANK"])
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    master_process = ddp_rank == 0
+    train_loader = DistributedDataLoader(args.input_bin, 4, 64, ddp_rank, 8)
+    val_loader = None
+    if args.input_val_bin:
+        val_loader = DistributedDataLoader(args.input_val_bin, 4, 64, ddp_rank, 8)
+    if master_process and args.write_tensors:
+        # The plain model: DDP wraps it below.
+        x, y = train_loader.next_batch()
+        logits, loss = model(x, y)
+        loss.backward()
+    model = DDP(model, device_ids=[ddp_rank])
+    for step in range(args.num_iterations):
+        # Made or not on every rank alike: not a rank decision.
+        if val_loader is not None and step % 100 == 0:
+            x, y = val_loader.next_batch()
+            _, val_loss = model(x, y)
+        x, y = train_loader.next_batch()
+        _, loss = model(x, y)
+        loss.backward()
