@@ -202,7 +202,8 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         // The literal rule (BarrierAroundEveryWrite) asks there too.
         if (after && !everyWrite && !syncNear(site.frames, after, site.caller, depth + 1))
           continue;
-        missingAt = site.at; // set last by the outermost call
+        if (!missingAt)
+          missingAt = site.at; // the deepest search's: the outermost call
         return false;
       }
     return true;
