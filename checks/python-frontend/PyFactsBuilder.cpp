@@ -317,6 +317,27 @@ void Builder::forwardFacts(const FnInfo &fi) {
     }
     return false;
   };
+  // A rank within a model-parallel group (`self.expert_parallel_rank == 0`,
+  // `dist.get_rank(self.p2p.pg) != self.rank`, a pipeline stage): each rank
+  // of that group owns its own layers by design, and the data-parallel
+  // replicas that reduce their gradients together share that rank.
+  auto modelParallelRank = [&](SyntaxNode c) {
+    std::string t(text(c));
+    std::transform(t.begin(), t.end(), t.begin(), ::tolower);
+    for (std::string_view w : {"parallel", "pipeline", "expert", "pp_rank", "tp_rank", "mp_rank", "stage"})
+      if (t.find(w) != std::string::npos)
+        return true;
+    bool groupRank = false;
+    std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+      if (is(n, "call") && lastPart(qualified(field(n, "function"))) == "get_rank" &&
+          !args(n).empty())
+        groupRank = true;
+      for (SyntaxNode k : namedKids(n))
+        scan(k);
+    };
+    scan(c);
+    return groupRank;
+  };
   std::function<void(SyntaxNode, core::ArmUse &)> uses = [&](SyntaxNode n, core::ArmUse &u) {
     if (is(n, "function_definition") || is(n, "lambda"))
       return;
@@ -427,7 +448,8 @@ void Builder::forwardFacts(const FnInfo &fi) {
       const bool empty = emptinessTest(condNode) || modeTest(condNode);
       const bool onShape = !empty && shapeOfInput(condNode);
       const bool onValues = !empty && !onShape && fromInput(condNode);
-      const bool onRank = !onShape && !onValues && value(condNode).dep == Dep::Rank;
+      const bool onRank = !onShape && !onValues && value(condNode).dep == Dep::Rank &&
+                          !modelParallelRank(condNode);
       core::ArmUse rest;
       for (size_t j = i + 1; j < stmts.size(); ++j)
         uses(stmts[j], rest);

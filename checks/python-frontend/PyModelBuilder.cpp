@@ -1369,7 +1369,32 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
       Env before = env_;
       block(body, h);
       env_ = joinEnv(before, env_);
-      if (!h.empty()) {
+      // Errors every rank meets alike: a missing module (`except ImportError:`,
+      // or any exception of a try that only imports: the ranks run one
+      // installation), a key missing from the checkpoint every rank loads
+      // (`except KeyError:`).
+      bool alike = true;
+      for (SyntaxNode st : namedKids(field(s, "body")))
+        alike = alike && (is(st, "import_statement") || is(st, "import_from_statement") ||
+                          is(st, "comment"));
+      for (SyntaxNode kk : namedKids(c))
+        if (!is(kk, "block")) {
+          const std::string t(text(kk));
+          bool named = t.find("ImportError") != std::string::npos ||
+                       t.find("ModuleNotFoundError") != std::string::npos ||
+                       t.find("KeyError") != std::string::npos;
+          for (std::string_view other : {"Exception", "OSError", "RuntimeError", "ValueError", "IOError"})
+            named = named && t.find(other) == std::string::npos;
+          alike = alike || named;
+          break;
+        }
+      if (!h.empty() && alike) {
+        Cond ex = Cond::atom("alike-error@" + std::to_string(startByte(c)), Dep::Uniform);
+        ex.text = "an error every rank meets alike";
+        Loc at = loc(c);
+        ex.loc = at;
+        out.push_back(Node::makeIf(ex, Node::block(std::move(h)), Node::block(), at));
+      } else if (!h.empty()) {
         // An exception can strike one rank alone.
         Cond ex = Cond::atom("exception@" + std::to_string(startByte(c)), Dep::Local);
         ex.errorCheck = true;

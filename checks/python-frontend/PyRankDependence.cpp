@@ -429,8 +429,10 @@ bool Builder::worldSizeValue(SyntaxNode x) {
     const std::string l = lastPart(q.empty() ? std::string(text(field(x, "function"))) : q);
     return has(api().worldSizeFunctions, q) || l == "get_world_size" || l == "get_global_size";
   }
-  return (is(x, "attribute") || is(x, "identifier")) &&
-         has(api().worldSizeAttributes, lastPart(std::string(text(x))));
+  // `cfg.NUM_GPUS`, `WORLD_SIZE`: configuration constants spell it in capitals.
+  std::string last = lastPart(std::string(text(x)));
+  std::transform(last.begin(), last.end(), last.begin(), ::tolower);
+  return (is(x, "attribute") || is(x, "identifier")) && has(api().worldSizeAttributes, last);
 }
 
 bool Builder::initializedTest(SyntaxNode call) {

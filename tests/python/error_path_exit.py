@@ -71,3 +71,35 @@ def own_shard_cleanup(path, data):
     except OSError:
         return False  # no collective follows
     return True
+
+
+def resume_rng(state_dict, t):
+    # A key missing from the checkpoint every rank loads: every rank exits alike.
+    try:
+        torch.set_rng_state(state_dict["torch_rng_state"])
+    except KeyError:
+        print("no rng state in the checkpoint, exiting")
+        return
+    dist.all_reduce(t)
+
+
+def optional_async_writer(cfg, t):
+    # A module that is not installed is missing on every rank (gpt-neox's
+    # autoresume, fairseq's iopath check).
+    if cfg.write_async:
+        try:
+            import iopath  # noqa: F401
+        except BaseException:
+            print("iopath is not installed")
+            return
+    dist.all_reduce(t)
+
+
+def resume_file(path, t):
+    # A file error can strike one rank alone (a node's disk, a stale mount).
+    try:
+        state = torch.load(path)
+    except (KeyError, OSError):
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: an exception is caught on one rank, that rank returns here{{.*}}all_reduce{{.*}} [ddp-error-path-exit]
+        return
+    dist.all_reduce(t)

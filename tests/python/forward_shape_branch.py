@@ -363,3 +363,48 @@ class ModeByValue(nn.Module):
         if x.sum() > 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: {{.*}}[ddp-forward-shape-branch]
             return self.a(x)
         return self.b(x)
+
+
+class ExpertRouter(nn.Module):
+    """gpt-neox's router: the expert-parallel rank owns its layer by design;
+    the data-parallel replicas that reduce its gradients share that rank."""
+
+    def __init__(self, dim, expert_parallel_rank):
+        super().__init__()
+        self.layer = nn.Linear(dim, dim)
+        self.expert_parallel_rank = expert_parallel_rank
+
+    def forward(self, x):
+        if self.expert_parallel_rank == 0:
+            return self.layer(x)
+        return x
+
+
+class PipelineBlock(nn.Module):
+    """nanotron's PipelineBlock: the rank within the pipeline group computes."""
+
+    def __init__(self, dim, pg, rank):
+        super().__init__()
+        self.pp_block = nn.Linear(dim, dim)
+        self.pg = pg
+        self.rank = rank
+
+    def forward(self, x):
+        if dist.get_rank(self.pg) != self.rank:
+            return x
+        return self.pp_block(x)
+
+
+class RankZeroExtraHead(nn.Module):
+    """The global rank: rank 0 runs a head the other replicas skip."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.base = nn.Linear(dim, dim)
+        self.extra = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        h = self.base(x)
+        if dist.get_rank() == 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: branch on the rank in forward() runs submodule 'extra'{{.*}} [ddp-forward-shape-branch]
+            h = self.extra(h)
+        return h

@@ -205,3 +205,12 @@ def dump_params_on_main(params):
         with open(os.path.join(params.dump_path, "params.pkl"), "wb") as f:
             pickle.dump(params, f)
     dist.barrier()
+
+
+def save_main_proc(cfg, model, t):
+    # pycls's is_main_proc(): `cfg.NUM_GPUS == 1` is the one-process run (a
+    # world size, in capitals); in a distributed run rank 0 alone saves.
+    dist.all_reduce(t)
+    if cfg.NUM_GPUS == 1 or dist.get_rank() == 0:
+        torch.save(model.state_dict(), "model.pt")
+    dist.barrier()
