@@ -258,7 +258,14 @@ ObjKind Builder::kindOfCtor(SyntaxNode c) const {
       return ObjKind::None;
     return ObjKind::Metric;
   }
-  // A project helper that wraps the model (`model = smart_DDP(model)`).
+  // A project helper that wraps the model (`model = smart_DDP(model)`,
+  // `wrap_ddp(model)`).  Asked only of names that say so: every call is asked
+  // what it makes, and another module's answer means building that module.
+  std::string lower = l;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  if (lower.find("ddp") == std::string::npos && lower.find("parallel") == std::string::npos &&
+      lower.find("distributed") == std::string::npos)
+    return ObjKind::None;
   SyntaxNode fn = field(c, "function");
   if (const std::string key = resolveCallee(fn); !key.empty()) {
     if (returnsDdpModel(fns_.at(key).def))
@@ -1643,23 +1650,33 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
   };
   // Whether code holds a call that can synchronise or write: a collective, a
   // barrier, a checkpoint or file writer, or one of the project's functions.
+  // Memoised: nested ifs ask about the same arms.
+  std::map<uint32_t, bool> actsMemo;
   std::function<bool(SyntaxNode)> acts = [&](SyntaxNode n) -> bool {
-    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+    if (auto m = actsMemo.find(n.index()); m != actsMemo.end())
+      return m->second;
+    const bool r = [&] {
+      if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+        return false;
+      if (is(n, "call")) {
+        SyntaxNode fn = field(n, "function");
+        const std::string q = qualified(fn), l = lastPart(q);
+        if ((startsWith(q, "torch.distributed.") && (has(api().collectives, l) || has(api().barriers, l))) ||
+            has(api().collectiveFunctions, q) || has(api().barrierFunctions, q) ||
+            has(api().wrapperCollectives, l) || has(api().wrapperBarriers, l) ||
+            has(api().checkpointWriters, q) || has(api().fileWriters, q) || !resolveCallee(fn).empty())
+          return true;
+        // Another module's function: asked last, since asking may build it.
+        if (externalCallee(fn))
+          return true;
+      }
+      for (SyntaxNode k : namedKids(n))
+        if (acts(k))
+          return true;
       return false;
-    if (is(n, "call")) {
-      SyntaxNode fn = field(n, "function");
-      const std::string q = qualified(fn), l = lastPart(q);
-      if ((startsWith(q, "torch.distributed.") && (has(api().collectives, l) || has(api().barriers, l))) ||
-          has(api().collectiveFunctions, q) || has(api().barrierFunctions, q) ||
-          has(api().wrapperCollectives, l) || has(api().wrapperBarriers, l) ||
-          has(api().checkpointWriters, q) || has(api().fileWriters, q) || !resolveCallee(fn).empty() ||
-          externalCallee(fn))
-        return true;
-    }
-    for (SyntaxNode k : namedKids(n))
-      if (acts(k))
-        return true;
-    return false;
+    }();
+    actsMemo[n.index()] = r;
+    return r;
   };
   std::function<void(SyntaxNode)> names = [&](SyntaxNode n) {
     if (is(n, "identifier") && params.count(str(n)))
@@ -1684,8 +1701,11 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
         names(namedChild(n, 1));
     } else if (is(n, "call")) {
       // Handed on to a parameter the callee tests (`zero_first(rank)`).
+      bool handsParam = false;
+      for (const auto &a : args(n))
+        handsParam = handsParam || (is(unparen(a.value), "identifier") && params.count(str(unparen(a.value))));
       bool calleeMethod = false;
-      if (auto callee = projectCallee(n, calleeMethod)) {
+      if (auto callee = handsParam ? projectCallee(n, calleeMethod) : std::nullopt) {
         int skip = calleeMethod && !is(field(n, "function"), "attribute") ? 1 : 0;
         size_t next = 0;
         bool positional = true;
@@ -1717,7 +1737,20 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
     for (SyntaxNode k : namedKids(n))
       scan(k);
   };
-  scan(field(fi.def, "body"));
+  // Cheap first: a parameter never named in the body decides nothing.
+  bool named = false;
+  std::function<void(SyntaxNode)> anyParam = [&](SyntaxNode n) {
+    if (named)
+      return;
+    if (is(n, "identifier") && params.count(str(n)))
+      named = true;
+    for (SyntaxNode k : namedKids(n))
+      anyParam(k);
+  };
+  if (!params.empty())
+    anyParam(field(fi.def, "body"));
+  if (named)
+    scan(field(fi.def, "body"));
   curFn_ = savedFn;
   curClass_ = savedClass;
   for (auto &p : out)
