@@ -324,6 +324,9 @@ void Builder::forwardFacts(const FnInfo &fi) {
   auto modelParallelRank = [&](SyntaxNode c) {
     std::string t(text(c));
     std::transform(t.begin(), t.end(), t.begin(), ::tolower);
+    // The data-parallel rank is the replicas' own: a branch on it is one.
+    if (t.find("data_parallel") != std::string::npos || t.find("dp_rank") != std::string::npos)
+      return false;
     for (std::string_view w : {"parallel", "pipeline", "expert", "pp_rank", "tp_rank", "mp_rank", "stage"})
       if (t.find(w) != std::string::npos)
         return true;

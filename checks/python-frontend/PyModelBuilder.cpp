@@ -1582,6 +1582,40 @@ core::Function Builder::functionNode(const FnInfo &fi, std::vector<Node> body) {
 // ---------------------------------------------------------------------------
 // Specialization
 
+// Which parameter each argument of a call binds (null: none, or not known:
+// a positional argument after `*args`); `splat`: `*args` or `**kwargs` was
+// passed, so a parameter left out may still be set.
+static std::vector<const ParamSig *> boundParameters(const std::vector<PyArg> &as, SyntaxNode fn,
+                                                      const std::vector<ParamSig> &params, bool method,
+                                                      bool &splat) {
+  std::vector<const ParamSig *> out(as.size(), nullptr);
+  splat = false;
+  bool positionalKnown = true;
+  int skip = method && !is(fn, "attribute") ? 1 : 0; // `Class.method(obj, ...)`
+  size_t next = 0;
+  for (size_t k = 0; k < as.size(); ++k) {
+    const PyArg &a = as[k];
+    if (is(a.value, "list_splat") || is(a.value, "dictionary_splat")) {
+      splat = true;
+      positionalKnown = positionalKnown && is(a.value, "dictionary_splat");
+      continue;
+    }
+    if (a.name.empty()) {
+      if (skip > 0) {
+        --skip;
+        continue;
+      }
+      if (positionalKnown && next < params.size() && !params[next].keywordOnly)
+        out[k] = &params[next++];
+    } else {
+      for (const auto &q : params)
+        if (q.name == a.name)
+          out[k] = &q;
+    }
+  }
+  return out;
+}
+
 std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
   if (auto c = sigCache_.find(fi.key); c != sigCache_.end()) {
     method = c->second.first;
@@ -1619,17 +1653,14 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
                intLiteral(text(field(v, "argument")), n))
         sig.literalDefault = -n;
     }
-    // A keyword-only parameter is never bound by position.
-    if (keywordOnly)
-      sig.name = "*" + sig.name;
+    sig.keywordOnly = keywordOnly;
     out.push_back(std::move(sig));
   }
   // Provisional, for recursion: untested.
   sigCache_[fi.key] = {method, out};
-  auto plain = [](const std::string &n) { return n[0] == '*' ? n.substr(1) : n; };
   std::set<std::string> params, tested;
   for (const auto &p : out)
-    params.insert(plain(p.name));
+    params.insert(p.name);
   const std::string savedFn = curFn_, savedClass = curClass_;
   curFn_ = fi.key;
   curClass_ = fi.className;
@@ -1706,30 +1737,12 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
         handsParam = handsParam || (is(unparen(a.value), "identifier") && params.count(str(unparen(a.value))));
       bool calleeMethod = false;
       if (auto callee = handsParam ? projectCallee(n, calleeMethod) : std::nullopt) {
-        int skip = calleeMethod && !is(field(n, "function"), "attribute") ? 1 : 0;
-        size_t next = 0;
-        bool positional = true;
-        for (const auto &a : args(n)) {
-          if (is(a.value, "list_splat") || is(a.value, "dictionary_splat")) {
-            positional = positional && is(a.value, "dictionary_splat");
-            continue;
-          }
-          const ParamSig *to = nullptr;
-          if (a.name.empty()) {
-            if (skip > 0) {
-              --skip;
-              continue;
-            }
-            if (!positional || next >= callee->size() || (*callee)[next].name[0] == '*')
-              continue;
-            to = &(*callee)[next++];
-          } else {
-            for (const auto &q : *callee)
-              if (plain(q.name) == a.name)
-                to = &q;
-          }
-          SyntaxNode v = unparen(a.value);
-          if (to && to->tested && is(v, "identifier") && params.count(str(v)))
+        const auto as = args(n);
+        bool splat = false;
+        const auto to = boundParameters(as, field(n, "function"), *callee, calleeMethod, splat);
+        for (size_t k = 0; k < as.size(); ++k) {
+          SyntaxNode v = unparen(as[k].value);
+          if (to[k] && to[k]->tested && is(v, "identifier") && params.count(str(v)))
             tested.insert(str(v));
         }
       }
@@ -1754,7 +1767,7 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
   curFn_ = savedFn;
   curClass_ = savedClass;
   for (auto &p : out)
-    p.tested = tested.count(plain(p.name)) > 0;
+    p.tested = tested.count(p.name) > 0;
   sigCache_[fi.key] = {method, out};
   return out;
 }
@@ -1776,53 +1789,32 @@ std::optional<std::int64_t> Builder::constantArgument(SyntaxNode v) const {
 
 std::string Builder::specialize(const std::string &key, const std::vector<ParamSig> &params,
                                 bool method, const CallSite &cs) {
-  auto plain = [](const std::string &n) { return n[0] == '*' ? n.substr(1) : n; };
   // A rank parameter is bound to the "not distributed" -1 only: `rank=0` as
   // a literal is the single-process call (`training_loop(rank=0)` when
   // num_gpus == 1); bound, every rank-0 block in the callee would read as
   // every rank's.
   auto bindable = [&](const ParamSig &p, std::int64_t v) {
-    const std::string n = plain(p.name);
-    const bool rankName = has(api().rankParameters, n) || has(api().localRankParameters, n);
+    const bool rankName = has(api().rankParameters, p.name) || has(api().localRankParameters, p.name);
     return !rankName || v < 0;
   };
   std::map<std::string, std::int64_t> bound;
   std::set<std::string> given;
-  bool splat = false, positionalKnown = true;
-  int skip = method && !is(cs.fn, "attribute") ? 1 : 0; // `Class.method(obj, ...)`
-  size_t next = 0;
-  for (const auto &a : cs.as) {
-    if (is(a.value, "list_splat") || is(a.value, "dictionary_splat")) {
-      splat = true;
-      positionalKnown = positionalKnown && is(a.value, "dictionary_splat");
-      continue;
-    }
-    const ParamSig *p = nullptr;
-    if (a.name.empty()) {
-      if (skip > 0) {
-        --skip;
-        continue;
-      }
-      if (!positionalKnown || next >= params.size() || params[next].name[0] == '*')
-        continue;
-      p = &params[next++];
-    } else {
-      for (const auto &q : params)
-        if (plain(q.name) == a.name)
-          p = &q;
-    }
+  bool splat = false;
+  const auto to = boundParameters(cs.as, cs.fn, params, method, splat);
+  for (size_t k = 0; k < cs.as.size(); ++k) {
+    const ParamSig *p = to[k];
     if (!p)
       continue;
-    given.insert(plain(p->name));
+    given.insert(p->name);
     if (p->tested)
-      if (auto c = constantArgument(a.value); c && bindable(*p, *c))
-        bound[plain(p->name)] = *c;
+      if (auto c = constantArgument(cs.as[k].value); c && bindable(*p, *c))
+        bound[p->name] = *c;
   }
   // A parameter left out takes its default, unless a splat may have set it.
   if (!splat)
     for (const auto &p : params)
-      if (p.tested && p.literalDefault && !given.count(plain(p.name)) && bindable(p, *p.literalDefault))
-        bound[plain(p.name)] = *p.literalDefault;
+      if (p.tested && p.literalDefault && !given.count(p.name) && bindable(p, *p.literalDefault))
+        bound[p.name] = *p.literalDefault;
   if (bound.empty())
     return key;
   std::string spec = key + "{";

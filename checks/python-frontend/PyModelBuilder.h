@@ -24,6 +24,7 @@ struct ParamSig {
   std::string name;
   std::optional<std::int64_t> literalDefault; // `rank=-1`, `verbose=False`
   bool tested = false; // a condition in the body reads it
+  bool keywordOnly = false; // after `*` or `*args`: never bound by position
 };
 
 // What a module's importers need to know of one of its functions before they

@@ -12,6 +12,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
+from megatron.core import mpu
 
 
 # ---- true positives ---------------------------------------------------------
@@ -406,5 +407,20 @@ class RankZeroExtraHead(nn.Module):
     def forward(self, x):
         h = self.base(x)
         if dist.get_rank() == 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: branch on the rank in forward() runs submodule 'extra'{{.*}} [ddp-forward-shape-branch]
+            h = self.extra(h)
+        return h
+
+
+class DataParallelRankHead(nn.Module):
+    """The data-parallel rank is the replicas' own: a branch on it is one."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.base = nn.Linear(dim, dim)
+        self.extra = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        h = self.base(x)
+        if mpu.get_data_parallel_rank() == 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: branch on the rank in forward() runs submodule 'extra'{{.*}} [ddp-forward-shape-branch]
             h = self.extra(h)
         return h
