@@ -160,6 +160,9 @@ struct Val {
   // A constant the caller handed a parameter (`create_dataloader(..., rank=-1)`):
   // tests of it decide the same way on every rank (see Specialization).
   std::optional<std::int64_t> known;
+  // The value is, or on some path may be, the world size (`m = per_node if
+  // local else cfg.NUM_GPUS`): `rank % m == 0` is then rank 0's test.
+  bool worldSize = false;
 };
 
 inline bool sameCond(const Cond &a, const Cond &b) {
@@ -191,6 +194,7 @@ inline Val joinVal(const Val &a, const Val &b) {
   v.none = a.none && b.none;
   if (a.known == b.known)
     v.known = a.known;
+  v.worldSize = a.worldSize || b.worldSize;
   // A batch joined with what every rank shares is still a batch (`samples += [next(it)]`).
   v.batch = v.dep == Dep::Local && (a.batch || a.dep != Dep::Local) && (b.batch || b.dep != Dep::Local);
   return v;
@@ -527,6 +531,7 @@ private:
   bool initializedTest(SyntaxNode call);
   // `dist.get_world_size()`, `args.world_size`, `opts.num_gpus`.
   bool worldSizeValue(SyntaxNode x);
+  bool totalSizeValue(SyntaxNode x);
   Cond atom(SyntaxNode e, Dep d);
   void bind(SyntaxNode target, const Val &v);
   void bindTargets(SyntaxNode target, Dep d);
@@ -604,6 +609,9 @@ private:
   std::map<std::string, std::pair<bool, std::vector<ParamSig>>> sigCache_; // key -> (method, params)
   std::map<std::string, std::int64_t> specBindings_; // while a specialisation is built
   bool reuseLocs_ = false;
+  // Inside an except handler (and not in a try nested in it): a `raise` there
+  // propagates the failure, the rule's own fix (see tryStatement).
+  bool inHandler_ = false;
   std::map<unsigned, Loc> locAt_; // byte -> the plain build's position there
   Loc argsEnd(SyntaxNode call);
   void envSet(SyntaxNode name, SyntaxNode value, SyntaxNode at);

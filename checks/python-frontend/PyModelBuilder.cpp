@@ -1357,7 +1357,10 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
 // try/except: a handler that does not re-raise runs when an exception strikes
 // one rank alone.
 void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
+  const bool outerHandler = inHandler_;
+  inHandler_ = false; // a raise in this body is caught here, not propagated
   block(field(s, "body"), out);
+  inHandler_ = outerHandler;
   for (SyntaxNode c : namedKids(s)) {
     if (is(c, "except_clause") || is(c, "except_group_clause")) {
       SyntaxNode body{};
@@ -1374,7 +1377,9 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
         continue;
       std::vector<Node> h;
       Env before = env_;
+      inHandler_ = true;
       block(body, h);
+      inHandler_ = outerHandler;
       env_ = joinEnv(before, env_);
       // Errors every rank meets alike: a missing module (`except ImportError:`,
       // or any exception of a try that only imports: the ranks run one
@@ -1464,7 +1469,10 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
   if (k == "raise_statement") {
     for (SyntaxNode e : namedKids(s))
       expr(e, out);
-    out.push_back(Node::makeExit(ExitKind::Throw, loc(s)));
+    // A handler's raise, however deep in its ifs (fairseq's `if raise_oom:
+    // raise e`), hands the failure on: uncaught, it ends the process with an
+    // error, and torchrun or mp.spawn stop every worker, as a job-wide abort.
+    out.push_back(Node::makeExit(inHandler_ ? ExitKind::Terminate : ExitKind::Throw, loc(s)));
     return;
   }
   if (k == "break_statement") {

@@ -107,13 +107,24 @@ Val Builder::value(SyntaxNode e) {
     return v;
   }
   const std::string_view k = kindOf(e);
+  if ((k == "attribute" || k == "call") && totalSizeValue(e)) {
+    v.worldSize = true;
+    return v;
+  }
   if (k == "identifier") {
     auto it = env_.vars.find(str(e));
-    if (it != env_.vars.end())
-      return it->second; // a bound value: its origin says how it varies, not its name
+    if (it != env_.vars.end()) {
+      Val bound = it->second; // a bound value: its origin says how it varies, not its name
+      bound.worldSize = bound.worldSize || totalSizeValue(e);
+      return bound;
+    }
     auto g = globals_.find(str(e));
-    if (g != globals_.end())
-      return g->second;
+    if (g != globals_.end()) {
+      Val bound = g->second;
+      bound.worldSize = bound.worldSize || totalSizeValue(e);
+      return bound;
+    }
+    v.worldSize = totalSizeValue(e);
     if (perRankDataName(str(e))) {
       v.dep = Dep::Local;
       // A parameter named for the batch (`def forward_backward(self, batch, cond)`)
@@ -435,6 +446,16 @@ bool Builder::worldSizeValue(SyntaxNode x) {
   return (is(x, "attribute") || is(x, "identifier")) && has(api().worldSizeAttributes, last);
 }
 
+// The number of processes in the job, not per node: `rank % n == 0` with such
+// an n is rank 0's test (`nprocs` is mp.spawn's count on one node).
+bool Builder::totalSizeValue(SyntaxNode x) {
+  if (!worldSizeValue(x))
+    return false;
+  std::string last = lastPart(std::string(text(x)));
+  std::transform(last.begin(), last.end(), last.begin(), ::tolower);
+  return last != "num_nodes" && last != "num_devices" && last != "nprocs";
+}
+
 bool Builder::initializedTest(SyntaxNode call) {
   SyntaxNode fn = field(call, "function");
   if (has(api().initializedFunctions, qualified(fn)))
@@ -552,9 +573,12 @@ Cond Builder::cond(SyntaxNode e) {
       if (is(side, "binary_operator") && str(field(side, "operator")) == "%") {
         std::int64_t m = 0;
         rk = rankSource(field(side, "left"));
+        const Val divisor = value(field(side, "right"));
         if (rk && intLiteral(text(field(side, "right")), m))
           mod = m;
-        else if (rk && value(field(side, "right")).dep == Dep::Uniform) {
+        else if (rk && divisor.worldSize && *rk == RankKind::Global)
+          mod = 0; // rank % world_size is the rank itself
+        else if (rk && divisor.dep == Dep::Uniform) {
           mod = -1; // rank % n with n known only at run time: one rank per group of n
         } else
           rk.reset();

@@ -103,3 +103,34 @@ def resume_file(path, t):
         # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: an exception is caught on one rank, that rank returns here{{.*}}all_reduce{{.*}} [ddp-error-path-exit]
         return
     dist.all_reduce(t)
+
+
+def oom_reraised_on_request(model, batch, t, raise_oom):
+    # fairseq's train_step: the failure is handed on from inside the handler's
+    # branches; every way out of it raises.
+    try:
+        out = model(batch)
+    except RuntimeError as e:
+        if "out of memory" in str(e):
+            print("OOM")
+            if raise_oom:
+                raise e
+            raise RuntimeError("OOM in forward") from e
+        else:
+            raise e
+    dist.all_reduce(out)
+    return out
+
+
+def oom_skips_step_unless_asked(model, batch, t, raise_oom):
+    # A raise in one branch of the handler does not excuse the other: on an
+    # OOM without raise_oom this rank skips the all_reduce the others are in.
+    try:
+        out = model(batch)
+    except RuntimeError as e:
+        if raise_oom:
+            raise e
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: an exception is caught on one rank, that rank returns here{{.*}}all_reduce{{.*}} [ddp-error-path-exit]
+        return None
+    dist.all_reduce(out)
+    return out

@@ -214,3 +214,33 @@ def save_main_proc(cfg, model, t):
     if cfg.NUM_GPUS == 1 or dist.get_rank() == 0:
         torch.save(model.state_dict(), "model.pt")
     dist.barrier()
+
+
+def is_main_proc(cfg, local=False):
+    # pycls again: the divisor is the per-node count when asked for the node's
+    # main process, the world size otherwise; `rank % world_size` is the rank.
+    m = cfg.MAX_GPUS_PER_NODE if local else cfg.NUM_GPUS
+    return cfg.NUM_GPUS == 1 or dist.get_rank() % m == 0
+
+
+def save_on_main_proc(cfg, model, t):
+    dist.all_reduce(t)
+    if is_main_proc(cfg):
+        torch.save(model.state_dict(), "model.pt")
+    dist.barrier()
+
+
+def save_on_rank_modulo_world(model, t):
+    dist.all_reduce(t)
+    if dist.get_rank() % dist.get_world_size() == 0:
+        torch.save(model.state_dict(), "model.pt")
+    dist.barrier()
+
+
+def save_on_rank_modulo_gpus_per_node(model, args, t):
+    # One process per node of ngpus_per_node: the node's first rank.
+    dist.all_reduce(t)
+    if args.rank % args.ngpus_per_node == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: {{.*}}node-local rank{{.*}} [ddp-unguarded-save]
+        torch.save(model.state_dict(), "/mnt/shared/model.pt")
+    dist.barrier()
