@@ -251,6 +251,11 @@ inline Env joinEnv(const Env &a, const Env &b) {
 // distributed or the single-process configuration, and only the first has
 // ranks to diverge.  An object made on one arm of a rank decision and None on
 // the other exists only on those ranks.
+// Which parameter each argument of a call binds (PyModelBuilder.cpp).
+std::vector<const ParamSig *> boundParameters(const std::vector<PyArg> &as, SyntaxNode fn,
+                                               const std::vector<ParamSig> &params, bool method,
+                                               bool &splat);
+
 inline Val joinArms(const Val &t, const Val &f, const Cond &c) {
   const bool rankDecision = c.dependence() != Dep::Uniform;
   auto flag = [](const Val &v) { return v.cond && v.cond->dependence() != Dep::Uniform; };
@@ -288,8 +293,12 @@ struct FnInfo {
   SyntaxNode def{};
   std::vector<std::string> decorators;
   bool mainOnly = false; // @rank_zero_only
+  // A function defined in another function's body reads that function's
+  // names (ijepa's `def save_checkpoint(epoch): if rank == 0: ...` in main).
+  bool nested = false;
   bool isModuleMethod = false;
   std::optional<Cond> returnsCond; // `def is_main(): return rank == 0`
+  std::optional<CondByParam> returnsCondBy; // `return a if local else b`
   bool returnsRank = false;
   // Answers whether the process group is up (`return dist.is_available() and
   // dist.is_initialized()`): true in a distributed run.
@@ -390,6 +399,12 @@ private:
   std::set<std::string> spawned_; // functions started by mp.spawn: first parameter is the rank
   std::set<std::string> loaderNames_; // names assigned a loader's iteration (`pbar = enumerate(loader)`)
   std::set<std::string> memoryFiles_; // io.BytesIO() objects: torch.save into them is no file
+  // Per function (keyed by its first byte): the names and attribute chains
+  // that its file writes take as arguments (see probeRacesWrite).
+  std::map<std::uint32_t, std::set<std::string>> writtenNames_;
+  // A nested function's enclosing names, as they are where it is defined.
+  std::map<std::string, std::map<std::string, Val>> closures_;
+  bool probeRacesWrite(SyntaxNode probeCall);
   std::map<std::string, std::string> instances_; // variable -> class of this module
   std::map<std::string, SyntaxNode> classDefs_;   // class of this module -> its definition
   std::map<std::string, std::vector<SyntaxNode>> ddpModules_; // DDP variable -> its constructions
@@ -536,6 +551,7 @@ private:
   void bind(SyntaxNode target, const Val &v);
   void bindTargets(SyntaxNode target, Dep d);
   bool isLoaderIterable(SyntaxNode it) const;
+  bool drawsLoaderBatch(SyntaxNode tryBody);
 
   // --- statements (PyModelBuilder.cpp) -------------------------------------
   void block(SyntaxNode b, std::vector<Node> &out);

@@ -193,6 +193,7 @@ void Builder::collectFunctions(SyntaxNode blk, const std::string &prefix, const 
       fi.className = cls;
       fi.def = def;
       fi.decorators = decos;
+      fi.nested = cls.empty() && !prefix.empty(); // in a function's body, not a class's
       for (const auto &d : decos)
         if (lastPart(d) == "rank_zero_only" || has(api().mainOnlyDecorators, lastPart(d)))
           fi.mainOnly = true;
@@ -1354,6 +1355,25 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
   fullStateScopes_.resize(fullStateScopes_.size() - fullScopes);
 }
 
+// A try body that only draws the next batch of a loader: `batch = next(it)`
+// where `it = iter(train_loader)`.
+bool Builder::drawsLoaderBatch(SyntaxNode body) {
+  bool any = false;
+  for (SyntaxNode st : namedKids(body)) {
+    if (is(st, "comment"))
+      continue;
+    SyntaxNode e = is(st, "expression_statement") ? namedChild(st, 0) : SyntaxNode{};
+    SyntaxNode rhs = !e.isNull() && is(e, "assignment") ? unparen(field(e, "right")) : SyntaxNode{};
+    if (rhs.isNull() || !is(rhs, "call") || str(field(rhs, "function")) != "next")
+      return false;
+    std::vector<SyntaxNode> a = namedKids(field(rhs, "arguments"));
+    if (a.empty() || !isLoaderIterable(a[0]))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 // try/except: a handler that does not re-raise runs when an exception strikes
 // one rank alone.
 void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
@@ -1397,6 +1417,11 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
                        t.find("KeyError") != std::string::npos;
           for (std::string_view other : {"Exception", "OSError", "RuntimeError", "ValueError", "IOError"})
             named = named && t.find(other) == std::string::npos;
+          // The end of a data loader's batches (`batch = next(loader_iter)`,
+          // `except StopIteration: break`): a DistributedSampler gives every
+          // rank as many batches, so every rank runs out at the same step.
+          if (t == "StopIteration")
+            named = named || drawsLoaderBatch(field(s, "body"));
           alike = alike || named;
           break;
         }
@@ -1483,6 +1508,12 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
     out.push_back(Node::makeExit(ExitKind::Continue, loc(s)));
     return;
   }
+  if ((k == "function_definition" || k == "decorated_definition") && !curFn_.empty()) {
+    SyntaxNode def = k == "decorated_definition" ? field(s, "definition") : s;
+    if (is(def, "function_definition"))
+      closures_[curFn_ + "." + str(field(def, "name"))] = env_.vars;
+    return;
+  }
   if (k == "function_definition" || k == "class_definition" || k == "decorated_definition" ||
       k == "import_statement" || k == "import_from_statement" || k == "comment" ||
       k == "pass_statement" || k == "global_statement" || k == "nonlocal_statement")
@@ -1528,6 +1559,9 @@ void Builder::buildFunction(const FnInfo &fi) {
 // parameter of a function started by mp.spawn (the process index).
 Env Builder::paramEnv(const FnInfo &fi) {
   Env env;
+  if (fi.nested)
+    if (auto c = closures_.find(fi.key); c != closures_.end())
+      env.vars = c->second;
   if (!fi.def.isNull()) {
     int i = 0;
     for (SyntaxNode p : namedKids(field(fi.def, "parameters"))) {
@@ -1593,9 +1627,9 @@ core::Function Builder::functionNode(const FnInfo &fi, std::vector<Node> body) {
 // Which parameter each argument of a call binds (null: none, or not known:
 // a positional argument after `*args`); `splat`: `*args` or `**kwargs` was
 // passed, so a parameter left out may still be set.
-static std::vector<const ParamSig *> boundParameters(const std::vector<PyArg> &as, SyntaxNode fn,
-                                                      const std::vector<ParamSig> &params, bool method,
-                                                      bool &splat) {
+std::vector<const ParamSig *> boundParameters(const std::vector<PyArg> &as, SyntaxNode fn,
+                                               const std::vector<ParamSig> &params, bool method,
+                                               bool &splat) {
   std::vector<const ParamSig *> out(as.size(), nullptr);
   splat = false;
   bool positionalKnown = true;
@@ -2115,6 +2149,23 @@ PyModel Builder::run() {
         if (fi.returnsRankAt >= 0)
           continue;
       }
+      // `return is_local_master(args) if local else is_global_master(args)`
+      // with `local=False` a literal default: each call picks its arm.
+      if (SyntaxNode ce = unparen(r); is(ce, "conditional_expression") && namedChildCount(ce) == 3 &&
+                                      is(unparen(namedChild(ce, 1)), "identifier")) {
+        const std::string pn = str(unparen(namedChild(ce, 1)));
+        bool method = false;
+        bool param = false;
+        for (const auto &ps : signature(fi, method))
+          param = param || (ps.name == pn && ps.literalDefault);
+        if (param) {
+          Cond t = cond(namedChild(ce, 0)), f = cond(namedChild(ce, 2));
+          if (t.dependence() == Dep::Rank && f.dependence() == Dep::Rank) {
+            fi.returnsCondBy = CondByParam{pn, t, f};
+            continue;
+          }
+        }
+      }
       Val v = value(r);
       // A name made from the rank: an f-string, a concatenation, a join or a
       // format (not a predicate: `is_primary(args, local)` keeps its meaning).
@@ -2135,6 +2186,37 @@ PyModel Builder::run() {
           fi.returnsCond = c;
       }
     }
+  // A longer set-up helper that returns the rank in a tuple on one of its
+  // ways out (ijepa's init_distributed: `return dist.get_world_size(),
+  // dist.get_rank()` when the group is up, `return world_size, rank` after
+  // setting it up).
+  for (auto &[key, fi] : fns_) {
+    if (fi.returnsRankAt >= 0 || fi.returnsRank || fi.def.isNull())
+      continue;
+    int at = -1;
+    bool conflict = false;
+    std::vector<SyntaxNode> stack{field(fi.def, "body")};
+    while (!stack.empty()) {
+      SyntaxNode n = stack.back();
+      stack.pop_back();
+      if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+        continue;
+      if (is(n, "return_statement") && namedChildCount(n) == 1) {
+        SyntaxNode t = unparen(namedChild(n, 0));
+        if (is(t, "expression_list") || is(t, "tuple"))
+          for (uint32_t i = 0; i < namedChildCount(t); ++i)
+            if (auto rk = rankSource(namedChild(t, i)); rk && *rk == RankKind::Global) {
+              conflict = conflict || (at >= 0 && at != int(i));
+              at = int(i);
+            }
+        continue;
+      }
+      for (SyntaxNode k : namedKids(n))
+        stack.push_back(k);
+    }
+    if (at >= 0 && !conflict)
+      fi.returnsRankAt = at;
+  }
   m_.positions.clear();
   m_.byteOffsets.clear();
   m_.ifNodes.clear();
@@ -2208,6 +2290,7 @@ PyModel Builder::run() {
     fs.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
     fs.returnsRank = fi.returnsRank;
     fs.returnsCond = fi.returnsCond;
+    fs.returnsCondBy = fi.returnsCondBy;
     fs.mainOnly = fi.mainOnly;
     fs.returnsAgreed = fi.returnsAgreed == 1;
     fs.returnsInitialized = fi.returnsInitialized;

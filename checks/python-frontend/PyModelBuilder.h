@@ -29,11 +29,20 @@ struct ParamSig {
 
 // What a module's importers need to know of one of its functions before they
 // read its body: whether a call of it is a rank or a rank predicate.
+// `def is_master(args, local=False): return is_local_master(args) if local
+// else is_global_master(args)`: the predicate a call gets depends on the
+// constant it hands `param` (or leaves at its default).
+struct CondByParam {
+  std::string param;
+  core::Cond ifTrue, ifFalse;
+};
+
 struct FunctionSummary {
   std::string key;  // in the module that defines it: "save_model", "Saver.save"
   std::string name; // for messages
   bool returnsRank = false;              // `def get_rank(): return dist.get_rank()`
   std::optional<core::Cond> returnsCond; // `def is_main(): return get_rank() == 0`
+  std::optional<CondByParam> returnsCondBy;
   bool mainOnly = false;                 // @rank_zero_only
   bool returnsAgreed = false;            // returns what a collective agreed
   bool returnsInitialized = false;       // `def is_dist_avail_and_initialized()`

@@ -246,14 +246,25 @@ std::unique_ptr<ModuleContext> PyProject::contextFor(const std::string &file) {
       top = top.parent_path();
     root = top;
   }
+  // `import utils` searches from the script's folder.  A folder that is a
+  // package (it has an __init__.py) is not one: its modules are imported as
+  // `pkg.utils`, and a bare `import utils` in dataset/utils.py is the
+  // project's top-level utils.py (ALBEF), not the file itself.  Package
+  // folders are searched last, for scripts run from inside a package.
+  std::vector<std::string> packageDirs;
   for (fs::path d = dir;; d = d.parent_path()) {
-    r.dirs.push_back(d.string());
-    if (d == root || d == d.parent_path() || d.empty())
+    const bool top = d == root || d == d.parent_path() || d.empty();
+    if (!top && isFile(d / "__init__.py"))
+      packageDirs.push_back(d.string());
+    else
+      r.dirs.push_back(d.string());
+    if (top)
       break;
   }
   std::error_code ec;
   if (fs::is_directory(root / "src", ec))
     r.dirs.push_back((root / "src").string());
+  r.dirs.insert(r.dirs.end(), packageDirs.begin(), packageDirs.end());
   for (const auto &d : r.dirs)
     r.key += d + '\n';
   r.root = root.string();

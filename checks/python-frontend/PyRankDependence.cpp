@@ -274,7 +274,7 @@ Val Builder::callValue(SyntaxNode c) {
     return v;
   }
   if (has(api().fileProbes, q)) {
-    v.dep = Dep::Local;
+    v.dep = probeRacesWrite(c) ? Dep::Local : Dep::Uniform;
     return v;
   }
   // A collective's result is the same on every rank (`data = comm.bcast(data)`).
@@ -341,6 +341,45 @@ Val Builder::callValue(SyntaxNode c) {
       unstamp(*helperCond);
       helperCond->text = str(c);
     }
+  if (!helperCond) {
+    // A predicate whose arm a parameter picks: the constant this call hands
+    // it, or either arm (a test of the rank all the same) when not constant.
+    std::optional<CondByParam> by;
+    std::vector<ParamSig> params;
+    bool method = false;
+    if (f != fns_.end() && f->second.returnsCondBy) {
+      by = f->second.returnsCondBy;
+      params = signature(f->second, method);
+    } else if (f == fns_.end()) {
+      if (const ExternalFunction *ext = externalCallee(fn); ext && ext->summary.returnsCondBy) {
+        by = ext->summary.returnsCondBy;
+        params = ext->summary.params;
+        method = ext->summary.method;
+      }
+    }
+    if (by) {
+      std::optional<std::int64_t> known;
+      bool given = false, splat = false;
+      const std::vector<PyArg> as = args(c);
+      const auto to = boundParameters(as, fn, params, method, splat);
+      for (size_t k = 0; k < as.size(); ++k)
+        if (to[k] && to[k]->name == by->param) {
+          given = true;
+          known = constantArgument(as[k].value);
+        }
+      if (!given && !splat)
+        for (const auto &p : params)
+          if (p.name == by->param)
+            known = p.literalDefault;
+      if (known) {
+        helperCond = *known ? by->ifTrue : by->ifFalse;
+        unstamp(*helperCond);
+        helperCond->text = str(c);
+      } else {
+        return Val{Dep::Rank, RankKind::None, atom(c, Dep::Rank)};
+      }
+    }
+  }
   if (helperCond) {
     v.dep = helperCond->dependence();
     v.cond = helperCond;
@@ -782,6 +821,72 @@ void Builder::bind(SyntaxNode target, const Val &v) {
 }
 
 void Builder::bindTargets(SyntaxNode target, Dep d) { bind(target, Val{d, RankKind::None, {}}); }
+
+namespace {
+// The values an expression is made of: names and attribute chains, not the
+// functions it calls (`os.path.join(args.out, "x")` is made of `args.out`).
+void valueNames(const SyntaxTree &t, SyntaxNode e, std::set<std::string> &out) {
+  if (e.isNull())
+    return;
+  if (is(e, "identifier") || is(e, "attribute")) {
+    out.insert(std::string(t.text(e))); // `args.resume`, not every `args.*`
+    return;
+  }
+  if (is(e, "call")) {
+    SyntaxNode fn = field(e, "function");
+    if (is(fn, "attribute"))
+      valueNames(t, field(fn, "object"), out); // `Path(d).joinpath(...)`, `out_dir.open()`
+    valueNames(t, field(e, "arguments"), out);
+    return;
+  }
+  for (SyntaxNode k : namedKids(e))
+    valueNames(t, k, out);
+}
+} // namespace
+
+// A file probe (`os.path.isfile(opts.resume)`) answers alike on every rank
+// of a run on shared storage, the storage a resumable job needs.  It races
+// when the function also writes what it asks about (the create-once cache,
+// `if not os.path.exists(cached): ... torch.save(data, cached)`): one rank
+// may ask after another wrote it.
+bool Builder::probeRacesWrite(SyntaxNode probe) {
+  SyntaxNode scope = parentOf(probe);
+  while (!scope.isNull() && !is(scope, "function_definition") && !parentOf(scope).isNull())
+    scope = parentOf(scope);
+  if (scope.isNull())
+    return true;
+  auto [it, fresh] = writtenNames_.try_emplace(startByte(scope));
+  if (fresh) {
+    std::vector<SyntaxNode> stack{scope};
+    while (!stack.empty()) {
+      SyntaxNode n = stack.back();
+      stack.pop_back();
+      if (is(n, "call")) {
+        SyntaxNode fn = field(n, "function");
+        const std::string q = qualified(fn);
+        const std::string l = lastPart(q.empty() ? std::string(text(fn)) : q);
+        const bool writes = has(api().checkpointWriters, q) || has(user_.checkpointWriters, q) ||
+                            has(user_.checkpointWriters, l) || has(api().fileWriters, q) ||
+                            q == "open" || l == "makedirs" || l == "mkdir" ||
+                            (is(fn, "attribute") &&
+                             (l == "open" || has(api().fileWriteMethods, l)));
+        if (writes) {
+          valueNames(tree_, field(n, "arguments"), it->second);
+          if (is(fn, "attribute"))
+            valueNames(tree_, field(fn, "object"), it->second);
+        }
+      }
+      for (SyntaxNode k : namedKids(n))
+        stack.push_back(k);
+    }
+  }
+  std::set<std::string> asked;
+  valueNames(tree_, field(probe, "arguments"), asked);
+  for (const auto &n : asked)
+    if (it->second.count(n))
+      return true;
+  return false;
+}
 
 bool Builder::isLoaderIterable(SyntaxNode it) const {
   it = unparen(it);

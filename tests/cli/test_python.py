@@ -602,6 +602,96 @@ class PythonAcrossModules(PythonProject):
         got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
         self.assertEqual(got, [("train.py", 17, "ddp-divergent-collective")], p.stdout)
 
+    def test_a_bare_import_in_a_package_is_the_top_level_module(self):
+        # ALBEF: dataset/utils.py says `import utils`, the project's top-level
+        # utils.py, not itself; the file name it saves to carries the rank.
+        self.write(".git/HEAD", "ref: refs/heads/main\n")
+        self.write("utils.py", """\
+            import torch.distributed as dist
+
+
+            def get_rank():
+                if not dist.is_available() or not dist.is_initialized():
+                    return 0
+                return dist.get_rank()
+            """)
+        self.write("dataset/__init__.py", "")
+        self.write("dataset/utils.py", """\
+            import os
+            import torch
+            import torch.distributed as dist
+            import utils
+
+
+            def collect_result(result, result_dir, filename):
+                result_file = os.path.join(result_dir, "%s_rank%d.pth" % (filename, utils.get_rank()))
+                torch.save(result, result_file)
+                dist.barrier()
+
+
+            def collect_shared(result, result_dir):
+                torch.save(result, os.path.join(result_dir, "all.pth"))
+                dist.barrier()
+            """)
+        p = self.lint("--format", "json", "utils.py", "dataset")
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertEqual(got, [("dataset/utils.py", 14, "ddp-unguarded-save")], p.stdout)
+
+    def test_a_long_setup_helper_returns_the_rank_in_a_tuple(self):
+        # ijepa's init_distributed(): `world_size, rank = init_distributed()`,
+        # and the checkpoint is saved by a function nested in main that reads
+        # the enclosing rank.
+        self.write(".git/HEAD", "ref: refs/heads/main\n")
+        self.write("src/__init__.py", "")
+        self.write("src/utils/__init__.py", "")
+        self.write("src/utils/distributed.py", """\
+            import datetime
+            import os
+            import torch.distributed as dist
+
+
+            def init_distributed(port=40112, rank_and_world_size=(None, None)):
+                if dist.is_available() and dist.is_initialized():
+                    return dist.get_world_size(), dist.get_rank()
+                rank, world_size = rank_and_world_size
+                os.environ["MASTER_ADDR"] = "localhost"
+                if rank is None or world_size is None:
+                    world_size = int(os.environ["SLURM_NTASKS"])
+                    rank = int(os.environ["SLURM_PROCID"])
+                os.environ["MASTER_PORT"] = str(port)
+                dist.init_process_group("nccl", world_size=world_size, rank=rank,
+                                        timeout=datetime.timedelta(minutes=30))
+                return world_size, rank
+            """)
+        self.write("src/train.py", """\
+            import torch
+            import torch.distributed as dist
+            from src.utils.distributed import (
+                init_distributed,
+            )
+
+
+            def main(model, path, epochs):
+                world_size, rank = init_distributed()
+
+                def save_checkpoint(epoch):
+                    state = {"model": model.state_dict(), "epoch": epoch}
+                    if rank == 0:
+                        torch.save(state, path)
+
+                def save_everywhere(epoch):
+                    torch.save({"epoch": epoch}, path + ".meta")
+
+                for epoch in range(epochs):
+                    dist.all_reduce(torch.zeros(1))
+                    save_checkpoint(epoch)
+                    save_everywhere(epoch)
+                    dist.barrier()
+            """)
+        p = self.lint("--format", "json", "src")
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertEqual(got, [("src/train.py", 17, "ddp-unguarded-save")], p.stdout)
+
     def test_import_outside_the_project_is_not_followed(self):
         # A module that is not in the project (site-packages, a typo) is
         # unknown, not an error.

@@ -137,13 +137,16 @@ def reduce_over_my_shards(all_files, acc, load_fn):
     return acc
 
 
-def restore_if_present(model, ckpt_path):
-    # os.path.exists is asked per node: a node without the file skips the barrier.
-    if os.path.exists(ckpt_path):
-        state = torch.load(ckpt_path, map_location="cpu")
-        model.load_state_dict(state["model"])
+def build_cache_once(cache_dir, data, t):
+    # The probe races the write it guards: a rank that asks after rank 0 has
+    # written the cache skips the barrier rank 0 and the slower ranks are in.
+    cache = os.path.join(cache_dir, "cache.pt")
+    if not os.path.exists(cache):
+        if dist.get_rank() == 0:
+            torch.save(data, cache)
         dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:9: error: barrier [ddp-divergent-collective]
-    return model
+    dist.all_reduce(t)
+    return t
 
 
 def async_reduce_on_main(t):
@@ -279,6 +282,17 @@ def agreed_early_stop(model, batches, loss_fn, optimizer, device, patience_loss)
         dist.all_reduce(stop, op=dist.ReduceOp.MAX)
         if stop.item() > 0:  # agreed: every rank breaks together
             break
+
+
+def restore_if_present(model, ckpt_path):
+    # A resume path on the storage every rank reads, and nothing here writes
+    # it: every rank finds the same file (edm's --resume, torchtune's DCP
+    # metadata).
+    if os.path.exists(ckpt_path):
+        state = torch.load(ckpt_path, map_location="cpu")
+        model.load_state_dict(state["model"])
+        dist.barrier()
+    return model
 
 
 def agreed_decision_by_broadcast(ckpt_path, t):
@@ -574,3 +588,28 @@ def broadcast_file_in_chunks(path, chunk):
         dist.broadcast(n, src=0)
         for _ in range(int(n.item())):
             dist.broadcast(torch.empty(chunk, dtype=torch.uint8), src=0)
+
+
+def inception_stats(image_path, num_expected, load):
+    # edm's calculate_inception_stats: rank 0 goes first, the others follow;
+    # a raise between the two barriers is every rank's (a setting they share).
+    if dist.get_rank() != 0:
+        torch.distributed.barrier()
+    dataset = load(image_path)
+    if num_expected is not None and len(dataset) < num_expected:
+        raise ValueError(f"found {len(dataset)} images, expected {num_expected}")
+    if dist.get_rank() == 0:
+        torch.distributed.barrier()
+    return dataset
+
+
+def inception_stats_rank0_raises(image_path, num_expected, load):
+    # The raise is rank 0's alone: the others wait in the first barrier.
+    if dist.get_rank() != 0:
+        torch.distributed.barrier()  # CHECK-MESSAGES: :[[@LINE]]:9: error: {{.*}} [ddp-divergent-collective]
+    dataset = load(image_path)
+    if dist.get_rank() == 0 and len(dataset) < num_expected:
+        raise ValueError("too few images")
+    if dist.get_rank() == 0:
+        torch.distributed.barrier()
+    return dataset

@@ -134,3 +134,19 @@ def oom_skips_step_unless_asked(model, batch, t, raise_oom):
         return None
     dist.all_reduce(out)
     return out
+
+
+class Recipe:
+    def train_epoch(self, steps):
+        # torchtune's recipes: the loader's batches run out at the same step
+        # on every rank (a DistributedSampler pads every rank to as many).
+        dataloader_iter = iter(self._dataloader)
+        step = 0
+        while step < steps:
+            try:
+                batch = next(dataloader_iter)
+            except StopIteration:
+                break
+            loss = self._model(batch)
+            dist.all_reduce(loss)
+            step += 1

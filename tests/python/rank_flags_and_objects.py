@@ -4,6 +4,7 @@ a flag assigned on both arms of a uniform decision (`if ddp: master = rank == 0`
 tests, and a counter zipped with the loader (the same on every rank).
 """
 import datetime
+import os
 import torch
 import torch.distributed as dist
 
@@ -97,3 +98,22 @@ def publish(model, path, is_master):
 def save_from_main(model, args):
     publish(model, "final.pt", is_master=dist.get_rank() == 0)
     dist.barrier()
+
+
+def is_master(args, local=False):
+    # open_clip: the node's first process or the job's, by a parameter.
+    return args.local_rank == 0 if local else args.rank == 0
+
+
+def run_experiment(args, model, epochs):
+    if is_master(args, local=args.log_local):
+        args.log_path = os.path.join(args.logs, "out.log")
+        if os.path.exists(args.log_path):
+            return -1  # the node's (or job's) first process leaves; the others go on
+    args.save_logs = args.logs and is_master(args)  # `local` left False: rank 0
+    for epoch in range(epochs):
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: {{.*}}is_master(args, local=args.log_local){{.*}} [ddp-divergent-collective]
+        dist.all_reduce(torch.zeros(1))
+        if args.save_logs:
+            torch.save(model.state_dict(), os.path.join(args.checkpoint_path, f"epoch_{epoch}.pt"))
+        dist.barrier()

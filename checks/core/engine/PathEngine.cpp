@@ -874,6 +874,12 @@ void PathEngine::comparePaths(const std::vector<Path> &paths) {
         continue; // a job-wide abort ends every rank
       if (errorPath(paths[i]) || errorPath(paths[j]))
         continue;
+      // Both ways end in the same throw: every rank fails there, whatever it
+      // synchronised before (edm's "rank 0 goes first" pair, `if rank != 0:
+      // barrier()` ... `if rank == 0: barrier()`, with a raise between).
+      if (paths[i].exit == ExitKind::Throw && paths[j].exit == ExitKind::Throw &&
+          paths[i].exitLoc != 0 && paths[i].exitLoc == paths[j].exitLoc)
+        continue;
       if (firstDiff(syncs[i], syncs[j]) < 0)
         continue;
       if (!pairFeasible(paths[i].guard, paths[j].guard))
