@@ -150,3 +150,17 @@ class Recipe:
             loss = self._model(batch)
             dist.all_reduce(loss)
             step += 1
+
+
+def recover_from_oom(model, batch, cfg):
+    # fairseq's train_step: the early return is the one-process run's
+    # (`distributed_world_size == 1`); with more ranks the step goes on.
+    has_oom = False
+    try:
+        loss = model(batch)
+    except RuntimeError:
+        has_oom = True
+        if cfg.distributed_training.distributed_world_size == 1:
+            return None
+    dist.all_reduce(loss)
+    return loss
