@@ -615,6 +615,7 @@ private:
   // specialised when the project links it (PyProject::link).
   static constexpr size_t kMaxSpecializations = 32;
   std::vector<ParamSig> signature(const FnInfo &fi, bool &method);
+  std::vector<ParamSig> parameterList(const FnInfo &fi, bool &method) const;
   std::string specialize(const std::string &key, const std::vector<ParamSig> &params, bool method,
                          const CallSite &cs);
   std::optional<std::int64_t> constantArgument(SyntaxNode v) const;

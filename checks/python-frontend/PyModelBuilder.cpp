@@ -1658,11 +1658,8 @@ std::vector<const ParamSig *> boundParameters(const std::vector<PyArg> &as, Synt
   return out;
 }
 
-std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
-  if (auto c = sigCache_.find(fi.key); c != sigCache_.end()) {
-    method = c->second.first;
-    return c->second.second;
-  }
+// The parameters as written: names, literal defaults, keyword-only.
+std::vector<ParamSig> Builder::parameterList(const FnInfo &fi, bool &method) const {
   std::vector<ParamSig> out;
   method = false;
   if (fi.def.isNull())
@@ -1698,6 +1695,17 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
     sig.keywordOnly = keywordOnly;
     out.push_back(std::move(sig));
   }
+  return out;
+}
+
+std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
+  if (auto c = sigCache_.find(fi.key); c != sigCache_.end()) {
+    method = c->second.first;
+    return c->second.second;
+  }
+  std::vector<ParamSig> out = parameterList(fi, method);
+  if (fi.def.isNull())
+    return out;
   // Provisional, for recursion: untested.
   sigCache_[fi.key] = {method, out};
   std::set<std::string> params, tested;
@@ -2156,7 +2164,8 @@ PyModel Builder::run() {
         const std::string pn = str(unparen(namedChild(ce, 1)));
         bool method = false;
         bool param = false;
-        for (const auto &ps : signature(fi, method))
+        // The parameters as written: what the body tests is not known yet.
+        for (const auto &ps : parameterList(fi, method))
           param = param || (ps.name == pn && ps.literalDefault);
         if (param) {
           Cond t = cond(namedChild(ce, 0)), f = cond(namedChild(ce, 2));

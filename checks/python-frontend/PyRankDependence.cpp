@@ -349,7 +349,7 @@ Val Builder::callValue(SyntaxNode c) {
     bool method = false;
     if (f != fns_.end() && f->second.returnsCondBy) {
       by = f->second.returnsCondBy;
-      params = signature(f->second, method);
+      params = parameterList(f->second, method);
     } else if (f == fns_.end()) {
       if (const ExternalFunction *ext = externalCallee(fn); ext && ext->summary.returnsCondBy) {
         by = ext->summary.returnsCondBy;
