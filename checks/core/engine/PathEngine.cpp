@@ -116,8 +116,10 @@ PathEngine::PathEngine(const Program &p, AnalysisLimits l) : program(p), limits(
     for (const auto &k : n.kids)
       visit(k);
   };
-  for (const auto &f : program.functions)
+  for (const auto &f : program.functions) {
+    byKey_.emplace(f.key, &f);
     visit(f.body);
+  }
   reps.assign(cs.begin(), cs.end());
   if (reps.size() > 64)
     reps.resize(64);
@@ -412,7 +414,7 @@ void PathEngine::limitReached(Limit kind, std::size_t count) {
   const std::string key = fnStack.empty() ? std::string() : fnStack.back();
   if (!noticed.emplace(key, kind).second)
     return;
-  const Function *fn = program.find(key);
+  const Function *fn = function(key);
   AnalysisNotice n;
   n.loc = fn ? fn->loc : 0;
   n.function = fn ? fn->name : key;
@@ -1006,7 +1008,7 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
 }
 
 PathEngine::FnResult *PathEngine::analyze(const std::string &key) {
-  const Function *fn = program.find(key);
+  const Function *fn = function(key);
   if (!fn)
     return nullptr;
   FnResult &r = fns[key];

@@ -26,6 +26,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ddplint::core {
@@ -116,6 +117,12 @@ public:
   PathEngine(const Program &p, AnalysisLimits l);
 
   const Program &program;
+  // Program::find is a scan; a program with hundreds of linked functions asks
+  // it at every call of every walk.
+  const Function *function(const std::string &key) const {
+    auto it = byKey_.find(key);
+    return it == byKey_.end() ? nullptr : it->second;
+  }
   AnalysisLimits limits;
 
   struct FnResult {
@@ -289,6 +296,7 @@ public:
   std::map<std::string, std::vector<std::pair<std::string, Reach>>> callers_;
   std::map<std::string, Reach> entered_;
   bool callersReady_ = false;
+  std::unordered_map<std::string, const Function *> byKey_;
 };
 
 } // namespace engine

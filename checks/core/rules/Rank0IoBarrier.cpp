@@ -100,19 +100,24 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       return false;
     }
   };
+  // Per function, once: a helper called from many places is not walked again
+  // at each call (linked programs call the same helpers hundreds of times).
+  std::map<const Function *, bool> writesIn;
   std::function<bool(const Node &)> writes = [&](const Node &n) -> bool {
     if (n.kind == Node::Kind::Event &&
         (n.event == EventKind::CheckpointWrite || n.event == EventKind::FileWrite))
       return true;
     if (n.kind == Node::Kind::Call) {
-      const Function *f = I.program.find(n.callee);
-      if (f && I.depth < I.limits.maxCallDepth) {
-        ++I.depth;
-        bool w = writes(f->body);
-        --I.depth;
+      const Function *f = I.function(n.callee);
+      if (!f)
+        return false;
+      auto [it, fresh] = writesIn.emplace(f, false); // false while on the stack: recursion
+      if (fresh) {
+        const bool w = writes(f->body);
+        writesIn[f] = w;
         return w;
       }
-      return false;
+      return it->second;
     }
     for (const auto &k : n.kids)
       if (writes(k))
@@ -248,7 +253,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     if (sites == callSites.end() || depth >= 4) {
       if (after)
         return false;
-      const Function *f = I.program.find(fn);
+      const Function *f = I.function(fn);
       const bool entry = fn == "<module>" || (f && f->name == "main");
       return depth >= 4 || !entry;
     }
