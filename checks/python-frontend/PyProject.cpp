@@ -2,12 +2,15 @@
 
 #include "PySyntax.h"
 
+#include "ddplint/core/ModelIO.h"
+
 #include <algorithm>
 #include <cctype>
 #include <functional>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -28,6 +31,9 @@ struct PyProject::Roots {
 struct PyProject::Index {
   std::vector<std::pair<std::string, std::set<std::string>>> files;
   bool truncated = false;
+  // A hash of the file list: a file added or removed can change how every
+  // import resolves, so stored callers' calls made under another list are stale.
+  std::uint64_t filesKey = 0;
 };
 
 struct PyProject::Module {
@@ -37,6 +43,9 @@ struct PyProject::Module {
   std::string path, name, package, id;
   PyModel model; // program, positions and summaries (no syntax tree kept)
   Roots roots;   // the importer's: the module's own imports resolve the same way
+  // The other modules its build read (their summaries shaped its model),
+  // with theirs: what a result made from this module depends on.
+  std::set<std::string> deps;
 };
 
 namespace {
@@ -45,6 +54,32 @@ constexpr std::uintmax_t kMaxModuleBytes = 4u << 20;
 
 thread_local std::vector<std::string> tBuilding; // paths being built on this thread
 thread_local bool tDepthLimited = false;
+// The modules the computations under way on this thread read, innermost last.
+thread_local std::vector<std::set<std::string> *> tReads;
+
+void noteRead(const PyProject::Module &m) {
+  if (tReads.empty())
+    return;
+  tReads.back()->insert(m.path);
+  tReads.back()->insert(m.deps.begin(), m.deps.end());
+}
+
+// FNV-1a: content hashes for the caller cache (no Clang in this library).
+std::uint64_t hashBytes(std::string_view bytes, std::uint64_t h = 14695981039346656037ull) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string hex(std::uint64_t v) {
+  static const char *digits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4)
+    s[i] = digits[v & 15];
+  return s;
+}
 
 std::vector<std::string> split(const std::string &dotted) {
   std::vector<std::string> out;
@@ -282,11 +317,22 @@ std::shared_ptr<const PyProject::Module> PyProject::byName(const std::string &na
   if (p == nameToPath_.end())
     return nullptr;
   auto m = modules_.find(p->second);
-  return m == modules_.end() ? nullptr : m->second;
+  if (m == modules_.end())
+    return nullptr;
+  noteRead(*m->second);
+  return m->second;
 }
 
 std::shared_ptr<const PyProject::Module> PyProject::load(const std::string &dotted,
                                                          const Roots &roots) {
+  std::shared_ptr<const Module> m = loadUnnoted(dotted, roots);
+  if (m)
+    noteRead(*m);
+  return m;
+}
+
+std::shared_ptr<const PyProject::Module> PyProject::loadUnnoted(const std::string &dotted,
+                                                                const Roots &roots) {
   std::string path;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -352,11 +398,14 @@ std::shared_ptr<const PyProject::Module> PyProject::build(const std::string &pat
   mod->package = isPackage ? dotted : join(parts, 0, parts.size() - 1);
   mod->roots = roots;
   tBuilding.push_back(path);
+  tReads.push_back(&mod->deps);
   {
     Context ctx(*this, roots, mod->package, true);
     mod->model = buildModel(tree, wrappers_, &ctx);
   }
+  tReads.pop_back();
   tBuilding.pop_back();
+  mod->deps.erase(path);
   mod->model.ifNodes.clear(); // they point into the tree, which goes now
   std::lock_guard<std::mutex> lock(mu_);
   if (auto done = modules_.find(path); done != modules_.end())
@@ -389,12 +438,16 @@ std::shared_ptr<const PyProject::Module> PyProject::specialized(const std::share
   mod->package = plain->package;
   mod->roots = plain->roots;
   mod->id = plain->id;
+  mod->deps = plain->deps;
   tBuilding.push_back(plain->path);
+  tReads.push_back(&mod->deps);
   {
     Context ctx(*this, plain->roots, plain->package, true);
     mod->model = buildModel(*parsed, wrappers_, &ctx, {key});
   }
+  tReads.pop_back();
   tBuilding.pop_back();
+  mod->deps.erase(plain->path);
   mod->model.ifNodes.clear();
   std::lock_guard<std::mutex> lock(mu_);
   return specialized_.emplace(std::make_pair(plain->path, key), std::move(mod)).first->second;
@@ -591,6 +644,9 @@ const PyProject::Index &PyProject::indexOf(const std::string &root) {
     }
     idx->files.emplace_back(p.lexically_normal().string(), importWords(p.string()));
   }
+  std::sort(idx->files.begin(), idx->files.end()); // the walk's order is the file system's
+  for (const auto &f : idx->files)
+    idx->filesKey = hashBytes(f.first + '\n', idx->filesKey ? idx->filesKey : hashBytes(""));
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, fresh] = indexes_.emplace(root, std::move(idx));
   (void)fresh;
@@ -598,39 +654,284 @@ const PyProject::Index &PyProject::indexOf(const std::string &root) {
 }
 
 // What one importer's calls into other modules are, with who makes them: its
-// program linked as when it is linted, analysed once per run.
-const std::vector<core::ExternalCall> &PyProject::callsOf(const std::string &importer) {
+// program linked as when it is linted, analysed once per run (and kept
+// between runs when a cache folder is set).
+const std::vector<PyProject::CallInto> &PyProject::callsOf(const std::string &importer,
+                                                            const Index &index) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = callsOf_.find(importer);
     if (it != callsOf_.end())
       return it->second;
   }
-  std::vector<core::ExternalCall> calls;
-  std::string source;
-  if (readSource(importer, source)) {
-    SyntaxTree tree(source);
-    if (tree.ok()) {
-      std::unique_ptr<ModuleContext> ctx = contextFor(importer);
-      PyModel model = buildModel(tree, wrappers_, ctx.get());
-      if (!model.externalCalls.empty()) {
-        link(model);
-        core::RuleRunner runner(model.program);
-        calls = runner.callsInto("");
-        // Calls into other modules, not a module's calls of itself.
-        calls.erase(std::remove_if(calls.begin(), calls.end(),
-                                   [](const core::ExternalCall &c) {
-                                     const size_t colon = c.callee.find(':');
-                                     return colon == std::string::npos ||
-                                            c.caller.compare(0, colon + 1, c.callee, 0,
-                                                             colon + 1) == 0;
-                                   }),
-                    calls.end());
-      }
-    }
+  std::vector<CallInto> calls;
+  if (!storedCallsOf(importer, index, calls)) {
+    std::set<std::string> reads;
+    tReads.push_back(&reads);
+    calls = computeCallsOf(importer);
+    tReads.pop_back();
+    const bool limited = tDepthLimited; // cut short by the import depth: not kept
+    if (!cacheFolder_.empty() && !limited)
+      storeCallsOf(importer, index, reads, calls);
   }
   std::lock_guard<std::mutex> lock(mu_);
   return callsOf_.emplace(importer, std::move(calls)).first->second;
+}
+
+std::vector<PyProject::CallInto> PyProject::computeCallsOf(const std::string &importer) {
+  std::vector<CallInto> out;
+  std::string source;
+  if (!readSource(importer, source))
+    return out;
+  SyntaxTree tree(source);
+  if (!tree.ok())
+    return out;
+  std::unique_ptr<ModuleContext> ctx = contextFor(importer);
+  PyModel model = buildModel(tree, wrappers_, ctx.get());
+  if (model.externalCalls.empty())
+    return out;
+  link(model);
+  core::RuleRunner runner(model.program);
+  for (const auto &c : runner.callsInto("")) {
+    // Calls into other modules, not a module's calls of itself.
+    const size_t colon = c.callee.find(':');
+    if (colon == std::string::npos || c.caller.compare(0, colon + 1, c.callee, 0, colon + 1) == 0)
+      continue;
+    std::string target;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto n = nameToPath_.find(c.callee.substr(0, colon));
+      if (n != nameToPath_.end())
+        target = n->second;
+    }
+    if (!target.empty())
+      out.push_back({c.callee.substr(colon + 1), c.reach, std::move(target)});
+  }
+  return out;
+}
+
+namespace {
+constexpr const char *kCallerCacheFormat = "ddplint-python-callers 1";
+constexpr const char *kCallerCacheSuffix = ".pycallers";
+
+struct FileStamp {
+  std::uint64_t size = 0;
+  std::int64_t mtime = 0;
+};
+
+bool stampOf(const std::string &path, FileStamp &st) {
+  std::error_code ec;
+  st.size = fs::file_size(path, ec);
+  if (ec)
+    return false;
+  const auto t = fs::last_write_time(path, ec);
+  if (ec)
+    return false;
+  st.mtime = static_cast<std::int64_t>(t.time_since_epoch().count());
+  return true;
+}
+
+bool contentHashOf(const std::string &path, std::uint64_t &h) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  h = hashBytes(ss.str());
+  return true;
+}
+} // namespace
+
+namespace {
+// Entries of importers that are gone (temporary checkouts, renamed files) are
+// never read again: past the bound, the oldest written go first.
+constexpr size_t kMaxCallerEntries = 20000;
+
+void pruneCallerCache(const std::string &folder) {
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(folder, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (it->path().extension() != kCallerCacheSuffix)
+      continue;
+    std::error_code e2;
+    entries.emplace_back(it->last_write_time(e2), it->path());
+  }
+  if (entries.size() <= kMaxCallerEntries)
+    return;
+  std::sort(entries.begin(), entries.end());
+  const size_t drop = entries.size() - kMaxCallerEntries * 4 / 5;
+  for (size_t i = 0; i < drop; ++i) {
+    std::error_code e2;
+    fs::remove(entries[i].second, e2);
+  }
+}
+} // namespace
+
+std::string PyProject::callerCacheFolder(const std::string &cacheDir) {
+  return (fs::path(cacheDir) / "python-callers").string();
+}
+
+void PyProject::keepCallersIn(std::string folder, std::string identity) {
+  std::error_code ec;
+  if (!folder.empty())
+    fs::create_directories(folder, ec);
+  cacheFolder_ = ec ? std::string() : std::move(folder);
+  if (!cacheFolder_.empty())
+    pruneCallerCache(cacheFolder_);
+  cacheIdentity_ = std::string(kCallerCacheFormat) + "|" + identity;
+  for (const auto *list : {&wrappers_.rankFunctions, &wrappers_.mainProcessFunctions,
+                           &wrappers_.collectiveFunctions, &wrappers_.barrierFunctions,
+                           &wrappers_.checkpointWriters, &wrappers_.dataLoaderFactories}) {
+    cacheIdentity_ += '|';
+    for (const auto &name : *list)
+      cacheIdentity_ += name + ';';
+  }
+}
+
+PyProject::CallerCacheUse PyProject::callerCacheUse() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cacheUse_;
+}
+
+bool PyProject::storedCallsOf(const std::string &importer, const Index &index,
+                              std::vector<CallInto> &out) {
+  if (cacheFolder_.empty())
+    return false;
+  const std::string file =
+      (fs::path(cacheFolder_) / (hex(hashBytes(importer)) + kCallerCacheSuffix)).string();
+  std::string text;
+  if (!readSource(file, text))
+    return false;
+  core::ModelReader r(text, [](std::uint32_t p) { return static_cast<core::Loc>(p); });
+  std::string format, identity, path, filesKey;
+  std::int64_t inputs = 0, n = 0;
+  if (!r.string(format) || format != kCallerCacheFormat || !r.string(identity) ||
+      identity != cacheIdentity_ || !r.string(path) || path != importer ||
+      !r.string(filesKey) || filesKey != hex(index.filesKey) ||
+      !r.integer(inputs) || inputs < 0 || inputs > 100000)
+    return false;
+  for (std::int64_t i = 0; i < inputs; ++i) {
+    std::string in, hash;
+    std::int64_t size = 0, mtime = 0;
+    if (!r.string(in) || !r.integer(size) || !r.integer(mtime) || !r.string(hash))
+      return false;
+    FileStamp st;
+    if (!stampOf(in, st) || st.size != static_cast<std::uint64_t>(size))
+      return false;
+    std::uint64_t h = 0;
+    if (st.mtime != mtime && (!contentHashOf(in, h) || hex(h) != hash))
+      return false; // touched and changed
+  }
+  if (!r.integer(n) || n < 0 || n > 1000000)
+    return false;
+  std::vector<CallInto> calls(static_cast<size_t>(n));
+  for (auto &c : calls) {
+    std::int64_t reach = 0;
+    if (!r.string(c.callee) || !r.integer(reach) || reach < 0 || reach > 2 ||
+        !r.string(c.target))
+      return false;
+    c.reach = static_cast<core::Reach>(reach);
+  }
+  if (!r.atEnd())
+    return false;
+  out = std::move(calls);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++cacheUse_.reused;
+  return true;
+}
+
+void PyProject::storeCallsOf(const std::string &importer, const Index &index,
+                             const std::set<std::string> &reads,
+                             const std::vector<CallInto> &calls) {
+  core::ModelWriter w([](core::Loc l) { return static_cast<std::uint32_t>(l); });
+  w.string(kCallerCacheFormat);
+  w.string(cacheIdentity_);
+  w.string(importer);
+  w.string(hex(index.filesKey));
+  std::set<std::string> inputs = reads;
+  inputs.insert(importer);
+  w.integer(static_cast<std::int64_t>(inputs.size()));
+  for (const auto &in : inputs) {
+    FileStamp st;
+    std::uint64_t h = 0;
+    {
+      // Every importer of a module names it: its stamp and hash are read once per run.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = stamps_.find(in); it != stamps_.end())
+        std::tie(st.size, st.mtime, h) = it->second;
+    }
+    if (!h) {
+      if (!stampOf(in, st) || !contentHashOf(in, h))
+        return; // gone meanwhile: nothing kept
+      std::lock_guard<std::mutex> lock(mu_);
+      stamps_[in] = {st.size, st.mtime, h};
+    }
+    w.string(in);
+    w.integer(static_cast<std::int64_t>(st.size));
+    w.integer(st.mtime);
+    w.string(hex(h));
+  }
+  w.integer(static_cast<std::int64_t>(calls.size()));
+  for (const auto &c : calls) {
+    w.string(c.callee);
+    w.integer(static_cast<std::int64_t>(c.reach));
+    w.string(c.target);
+  }
+  const std::string text = w.take();
+  const fs::path file = fs::path(cacheFolder_) / (hex(hashBytes(importer)) + kCallerCacheSuffix);
+  // Written aside and renamed: a reader never sees half an entry.
+  fs::path tmp = file;
+  tmp += ".tmp-" + hex(hashBytes(text)) +
+         hex(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  bool ok = false;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    ok = static_cast<bool>(out.write(text.data(), static_cast<std::streamsize>(text.size())));
+  }
+  std::error_code ec;
+  if (ok)
+    fs::rename(tmp, file, ec);
+  if (!ok || ec)
+    fs::remove(tmp, ec);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++cacheUse_.analysed;
+  if (!ok || ec)
+    ++cacheUse_.unwritable;
+}
+
+size_t PyProject::callerCacheEntries(const std::string &cacheDir, std::uint64_t *bytes) {
+  size_t n = 0;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(callerCacheFolder(cacheDir), ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() != kCallerCacheSuffix)
+      continue;
+    ++n;
+    std::error_code e2;
+    if (bytes)
+      *bytes += it->file_size(e2);
+  }
+  return n;
+}
+
+unsigned PyProject::clearCallerCache(const std::string &cacheDir, std::string &error) {
+  unsigned n = 0;
+  std::error_code ec;
+  const std::string folder = callerCacheFolder(cacheDir);
+  for (auto it = fs::directory_iterator(folder, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->path().extension() != kCallerCacheSuffix &&
+        name.find(std::string(kCallerCacheSuffix) + ".tmp-") == std::string::npos)
+      continue;
+    std::error_code e2;
+    if (fs::remove(it->path(), e2))
+      ++n;
+    else if (e2 && error.empty())
+      error = it->path().string() + ": " + e2.message();
+  }
+  return n;
 }
 
 std::vector<core::ExternalCall> PyProject::callersOf(const std::string &path, bool *truncated) {
@@ -643,6 +944,7 @@ std::vector<core::ExternalCall> PyProject::callersOf(const std::string &path, bo
     root = it->second;
   }
   fs::path p(path);
+  const std::string self = p.lexically_normal().string();
   const std::string stem =
       p.filename() == "__init__.py" ? p.parent_path().filename().string() : p.stem().string();
   std::vector<core::ExternalCall> out;
@@ -650,20 +952,11 @@ std::vector<core::ExternalCall> PyProject::callersOf(const std::string &path, bo
   if (truncated)
     *truncated = index.truncated;
   for (const auto &[file, words] : index.files) {
-    if (file == p.lexically_normal().string() || !words.count(stem))
+    if (file == self || !words.count(stem))
       continue;
-    for (const auto &c : callsOf(file)) {
-      const size_t colon = c.callee.find(':');
-      std::string target;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto n = nameToPath_.find(c.callee.substr(0, colon));
-        if (n != nameToPath_.end())
-          target = n->second;
-      }
-      if (target == p.lexically_normal().string())
-        out.push_back({c.callee.substr(colon + 1), c.reach, file});
-    }
+    for (const auto &c : callsOf(file, index))
+      if (c.target == self)
+        out.push_back({c.callee, c.reach, file});
   }
   return out;
 }

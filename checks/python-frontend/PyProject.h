@@ -23,6 +23,7 @@
 #include "ddplint/core/Finding.h"
 #include "ddplint/core/Rules.h"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,8 +95,26 @@ public:
   std::vector<core::ExternalCall> callersOf(const std::string &path, bool *truncated = nullptr);
   static constexpr size_t kMaxProjectFiles = 5000;
 
+  // Keep what each importer calls in `folder` between runs (one file per
+  // importer): a pre-commit run on one helper module then reads its callers'
+  // calls instead of building every importer again.  A stored entry names the
+  // files it was made from (the importer and every module its build read),
+  // with sizes, times and content hashes, and the project's list of files; it
+  // is used only while all of them, and `identity` (the binary, the wrappers),
+  // are unchanged.  Call before the first lint; empty folder: nothing kept.
+  void keepCallersIn(std::string folder, std::string identity);
+  struct CallerCacheUse {
+    unsigned reused = 0, analysed = 0, unwritable = 0;
+  };
+  CallerCacheUse callerCacheUse() const;
+
   static constexpr size_t kMaxLinkedFunctions = 400;
   static constexpr size_t kMaxImportDepth = 12;
+
+  // The caller cache's folder under a cache folder, and its size.
+  static std::string callerCacheFolder(const std::string &cacheDir);
+  static size_t callerCacheEntries(const std::string &cacheDir, std::uint64_t *bytes = nullptr);
+  static unsigned clearCallerCache(const std::string &cacheDir, std::string &error);
 
   struct Module;
   struct Roots;
@@ -114,11 +133,23 @@ private:
                                             const std::string &key);
   struct Index;
   const Index &indexOf(const std::string &root);
-  const std::vector<core::ExternalCall> &callsOf(const std::string &importer);
+  // A call an importer makes into another module: the callee's key in that
+  // module and the module's file.
+  struct CallInto {
+    std::string callee;
+    core::Reach reach = core::Reach::AllRanks;
+    std::string target;
+  };
+  const std::vector<CallInto> &callsOf(const std::string &importer, const Index &index);
+  std::vector<CallInto> computeCallsOf(const std::string &importer);
+  bool storedCallsOf(const std::string &importer, const Index &index, std::vector<CallInto> &out);
+  void storeCallsOf(const std::string &importer, const Index &index,
+                    const std::set<std::string> &reads, const std::vector<CallInto> &calls);
+  std::shared_ptr<const Module> loadUnnoted(const std::string &dotted, const Roots &roots);
 
   core::Wrappers wrappers_;
   std::vector<std::string> folders_; // normalised, without a trailing separator
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, std::string> pathOf_; // (roots, dotted) -> path ("" none)
   std::map<std::string, std::shared_ptr<const Module>> modules_;       // path -> module
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const Module>> specialized_; // (path, key)
@@ -126,7 +157,10 @@ private:
   std::map<std::string, std::unique_ptr<ExternalFunction>> functions_; // linked key -> function
   std::map<std::string, std::set<AloneFinding>> alone_; // path -> findings
   std::map<std::string, std::unique_ptr<Index>> indexes_;                  // root -> its files
-  std::map<std::string, std::vector<core::ExternalCall>> callsOf_;         // importer -> its calls
+  std::map<std::string, std::vector<CallInto>> callsOf_;                   // importer -> its calls
+  std::string cacheFolder_, cacheIdentity_;
+  CallerCacheUse cacheUse_;
+  std::map<std::string, std::tuple<std::uint64_t, std::int64_t, std::uint64_t>> stamps_; // size, mtime, hash
   std::map<std::string, std::string> rootOf_;                              // file -> project root
   std::map<std::string, std::shared_ptr<const SyntaxTree>> trees_;          // path -> its parse
 };

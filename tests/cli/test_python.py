@@ -707,6 +707,105 @@ class PythonAcrossModules(PythonProject):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
 
+class PythonCallerCache(PythonProject):
+    """What each importer calls is kept between runs (--cache-dir): a
+    pre-commit run on one helper module reads its callers' calls instead of
+    building them again, and reads them again when a file they came from
+    changed."""
+
+    def setUp(self):
+        super().setUp()
+        self.write(".git/HEAD", "ref: refs/heads/main\n")
+        self.write("app/__init__.py", "")
+        self.write("app/ckpt.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def save_all(model):
+                torch.save(model.state_dict(), "out/model.bin")
+            """)
+        self.write("app/guard.py", """\
+            import torch.distributed as dist
+
+
+            def is_main():
+                return dist.get_rank() == 0
+            """)
+        self.write("app/loop.py", """\
+            import datetime
+            import torch.distributed as dist
+            from app.ckpt import save_all
+            from app.guard import is_main
+
+
+            def main(model):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                for epoch in range(3):
+                    if is_main():
+                        save_all(model)
+                    dist.barrier()
+            """)
+        self.cache = os.path.join(self.tmp, "cache")
+
+    def lint_helper(self, *extra):
+        p = self.lint("-v", "--format", "json", "--cache-dir", self.cache, *extra, "app/ckpt.py")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        return got, p.stderr
+
+    def test_reused_until_a_module_the_caller_read_changes(self):
+        got, err = self.lint_helper()
+        self.assertEqual(got, [], err)  # loop.py saves on rank 0 only
+        self.assertIn("0 importer(s) reused", err)
+        self.assertIn(", 1 analysed", err)
+        got, err = self.lint_helper()
+        self.assertEqual(got, [], err)
+        self.assertIn("1 importer(s) reused", err)
+        self.assertIn(", 0 analysed", err)
+        # Touched, not changed: the content hash says it is the same.
+        os.utime(os.path.join(self.tmp, "app/loop.py"))
+        got, err = self.lint_helper()
+        self.assertIn("1 importer(s) reused", err)
+        # The caller's guard is in guard.py, which loop.py's build read: once
+        # it no longer tests the rank, every rank saves, and the stored calls
+        # are stale.
+        self.write("app/guard.py", """\
+            def is_main():
+                return True
+            """)
+        got, err = self.lint_helper()
+        self.assertEqual(got, [("app/ckpt.py", 6, "ddp-unguarded-save")], err)
+        self.assertIn(", 1 analysed", err)
+
+    def test_a_new_file_makes_stored_calls_stale(self):
+        self.lint_helper()
+        # A new module can change what an import names (app/guard/ before
+        # app/guard.py is not Python's rule, but a new importer is found).
+        self.write("app/other.py", """\
+            import torch.distributed as dist
+            from app.ckpt import save_all
+
+
+            def every_rank(model):
+                save_all(model)
+                dist.barrier()
+            """)
+        got, err = self.lint_helper()
+        self.assertEqual(got, [("app/ckpt.py", 6, "ddp-unguarded-save")], err)
+        self.assertIn("0 importer(s) reused", err)
+
+    def test_no_cache_keeps_nothing_and_clear_removes_them(self):
+        self.lint_helper("--no-cache")
+        stats = self.lint("cache", "stats", "--cache-dir", self.cache).stdout
+        self.assertRegex(stats, r"python: +0 ")
+        self.lint_helper()
+        stats = self.lint("cache", "stats", "--cache-dir", self.cache).stdout
+        self.assertRegex(stats, r"python: +1 ")
+        self.lint("cache", "clear", "--cache-dir", self.cache)
+        stats = self.lint("cache", "stats", "--cache-dir", self.cache).stdout
+        self.assertRegex(stats, r"python: +0 ")
+
+
 class PythonPreCommit(PythonProject):
     """The `ddplint` hook of .pre-commit-hooks.yaml on staged Python files."""
 

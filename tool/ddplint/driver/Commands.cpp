@@ -3,6 +3,7 @@
 #include "Commands.h"
 
 #include "clang-frontend/UnitSummary.h"
+#include "python-frontend/PyProject.h"
 
 #include "Config.h"
 #include "PreambleCache.h"
@@ -118,6 +119,7 @@ int runCache(const Args &a) {
     std::string err;
     unsigned n = summaries.clear(err);
     n += clearCache(dir, err);
+    n += pyfe::PyProject::clearCallerCache(dir, err);
     std::cout << "ddplint: removed " << n << " file(s) from " << dir << "\n";
     if (!err.empty()) {
       std::cerr << "ddplint: error: " << err << "\n";
@@ -128,10 +130,14 @@ int runCache(const Args &a) {
   const CacheSummary s = summarizeCache(dir);
   std::uint64_t summaryBytes = 0;
   const size_t nSummaries = summaries.count(&summaryBytes);
+  std::uint64_t pythonBytes = 0;
+  const size_t nPython = pyfe::PyProject::callerCacheEntries(dir, &pythonBytes);
   std::cout << "cache folder: " << dir << "\n"
             << "preambles:    " << s.entries << "\n"
             << "summaries:    " << nSummaries << " (one per translation unit, "
             << (summaryBytes + 1023) / 1024 << " KiB)\n"
+            << "python:       " << nPython << " (one per importing module, "
+            << (pythonBytes + 1023) / 1024 << " KiB)\n"
             << "incomplete:   " << s.incomplete << " (temporaries or entries without manifest)\n"
             << "size:         " << (s.bytes + (1 << 19)) / (1 << 20) << " MiB (" << s.bytes
             << " bytes)\n";

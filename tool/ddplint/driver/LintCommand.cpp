@@ -70,7 +70,11 @@ CacheSettings cacheSettings(const Args &a, const Inputs &in, ConfigResolver &con
   c.dir = a.cacheDir ? absolute(*a.cacheDir) : "";
   c.persistent = !a.noCache;
   std::vector<ToolError> ignored;
-  for (const auto &[f, db] : in.units) {
+  std::vector<std::string> files;
+  for (const auto &[f, db] : in.units)
+    files.push_back(f);
+  files.insert(files.end(), in.python.begin(), in.python.end());
+  for (const auto &f : files) {
     auto cfg = configs.forFile(f, ignored);
     if (!cfg || (cfg->cacheDir.empty() && !cfg->cacheOff && !cfg->cacheMaxMb))
       continue;
@@ -304,8 +308,20 @@ std::vector<RunResult> lintPythonFiles(const Args &a, const Inputs &in, ConfigRe
   if (a.root && std::filesystem::is_directory(*a.root, ec))
     folders.push_back(absolute(*a.root));
   setPythonProjectFolders(std::move(folders));
+  if (!in.python.empty()) {
+    // What each importer calls is kept between runs: a pre-commit run on one
+    // helper reads its callers' calls instead of building them again.
+    const CacheSettings cs = cacheSettings(a, in, configs);
+    setPythonCallerCache(cs.persistent ? cs.dir : "", a.toolIdentity);
+  }
   forEachOnThreads(in.python.size(), a.jobs,
                    [&](size_t i) { runChecksOnPythonFile(in.python[i], configs, perFile[i]); });
+  const PythonCacheUse use = pythonCallerCacheUse();
+  if (a.verbose && (use.reused || use.analysed))
+    std::cerr << "ddplint: python callers: " << use.reused << " importer(s) reused from "
+              << use.folder << ", " << use.analysed << " analysed"
+              << (use.unwritable ? " (" + std::to_string(use.unwritable) + " not written)" : "")
+              << "\n";
   return perFile;
 }
 

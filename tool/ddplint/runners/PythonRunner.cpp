@@ -32,11 +32,27 @@ std::vector<std::string> &projectFolders() {
   return folders;
 }
 
+// Where the projects keep their callers' calls between runs (setPythonCallerCache).
+struct CallerCache {
+  std::string folder, identity;
+};
+CallerCache &callerCache() {
+  static CallerCache c;
+  return c;
+}
+
+std::mutex &projectsMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::string, std::unique_ptr<pyfe::PyProject>> &projects() {
+  static std::map<std::string, std::unique_ptr<pyfe::PyProject>> p;
+  return p;
+}
+
 // One view of the project's modules per run (and per set of user wrappers,
 // which the modules are built with), shared by all jobs.
 pyfe::PyProject &projectFor(const core::Wrappers &w) {
-  static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<pyfe::PyProject>> projects;
   std::string key;
   for (const auto *list : {&w.rankFunctions, &w.mainProcessFunctions, &w.collectiveFunctions,
                            &w.barrierFunctions, &w.checkpointWriters, &w.dataLoaderFactories}) {
@@ -44,10 +60,13 @@ pyfe::PyProject &projectFor(const core::Wrappers &w) {
       key += name + ",";
     key += ";";
   }
-  std::lock_guard<std::mutex> lock(mu);
-  auto &slot = projects[key];
-  if (!slot)
+  std::lock_guard<std::mutex> lock(projectsMutex());
+  auto &slot = projects()[key];
+  if (!slot) {
     slot = std::make_unique<pyfe::PyProject>(w, projectFolders());
+    if (!callerCache().folder.empty())
+      slot->keepCallersIn(callerCache().folder, callerCache().identity);
+  }
   return *slot;
 }
 
@@ -67,6 +86,24 @@ std::string lineText(const std::string &src, unsigned line) {
 
 void setPythonProjectFolders(std::vector<std::string> folders) {
   projectFolders() = std::move(folders);
+}
+
+void setPythonCallerCache(const std::string &cacheDir, const std::string &toolIdentity) {
+  callerCache().folder = cacheDir.empty() ? "" : pyfe::PyProject::callerCacheFolder(cacheDir);
+  callerCache().identity = toolIdentity;
+}
+
+PythonCacheUse pythonCallerCacheUse() {
+  PythonCacheUse u;
+  std::lock_guard<std::mutex> lock(projectsMutex());
+  for (const auto &[key, p] : projects()) {
+    const auto c = p->callerCacheUse();
+    u.reused += c.reused;
+    u.analysed += c.analysed;
+    u.unwritable += c.unwritable;
+  }
+  u.folder = callerCache().folder;
+  return u;
 }
 
 bool isPythonFile(const std::string &path) { return fs::path(path).extension() == ".py"; }

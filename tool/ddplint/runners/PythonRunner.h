@@ -22,6 +22,16 @@ void runChecksOnPythonFile(const std::string &absFile, ConfigResolver &configs, 
 // Call before the first runChecksOnPythonFile.
 void setPythonProjectFolders(std::vector<std::string> folders);
 
+// Keep each importer's calls into the project's modules under `cacheDir`
+// (PyProject::keepCallersIn); empty: nothing kept.  Call before the first
+// runChecksOnPythonFile.
+void setPythonCallerCache(const std::string &cacheDir, const std::string &toolIdentity);
+struct PythonCacheUse {
+  unsigned reused = 0, analysed = 0, unwritable = 0;
+  std::string folder;
+};
+PythonCacheUse pythonCallerCacheUse();
+
 // "1.13" / "2.2.1" -> 113 / 202; 0 when not a version.
 int parseTorchVersionNumber(const std::string &text);
 
