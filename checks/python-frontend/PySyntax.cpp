@@ -30,6 +30,32 @@ const std::vector<std::string_view> &kindNames() {
   return names;
 }
 
+// tree-sitter-python 0.23.6 rejects a starred element written before a
+// bracket after a comma: `return name, *(int(x) for x in m)` (litgpt),
+// `x = 1, *[2]`, which CPython accepts since 3.8.  The same bytes with that
+// `*` blanked (`return name, (int(...))`) parse, at the same offsets, and a
+// starred element means nothing else to the rules.  Empty: nothing to blank.
+std::string withoutBracketedStars(const std::string &src) {
+  std::string out;
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\'; };
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (src[i] != '*' || (i > 0 && src[i - 1] == '*') || (i + 1 < src.size() && src[i + 1] == '*'))
+      continue;
+    size_t b = i;
+    while (b > 0 && blank(src[b - 1]))
+      --b;
+    size_t e = i + 1;
+    while (e < src.size() && blank(src[e]))
+      ++e;
+    if (b == 0 || src[b - 1] != ',' || e >= src.size() || (src[e] != '(' && src[e] != '['))
+      continue;
+    if (out.empty())
+      out = src;
+    out[i] = ' ';
+  }
+  return out;
+}
+
 } // namespace
 
 SyntaxTree::SyntaxTree(std::string source)
@@ -41,6 +67,21 @@ SyntaxTree::SyntaxTree(std::string source)
                                         static_cast<uint32_t>(source_.size()));
   if (!tree)
     return;
+  if (ts_node_has_error(ts_tree_root_node(tree))) {
+    // A grammar gap, not the user's error: parsed again without it.  Texts
+    // still come from the source as written (the offsets are the same).
+    const std::string again = withoutBracketedStars(source_);
+    if (!again.empty()) {
+      TSTree *second = ts_parser_parse_string(parser.p, nullptr, again.data(),
+                                              static_cast<uint32_t>(again.size()));
+      if (second && !ts_node_has_error(ts_tree_root_node(second))) {
+        ts_tree_delete(tree);
+        tree = second;
+      } else if (second) {
+        ts_tree_delete(second);
+      }
+    }
+  }
   // Preorder copy with one cursor; then each node's children, grouped by parent.
   nodes_.reserve(source_.size() / 3 + 16);
   std::vector<uint32_t> open; // the indices of the current node's ancestors

@@ -198,6 +198,27 @@ class PythonRuns(PythonProject):
         rules = {r for _, _, r, _ in findings(p.stdout)}
         self.assertIn("ddp-divergent-collective", rules)
 
+    def test_starred_element_before_a_bracket_is_not_a_syntax_error(self):
+        # Valid since Python 3.8 (litgpt's convert_hf_checkpoint.py); the
+        # pinned tree-sitter grammar rejects it.  Not the user's error: no
+        # tool error, exit 1 for the findings, and the findings after it.
+        self.write("train.py", TRAIN + textwrap.dedent("""\
+
+            def layer_template(name, m):
+                return name, *(int(x) for x in m)
+
+
+            pair = 1, *[2]
+            """))
+        p = self.lint("--format", "json", "train.py")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["toolErrors"], [])
+        self.assertIn("ddp-divergent-collective", {f["rule"] for f in doc["findings"]})
+        # A starred element that really is broken is still an error.
+        self.write("bad.py", "pair = 1, *[2\n")
+        self.assertEqual(self.lint("bad.py").returncode, 2)
+
     def test_torch_version_from_config(self):
         src = """\
             import torch.distributed as dist
