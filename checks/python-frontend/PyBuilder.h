@@ -425,6 +425,7 @@ private:
   std::string curClass_, curFn_;
   Env env_;
   int noSync_ = 0;
+  int noGrad_ = 0; // inside `with torch.no_grad():` or a @torch.no_grad() function
   struct LoopCtx {
     Loc loc = 0;
     bool perEpoch = false;
@@ -587,8 +588,11 @@ private:
   const core::PyProcessGroupInit *processGroupInit(const CallSite &cs) const;
   bool dataLoaderCall(const CallSite &cs);
   // The first of the catalog's implicit collectives that the call matches; its event's name.
+  // `standsInFor`: set for a DDP forward under no_grad (Node::standsInFor).
   bool implicitCollective(SyntaxNode fn, const std::string &recv, const std::string &method,
-                          const std::vector<PyArg> &as, std::string &name) const;
+                          const std::vector<PyArg> &as, std::string &name,
+                          std::string *standsInFor = nullptr) const;
+  static bool noGradDecorated(const FnInfo &fi);
   bool implicitObject(const std::string &kind, const std::string &spelling) const;
   Node ifChain(SyntaxNode cond, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at);
   void buildFunction(const FnInfo &fi);

@@ -148,11 +148,9 @@ void Builder::forwardFacts(const FnInfo &fi) {
   // and what each arm runs.  The core decides whether the arms differ.
   if (fi.name != "forward" || fi.className.empty() || !isNnModule(fi.className))
     return;
-  // `@torch.no_grad()`, `@torch.inference_mode()`, yolov5's
-  // `@smart_inference_mode()`: no gradient, so no gradient allreduce to mismatch.
-  for (const auto &d : fi.decorators)
-    if (d.find("no_grad") != std::string::npos || d.find("inference_mode") != std::string::npos)
-      return;
+  // No gradient, so no gradient allreduce to mismatch.
+  if (noGradDecorated(fi))
+    return;
   core::ForwardMethod fw;
   fw.className = fi.className;
   fw.loc = loc(fi.def);

@@ -586,8 +586,17 @@ bool Builder::implicitObject(const std::string &kind, const std::string &spellin
   return false;
 }
 
+bool Builder::noGradDecorated(const FnInfo &fi) {
+  // `@torch.no_grad()`, `@torch.inference_mode()`, yolov5's `@smart_inference_mode()`.
+  for (const auto &d : fi.decorators)
+    if (d.find("no_grad") != std::string::npos || d.find("inference_mode") != std::string::npos)
+      return true;
+  return false;
+}
+
 bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const std::string &method,
-                                 const std::vector<PyArg> &as, std::string &name) const {
+                                 const std::vector<PyArg> &as, std::string &name,
+                                 std::string *standsInFor) const {
   const bool calledObject = is(fn, "identifier") || is(fn, "attribute");
   for (const core::ImplicitCollective &ic : api().implicitCollectives) {
     std::string object;
@@ -625,6 +634,16 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
                                     {"{receiver}", recv}, {"{method}", method}})
       for (size_t at; (at = name.find(ph)) != std::string::npos;)
         name.replace(at, ph.size(), value);
+    // DDP's forward broadcasts the buffers only while require_forward_param_sync
+    // is set; a forward without grad clears it, so the next forward skips its
+    // broadcast (torch/nn/parallel/distributed.py, forward).  Under no_grad the
+    // broadcast is the next training forward's, issued early.
+    const bool buffers = std::find(ic.requires.begin(), ic.requires.end(),
+                                   "module_has_buffers") != ic.requires.end();
+    if (standsInFor && noGrad_ > 0 && ic.object == "ddp" && ic.callsObject && buffers) {
+      *standsInFor = name;
+      name += " under no_grad";
+    }
     return true;
   }
   return false;
@@ -787,8 +806,9 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
 
   // Implicit collectives (rules/api.yaml, python.implicit_collectives): the
   // first entry that matches the call wins.
-  if (std::string name; implicitCollective(cs.fn, cs.recv, cs.l, cs.as, name)) {
+  if (std::string name, early; implicitCollective(cs.fn, cs.recv, cs.l, cs.as, name, &early)) {
     emit(out, cs.c, EventKind::Collective, std::move(name));
+    out.back().standsInFor = std::move(early);
     return true;
   }
   if (!cs.recv.empty() && has(api().fsdpCollectiveFunctions, cs.l) &&
@@ -1319,7 +1339,7 @@ void Builder::whileStatement(SyntaxNode s, std::vector<Node> &out) {
 // A with block: no_sync()/join() turn gradient synchronisation off inside;
 // state_dict_type(..., FULL_STATE_DICT) makes state_dict() gather.
 void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
-  int syncOff = 0;
+  int syncOff = 0, gradOff = 0;
   size_t fullScopes = 0;
   for (SyntaxNode clause : namedKids(s)) {
     if (!is(clause, "with_clause"))
@@ -1335,6 +1355,9 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
         std::string l = lastPart(qualified(field(v, "function")));
         if (l == "no_sync" || l == "join")
           ++syncOff; // no_sync: no gradient allreduce; join: uneven inputs are handled
+        if (l == "no_grad" || l == "inference_mode" ||
+            (l == "set_grad_enabled" && text(v).find("False") != std::string_view::npos))
+          ++gradOff;
         if (l == "state_dict_type" && text(v).find("FULL_STATE_DICT") != std::string_view::npos) {
           fullStateDict_ = true;
           auto sa = args(v);
@@ -1350,8 +1373,10 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
     }
   }
   noSync_ += syncOff;
+  noGrad_ += gradOff;
   block(field(s, "body"), out);
   noSync_ -= syncOff;
+  noGrad_ -= gradOff;
   fullStateScopes_.resize(fullStateScopes_.size() - fullScopes);
 }
 
@@ -1548,6 +1573,7 @@ void Builder::buildFunction(const FnInfo &fi) {
   curClass_ = fi.className;
   loops_.clear();
   noSync_ = 0;
+  noGrad_ = noGradDecorated(fi) ? 1 : 0;
   env_ = paramEnv(fi);
   std::vector<Node> body;
   if (!fi.def.isNull())
@@ -1913,6 +1939,7 @@ void Builder::buildSpecializations() {
       curClass_ = fi.className;
       loops_.clear();
       noSync_ = 0;
+      noGrad_ = noGradDecorated(fi) ? 1 : 0;
       env_ = paramEnv(fi);
       std::vector<Node> body;
       block(field(fi.def, "body"), body);

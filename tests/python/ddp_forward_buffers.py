@@ -62,3 +62,67 @@ def evaluate_apex(rank):
     if rank == 0:
         model(torch.ones(1, 4))
     dist.barrier()
+
+
+# A forward under no_grad broadcasts the buffers and clears the flag that makes
+# the next forward broadcast them (torch/nn/parallel/distributed.py, forward:
+# require_forward_param_sync): rank 0's evaluation takes the place of its next
+# training forward's broadcast, so every rank issues the same broadcasts.
+@torch.no_grad()
+def estimate_loss(model):
+    out = 0
+    for k in range(10):
+        out += model(torch.zeros(2, 4)).sum()
+    return out
+
+
+def train_eval_on_master(rank, opt):
+    # hard negative: nanoGPT / llama2.c, evaluation on the master process
+    # between training steps
+    model = DDP(WithNorm().to(rank))
+    for it in range(100):
+        if it % 10 == 0 and rank == 0:
+            print(estimate_loss(model))
+        loss = model(torch.randn(2, 4)).sum()
+        loss.backward()
+        opt.step()
+
+
+def train_eval_block_on_master(rank, opt):
+    # hard negative: the same with a `with torch.no_grad():` block
+    model = DDP(WithNorm().to(rank))
+    for it in range(100):
+        if rank == 0:
+            with torch.no_grad():
+                model(torch.zeros(2, 4))
+        model(torch.randn(2, 4)).sum().backward()
+        opt.step()
+
+
+def train_eval_then_all_reduce(rank, opt):
+    # an all_reduce between rank 0's evaluation and the next training forward:
+    # rank 0's early broadcast meets the others' all_reduce
+    model = DDP(WithNorm().to(rank))
+    for it in range(100):
+        if rank == 0:
+            with torch.no_grad():
+                model(torch.zeros(2, 4))
+                # CHECK-MESSAGES: :[[@LINE-1]]:17: error: collective `forward of the DistributedDataParallel model 'model' (buffer broadcast) under no_grad` runs only on ranks where 'rank == 0' holds; {{.*}} [ddp-divergent-collective]
+        t = torch.ones(1)
+        dist.all_reduce(t)
+        model(torch.randn(2, 4)).sum().backward()
+        opt.step()
+
+
+def final_eval_on_master(rank, opt):
+    # rank 0 evaluates after the last step: no training forward follows, its
+    # broadcast has no partner
+    model = DDP(WithNorm().to(rank))
+    for it in range(100):
+        model(torch.randn(2, 4)).sum().backward()
+        opt.step()
+    if rank == 0:
+        with torch.no_grad():
+            print(model(torch.zeros(2, 4)))
+            # CHECK-MESSAGES: :[[@LINE-1]]:19: error: collective `forward of the DistributedDataParallel model 'model' (buffer broadcast) under no_grad` runs only on ranks where 'rank == 0' holds; {{.*}} [ddp-divergent-collective]
+    dist.barrier()

@@ -454,6 +454,7 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
     Ev e;
     e.kind = n.event;
     e.op = n.name;
+    e.standsInFor = n.standsInFor;
     e.loc = n.loc;
     e.node = &n;
     for (auto &p : in)
@@ -632,7 +633,26 @@ std::vector<Ev> PathEngine::syncOnly(const std::vector<Ev> &seq) {
   for (const auto &e : seq)
     if (e.sync())
       out.push_back(e);
-  return out;
+  // A collective that stands in for the next one (a DDP forward under
+  // no_grad before the next training forward) is that one, issued early:
+  // the later one then issues nothing.  Kept where something else, or
+  // nothing, comes next (a rank-0 evaluation after the last step).
+  const std::string *next = nullptr;
+  std::vector<bool> keep(out.size(), true);
+  for (size_t i = out.size(); i-- > 0;) {
+    if (next && !out[i].standsInFor.empty() && out[i].standsInFor == *next) {
+      keep[i] = false;
+      continue;
+    }
+    next = &out[i].headOp();
+  }
+  if (std::find(keep.begin(), keep.end(), false) == keep.end())
+    return out;
+  std::vector<Ev> kept;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (keep[i])
+      kept.push_back(std::move(out[i]));
+  return kept;
 }
 
 bool PathEngine::barriersOnly(const std::vector<Ev> &seq) {
@@ -1002,6 +1022,12 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
     sym.via = iter[0].via;
     sym.kind = iter[0].kind;
     sym.shown = iter[0].shown.empty() ? iter[0].op : iter[0].shown;
+    sym.head = iter[0].headOp();
+    // An evaluation loop of no_grad forwards stands in for what each of them does.
+    sym.standsInFor = iter[0].standsInFor;
+    for (const auto &e : iter)
+      if (e.standsInFor != sym.standsInFor)
+        sym.standsInFor.clear();
     lr.symbol.push_back(sym);
   }
   return loops.emplace(&n, std::move(lr)).first->second;

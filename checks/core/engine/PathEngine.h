@@ -65,6 +65,11 @@ struct Ev {
   std::string shown;   // name for messages when `op` is a loop's signature
   Loc loc = 0;         // where to report: the event, or the call of the helper
   const Node *node = nullptr;
+  // The collective this one takes the place of when that is the next one
+  // (Node::standsInFor); a loop of such events stands in for it too.
+  std::string standsInFor;
+  std::string head; // a loop's: its iteration's first collective ("" : op)
+  const std::string &headOp() const { return head.empty() ? op : head; }
   size_t guardLen = 0; // how much of the path's guard was decided before it
   Conj inLoop;         // the guard inside a loop body that led to it (copied out of loops)
   bool sync() const {

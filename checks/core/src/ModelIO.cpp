@@ -42,6 +42,7 @@ void ModelWriter::node(const Node &n) {
   string(n.name);
   integer(int(n.pathDep));
   string(n.callee);
+  string(n.standsInFor);
   if (n.kind == Node::Kind::If)
     cond(n.cond);
   integer(int(n.trip));
@@ -139,7 +140,8 @@ bool ModelReader::node(Node &n, int depth) {
   std::int64_t kind, event, pathDep, trip, perEpoch, exit, kids;
   if (depth > kMaxDepth || !integer(kind) || !inRange(kind, Node::Kind::Exit) || !readLoc(n.loc) ||
       !integer(event) || !inRange(event, EventKind::FileWrite) || !string(n.name) ||
-      !integer(pathDep) || !inRange(pathDep, Dep::Local) || !string(n.callee))
+      !integer(pathDep) || !inRange(pathDep, Dep::Local) || !string(n.callee) ||
+      !string(n.standsInFor))
     return ok_ = false;
   n.kind = Node::Kind(kind);
   if (n.kind == Node::Kind::If && !cond(n.cond))

@@ -111,6 +111,12 @@ struct Node {
   std::string name; // Event: operation ("allreduce"); Call: callee's display name
   // Event kinds CheckpointWrite/FileWrite: how the written path varies across ranks.
   Dep pathDep = Dep::Uniform;
+  // Event kind Collective: the collective whose place this one takes when that
+  // is the next one the rank issues.  A DDP forward under no_grad broadcasts
+  // the buffers and clears the flag that makes the next forward broadcast
+  // them, so a rank-0-only evaluation forward followed by every rank's
+  // training forward issues the same broadcasts on every rank.
+  std::string standsInFor;
   // Call
   std::string callee; // key into Program::functions
   // If
