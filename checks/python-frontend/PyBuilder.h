@@ -392,6 +392,7 @@ private:
   PyModel m_;
   std::map<std::string, std::string> alias_; // local name -> dotted qualified name
   std::map<std::string, FnInfo> fns_;        // key -> function
+  std::set<std::string> initsGroup_;         // functions that create the process group
   std::map<std::string, std::vector<std::string>> classBases_;
   std::map<std::string, ObjKind> objects_; // spelling ("model", "self.model") -> kind
   std::map<std::string, Val> attrs_;       // "self.rank", "args.local_rank" -> value

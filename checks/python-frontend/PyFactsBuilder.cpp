@@ -527,6 +527,8 @@ bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
   if (const core::PyProcessGroupInit *init = processGroupInit(cs)) {
     core::ProcessGroupCreation pg;
     pg.kind = core::ProcessGroupCreation::Kind::Init;
+    if (!curFn_.empty())
+      initsGroup_.insert(curFn_);
     pg.loc = loc(cs.c);
     pg.api = cs.l;
     const PyArg *b = arg(cs.as, init->name == "deepspeed.init_distributed" ||

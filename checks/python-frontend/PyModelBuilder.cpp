@@ -8,6 +8,12 @@ namespace ddplint::pyfe {
 namespace build {
 
 // Frameworks whose import says the program runs on several ranks.
+// `mod` is the package `pkg` or one of its modules (`lightning_utilities` is not
+// `lightning`).
+static bool inPackage(std::string_view mod, std::string_view pkg) {
+  return mod == pkg || (startsWith(mod, pkg) && mod.size() > pkg.size() && mod[pkg.size()] == '.');
+}
+
 static bool distributedFramework(std::string_view mod) {
   // DeepSpeed's device abstraction (`from deepspeed.accelerator import
   // get_accelerator`) is imported by single-process scripts too.
@@ -58,9 +64,15 @@ void Builder::collectImports(SyntaxNode root) {
       // maps) run in one process: a quantiser importing them is not distributed.
       const bool bigModel = startsWith(mod, "accelerate.hooks") || startsWith(mod, "accelerate.big_modeling") ||
                             startsWith(mod, "accelerate.utils.modeling");
-      if (startsWith(mod, "torch.distributed") || (startsWith(mod, "accelerate") && !bigModel) ||
-          startsWith(mod, "lightning") || startsWith(mod, "pytorch_lightning") ||
-          distributedFramework(mod))
+      // `from lightning.fabric import seed_everything` (a test seeding its
+      // model) is not a distributed program; Fabric, Trainer, strategies are.
+      bool seedOnly = true;
+      for (SyntaxNode k : namedKids(n))
+        if (k != field(n, "module_name"))
+          seedOnly = seedOnly && str(is(k, "aliased_import") ? field(k, "name") : k) == "seed_everything";
+      const bool lightning = (inPackage(mod, "lightning") || inPackage(mod, "pytorch_lightning")) && !seedOnly;
+      if (inPackage(mod, "torch.distributed") || (inPackage(mod, "accelerate") && !bigModel) ||
+          lightning || distributedFramework(mod))
         usesDist_ = true;
       SyntaxNode modNode = field(n, "module_name");
       for (SyntaxNode k : namedKids(n)) {
@@ -2332,6 +2344,7 @@ PyModel Builder::run() {
     fs.returnsInitialized = fi.returnsInitialized;
     fs.returnsRankDependent = fi.returnsRankDependent;
     fs.returnsRankAt = fi.returnsRankAt;
+    fs.initsProcessGroup = initsGroup_.count(key) > 0;
     m_.summaries.emplace(key, std::move(fs));
   }
   for (const auto &[cls, bases] : classBases_)

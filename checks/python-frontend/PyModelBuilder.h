@@ -51,6 +51,7 @@ struct FunctionSummary {
   bool returnsDdp = false;               // `def smart_DDP(model): return DDP(model, ...)`
   std::vector<ParamSig> params;          // `self` left out of a method's
   bool method = false;
+  bool initsProcessGroup = false;        // `dist.init_process_group(...)` in its body
 };
 
 // A function of another module of the project, as the module being built sees it.

@@ -552,6 +552,10 @@ LinkResult PyProject::link(PyModel &model) {
       res.modules.push_back({b->second + 1, static_cast<core::Loc>(model.positions.size()),
                              mod->path, mod->name});
     }
+    if (!res.distributed) {
+      auto s = mod->model.summaries.find(local.substr(0, local.find('{')));
+      res.distributed = s != mod->model.summaries.end() && s->second.initsProcessGroup;
+    }
     core::Function copy = *fn;
     copy.key = key;
     if (copy.loc)
@@ -690,9 +694,14 @@ std::vector<PyProject::CallInto> PyProject::computeCallsOf(const std::string &im
   PyModel model = buildModel(tree, wrappers_, ctx.get());
   if (model.externalCalls.empty())
     return out;
-  link(model);
+  const LinkResult linked = link(model);
+  // A program that runs in one process (a conversion script, a test's parent
+  // process) calls the helper in that one process: one writer, not every rank.
+  const bool oneProcess = !model.program.distributed && !linked.distributed;
   core::RuleRunner runner(model.program);
-  for (const auto &c : runner.callsInto("")) {
+  for (auto c : runner.callsInto("")) {
+    if (oneProcess)
+      c.reach = core::Reach::Restricted;
     // Calls into other modules, not a module's calls of itself.
     const size_t colon = c.callee.find(':');
     if (colon == std::string::npos || c.caller.compare(0, colon + 1, c.callee, 0, colon + 1) == 0)
@@ -772,7 +781,7 @@ std::string PyProject::callerCacheFolder(const std::string &cacheDir) {
   return (fs::path(cacheDir) / "python-callers").string();
 }
 
-void PyProject::keepCallersIn(std::string folder, std::string identity) {
+void PyProject::keepCallersIn(std::string folder, const std::string &identity) {
   std::error_code ec;
   if (!folder.empty())
     fs::create_directories(folder, ec);
@@ -979,7 +988,7 @@ std::set<PyProject::AloneFinding> PyProject::findingsAlone(
   PyModel alone = mod->model;
   const core::Loc own = static_cast<core::Loc>(alone.positions.size());
   const LinkResult linked = link(alone);
-  alone.program.distributed = alone.distributedOnItsOwn;
+  alone.program.distributed = alone.distributedOnItsOwn || linked.distributed;
   if (hasCheckpointWrite(mod->model.program))
     alone.program.externalCalls = callersOf(modulePath);
   std::set<AloneFinding> out;

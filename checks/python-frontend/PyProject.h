@@ -49,6 +49,12 @@ struct LinkResult {
   std::map<std::string, core::Loc> entry;    // a linked function -> the file's first call that reaches it
   std::map<std::string, std::string> names;  // a linked function -> its name, for messages
   std::vector<core::AnalysisNotice> limits;  // imports or calls not followed
+  // A linked function creates the process group: the file runs distributed
+  // even when it imports nothing distributed itself
+  // (`utils.init_distributed_mode(args)`).  A helper's collective is not
+  // enough: detectron2's `comm.synchronize()` returns early in one process,
+  // and tests call it.
+  bool distributed = false;
   const LinkedModule *moduleOf(core::Loc l) const;
 };
 
@@ -102,7 +108,7 @@ public:
   // with sizes, times and content hashes, and the project's list of files; it
   // is used only while all of them, and `identity` (the binary, the wrappers),
   // are unchanged.  Call before the first lint; empty folder: nothing kept.
-  void keepCallersIn(std::string folder, std::string identity);
+  void keepCallersIn(std::string folder, const std::string &identity);
   struct CallerCacheUse {
     unsigned reused = 0, analysed = 0, unwritable = 0;
   };

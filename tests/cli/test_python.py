@@ -713,6 +713,71 @@ class PythonAcrossModules(PythonProject):
         got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
         self.assertEqual(got, [("src/train.py", 17, "ddp-unguarded-save")], p.stdout)
 
+    def test_a_helper_that_creates_the_process_group_makes_the_script_distributed(self):
+        # timm's train.py: `utils.init_distributed_device(args)`, and no
+        # torch.distributed import of its own.  The rules apply to it.
+        self.write("proj2/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj2/util.py", """\
+            import datetime
+            import torch.distributed as dist
+
+
+            def init_distributed_mode():
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+            """)
+        self.write("proj2/main.py", """\
+            import torch
+            import util
+
+
+            def main(model):
+                util.init_distributed_mode()
+                for epoch in range(3):
+                    torch.save(model.state_dict(), "ckpt.pt")
+            """)
+        p = self.lint("--format", "json", "proj2/main.py")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("proj2/main.py", 8, "ddp-unguarded-save")], p.stdout)
+
+    def test_callers_that_run_in_one_process_are_one_writer(self):
+        # vissl's checkpoint converters: a module of a distributed project whose
+        # helper saves unguarded, called by a conversion script that creates no
+        # process group.  One process runs it there: not every rank.
+        self.write("proj3/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj3/ckpt.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def convert(src, dst):
+                torch.save(torch.load(src), dst)
+            """)
+        self.write("proj3/tools/convert.py", """\
+            import sys
+            from ckpt import convert
+
+            if __name__ == "__main__":
+                convert(sys.argv[1], sys.argv[2])
+            """)
+        p = self.lint("--format", "json", "proj3/ckpt.py")
+        self.assertEqual(json.loads(p.stdout)["findings"], [], p.stdout)
+        # A training loop that calls it on every rank still makes it a race.
+        self.write("proj3/train.py", """\
+            import datetime
+            import torch.distributed as dist
+            from ckpt import convert
+
+
+            def main():
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                for epoch in range(3):
+                    convert("in.pt", "out.pt")
+                    dist.barrier()
+            """)
+        p = self.lint("--format", "json", "proj3/ckpt.py")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("proj3/ckpt.py", 6, "ddp-unguarded-save")], p.stdout)
+
     def test_import_outside_the_project_is_not_followed(self):
         # A module that is not in the project (site-packages, a typo) is
         # unknown, not an error.

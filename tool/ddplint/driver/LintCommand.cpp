@@ -71,6 +71,7 @@ CacheSettings cacheSettings(const Args &a, const Inputs &in, ConfigResolver &con
   c.persistent = !a.noCache;
   std::vector<ToolError> ignored;
   std::vector<std::string> files;
+  files.reserve(in.units.size() + in.python.size());
   for (const auto &[f, db] : in.units)
     files.push_back(f);
   files.insert(files.end(), in.python.begin(), in.python.end());
