@@ -19,7 +19,8 @@ static bool distributedFramework(std::string_view mod) {
   // get_accelerator`) is imported by single-process scripts too.
   if (mod == "deepspeed.accelerator" || startsWith(mod, "deepspeed.accelerator."))
     return false;
-  for (std::string_view f : {"deepspeed", "horovod", "megatron", "colossalai", "fairscale", "mpi4py"})
+  for (std::string_view f : {"deepspeed", "horovod", "megatron", "colossalai", "fairscale", "mpi4py",
+                             "mmengine.dist"})
     if (mod == f || (startsWith(mod, f) && mod.size() > f.size() && mod[f.size()] == '.'))
       return true;
   return false;
@@ -1380,8 +1381,19 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
         }
       }
       expr(v, out);
-      if (!target.isNull() && namedChildCount(target) > 0)
-        bindTargets(namedChild(target, 0), value(v).dep);
+      if (!target.isNull() && namedChildCount(target) > 0) {
+        const std::string l = is(v, "call") ? lastPart(qualified(field(v, "function"))) : "";
+        SyntaxNode name = namedChild(target, 0);
+        if ((l == "BytesIO" || l == "StringIO") && is(name, "identifier")) {
+          memoryFiles_.insert(str(name)); // `with io.BytesIO() as f: torch.save(x, f)`
+          bindTargets(name, value(v).dep);
+        } else if (l == "TemporaryDirectory" || l == "NamedTemporaryFile") {
+          // A folder or file that only this process has: every rank writes its own.
+          bindTargets(name, Dep::Local);
+        } else {
+          bindTargets(name, value(v).dep);
+        }
+      }
     }
   }
   noSync_ += syncOff;

@@ -186,6 +186,16 @@ void collectCalls(const core::Node &n, std::vector<std::pair<std::string, core::
 
 } // namespace
 
+bool isTestModule(const std::string &path) {
+  // By folder, not by name: detectron2's and SlowFast's tools/test_net.py are
+  // distributed evaluation scripts.
+  const fs::path p(path);
+  for (const auto &part : p.parent_path())
+    if (part == "tests" || part == "test")
+      return true;
+  return false;
+}
+
 bool hasCheckpointWrite(const core::Program &p) {
   std::function<bool(const core::Node &)> visit = [&](const core::Node &n) {
     if (n.kind == core::Node::Kind::Event && n.event == core::EventKind::CheckpointWrite)
@@ -697,7 +707,8 @@ std::vector<PyProject::CallInto> PyProject::computeCallsOf(const std::string &im
   const LinkResult linked = link(model);
   // A program that runs in one process (a conversion script, a test's parent
   // process) calls the helper in that one process: one writer, not every rank.
-  const bool oneProcess = !model.program.distributed && !linked.distributed;
+  const bool oneProcess =
+      !model.program.distributed && (!linked.distributed || isTestModule(importer));
   core::RuleRunner runner(model.program);
   for (auto c : runner.callsInto("")) {
     if (oneProcess)
@@ -988,7 +999,8 @@ std::set<PyProject::AloneFinding> PyProject::findingsAlone(
   PyModel alone = mod->model;
   const core::Loc own = static_cast<core::Loc>(alone.positions.size());
   const LinkResult linked = link(alone);
-  alone.program.distributed = alone.distributedOnItsOwn || linked.distributed;
+  alone.program.distributed =
+      alone.distributedOnItsOwn || (linked.distributed && !isTestModule(modulePath));
   if (hasCheckpointWrite(mod->model.program))
     alone.program.externalCalls = callersOf(modulePath);
   std::set<AloneFinding> out;

@@ -58,6 +58,13 @@ struct LinkResult {
   const LinkedModule *moduleOf(core::Loc l) const;
 };
 
+// A test module (in a `tests` or `test` folder): its
+// process reaches the project's `main` or `init_distributed` with a world of
+// one (fairseq's, nanotron's, llama-recipes' tests); a test that runs ranks
+// creates the group in its own worker.  A linked helper's process group does
+// not make it distributed.
+bool isTestModule(const std::string &path);
+
 // Whether a program writes a checkpoint anywhere (who calls it then matters).
 bool hasCheckpointWrite(const core::Program &p);
 

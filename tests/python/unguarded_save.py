@@ -244,3 +244,17 @@ def save_on_rank_modulo_gpus_per_node(model, args, t):
         # CHECK-MESSAGES: :[[@LINE+1]]:9: error: {{.*}}node-local rank{{.*}} [ddp-unguarded-save]
         torch.save(model.state_dict(), "/mnt/shared/model.pt")
     dist.barrier()
+
+
+def save_to_backend(checkpoint, filename, backend):
+    # mmengine's save_checkpoint: hard negatives, a temporary folder is this
+    # process's own and a buffer is memory; the backend's put is not a torch.save
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        with open(os.path.join(tmp_dir, "model.pth"), "wb") as f:
+            torch.save(checkpoint, f)
+    with io.BytesIO() as f:
+        torch.save(checkpoint, f)
+        backend.put(f.getvalue(), filename)
+    torch.save(checkpoint, filename)
+    # CHECK-MESSAGES: :[[@LINE-1]]:5: error: every rank runs 'torch.save' to the same path, {{.*}} [ddp-unguarded-save]
