@@ -594,6 +594,7 @@ private:
                           const std::vector<PyArg> &as, std::string &name,
                           std::string *standsInFor = nullptr) const;
   static bool noGradDecorated(const FnInfo &fi);
+  static bool isProperty(const FnInfo &fi);
   bool implicitObject(const std::string &kind, const std::string &spelling) const;
   Node ifChain(SyntaxNode cond, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at);
   void buildFunction(const FnInfo &fi);

@@ -599,6 +599,13 @@ bool Builder::implicitObject(const std::string &kind, const std::string &spellin
   return false;
 }
 
+bool Builder::isProperty(const FnInfo &fi) {
+  for (const auto &d : fi.decorators)
+    if (d == "property" || d == "functools.cached_property" || d == "cached_property")
+      return true;
+  return false;
+}
+
 bool Builder::noGradDecorated(const FnInfo &fi) {
   // `@torch.no_grad()`, `@torch.inference_mode()`, yolov5's `@smart_inference_mode()`.
   for (const auto &d : fi.decorators)

@@ -56,6 +56,11 @@ std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
           return RankKind::Global;
     return std::nullopt;
   }
+  // `self.data_parallel_rank`, a @property that returns the rank.
+  if (is(e, "attribute"))
+    if (auto f = fns_.find(resolveCallee(e)); f != fns_.end() && isProperty(f->second) &&
+                                              f->second.returnsRank)
+      return RankKind::Global;
   if (is(e, "subscript")) {
     std::string v = qualified(field(e, "value"));
     if (v == "os.environ" || v == "environ") {
@@ -165,6 +170,18 @@ Val Builder::value(SyntaxNode e) {
       c.text = t;
       v.cond = c;
       return v;
+    }
+    // `self.is_data_parallel_master`, a @property of the class (fairseq's
+    // Trainer): what its body returns, as a call of a method would.
+    if (auto f = fns_.find(resolveCallee(e)); f != fns_.end() && isProperty(f->second)) {
+      if (f->second.returnsCond) {
+        v.cond = f->second.returnsCond;
+        v.cond->text = t;
+        v.dep = v.cond->dependence();
+        return v;
+      }
+      if (f->second.returnsRankDependent)
+        return Val{Dep::Rank, RankKind::None, std::nullopt};
     }
     return Val{value(field(e, "object")).dep, RankKind::None, std::nullopt};
   }

@@ -117,3 +117,44 @@ def run_experiment(args, model, epochs):
         if args.save_logs:
             torch.save(model.state_dict(), os.path.join(args.checkpoint_path, f"epoch_{epoch}.pt"))
         dist.barrier()
+
+
+class PropertyTrainer:
+    # fairseq's Trainer: the rank and the master test are @property methods,
+    # read as attributes (`if self.is_data_parallel_master:`)
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    @property
+    def data_parallel_rank(self):
+        if self.cfg.distributed_world_size == 1:
+            return 0
+        return dist.get_rank()
+
+    @property
+    def is_data_parallel_master(self):
+        return self.data_parallel_rank == 0
+
+    @property
+    def checkpoint_suffix(self):
+        return "-shard{}".format(self.data_parallel_rank)
+
+    def save_on_master(self, state):
+        # hard negative: rank 0 only
+        if self.is_data_parallel_master:
+            torch.save(state, "checkpoint_last.pt")
+
+    def save_on_rank_zero(self, state):
+        # hard negative: the same through the rank property
+        if self.data_parallel_rank == 0:
+            torch.save(state, "checkpoint_best.pt")
+
+    def save_shard(self, state):
+        # hard negative: a per-rank name
+        torch.save(state, "checkpoint" + self.checkpoint_suffix + ".pt")
+
+    def save_on_the_others(self, state):
+        # every rank but rank 0: many writers
+        if self.data_parallel_rank != 0:
+            torch.save(state, "checkpoint_other.pt")
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: error: every rank runs 'torch.save' to the same path, {{.*}} [ddp-unguarded-save]
