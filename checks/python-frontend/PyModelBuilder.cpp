@@ -1587,6 +1587,28 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
   // that goes on has the flag off, so `if not opt.evolve:` is decided.
   if (k == "assert_statement" && namedChildCount(s) >= 1) {
     SyntaxNode test = unparen(namedChild(s, 0));
+    // `assert dist.get_rank() == 0, "only the first process prepares the
+    // data"` (FastChat): an invariant.  A rank that fails it crashes, and the
+    // launcher ends the job (as for a raise in an except handler); it never
+    // goes on to the collectives after it.
+    // Only a test of the rank itself: an assertion on data (`assert mlc < nc`
+    // on the rank's labels) would make everything after it look guarded.
+    std::function<bool(const Cond &)> onRank = [&](const Cond &x) {
+      if (x.kind == Cond::Kind::RankCmp || x.kind == Cond::Kind::Const)
+        return true;
+      if (x.kind == Cond::Kind::Atom || x.kids.empty())
+        return false;
+      for (const auto &k : x.kids)
+        if (!onRank(k))
+          return false;
+      return true;
+    };
+    if (Cond c = cond(test); c.dependence() == Dep::Rank && onRank(c)) {
+      out.push_back(Node::makeIf(std::move(c), Node::block(),
+                                 Node::block({Node::makeExit(ExitKind::Terminate, loc(s))}),
+                                 loc(s)));
+      return;
+    }
     const bool negated = is(test, "not_operator");
     SyntaxNode flag = negated ? unparen(field(test, "argument")) : test;
     if (is(flag, "identifier") || is(flag, "attribute")) {

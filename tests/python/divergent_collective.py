@@ -613,3 +613,43 @@ def inception_stats_rank0_raises(image_path, num_expected, load):
     if dist.get_rank() == 0:
         torch.distributed.barrier()
     return dataset
+
+
+def preprocess_first_asserted(path, data_path):
+    # hard negative: FastChat's train_flant5.py.  Rank 0 goes first; the others
+    # wait, then find the file.  The assert says only rank 0 builds it: a rank
+    # that failed it would crash the job, never reach the second barrier.
+    if dist.get_rank() != 0:
+        dist.barrier()
+    if os.path.exists(path):
+        with open(path, "r") as f:
+            data = f.read()
+        if dist.get_rank() == 0:
+            dist.barrier()
+    else:
+        assert dist.get_rank() == 0, "Only the first process should process"
+        data = open(data_path, "r").read()
+        with open(path, "w") as f:
+            f.write(data)
+        dist.barrier()
+    return data
+
+
+def preprocess_first_unasserted(path, data_path):
+    # Without the assert, a rank that does not see rank 0's file (storage that
+    # is not shared) builds it too and waits in a second barrier.
+    if dist.get_rank() != 0:
+        dist.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier runs only on ranks where 'dist.get_rank() != 0' holds; {{.*}} [ddp-divergent-collective]
+    if os.path.exists(path):
+        with open(path, "r") as f:
+            data = f.read()
+        if dist.get_rank() == 0:
+            dist.barrier()
+    else:
+        data = open(data_path, "r").read()
+        with open(path, "w") as f:
+            f.write(data)
+        dist.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier runs only on ranks where 'os.path.exists(path)' does not hold (a rank-local value); {{.*}} [ddp-divergent-collective]
+    return data
