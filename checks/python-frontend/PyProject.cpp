@@ -659,8 +659,10 @@ const PyProject::Index &PyProject::indexOf(const std::string &root) {
     idx->files.emplace_back(p.lexically_normal().string(), importWords(p.string()));
   }
   std::sort(idx->files.begin(), idx->files.end()); // the walk's order is the file system's
+  std::uint64_t key = hashBytes("");
   for (const auto &f : idx->files)
-    idx->filesKey = hashBytes(f.first + '\n', idx->filesKey ? idx->filesKey : hashBytes(""));
+    key = hashBytes(f.first + '\n', key);
+  idx->filesKey = key;
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, fresh] = indexes_.emplace(root, std::move(idx));
   (void)fresh;

@@ -174,10 +174,11 @@ Val Builder::value(SyntaxNode e) {
     // `self.is_data_parallel_master`, a @property of the class (fairseq's
     // Trainer): what its body returns, as a call of a method would.
     if (auto f = fns_.find(resolveCallee(e)); f != fns_.end() && isProperty(f->second)) {
-      if (f->second.returnsCond) {
-        v.cond = f->second.returnsCond;
-        v.cond->text = t;
-        v.dep = v.cond->dependence();
+      if (const std::optional<Cond> &rc = f->second.returnsCond) {
+        Cond c = *rc;
+        c.text = t;
+        v.dep = c.dependence();
+        v.cond = std::move(c);
         return v;
       }
       if (f->second.returnsRankDependent)
