@@ -36,16 +36,7 @@ std::uint64_t contentHash(const std::string &bytes) {
   return llvm::xxh3_64bits(llvm::StringRef(bytes));
 }
 
-std::string summaryConfigKey(const core::Wrappers &w) {
-  std::string k = kFormat;
-  for (const auto *list : {&w.rankFunctions, &w.mainProcessFunctions, &w.collectiveFunctions,
-                           &w.barrierFunctions, &w.checkpointWriters, &w.dataLoaderFactories}) {
-    k += '|';
-    for (const auto &f : *list)
-      k += f + ';';
-  }
-  return k;
-}
+std::string summaryConfigKey(const core::Wrappers &w) { return kFormat + w.key(); }
 
 std::string serializeSummary(const UnitSummary &s) {
   core::ModelWriter w([](core::Loc l) { return l; }); // positions are place numbers already

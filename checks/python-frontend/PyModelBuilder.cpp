@@ -7,23 +7,36 @@
 namespace ddplint::pyfe {
 namespace build {
 
-// Frameworks whose import says the program runs on several ranks.
 // `mod` is the package `pkg` or one of its modules (`lightning_utilities` is not
 // `lightning`).
 static bool inPackage(std::string_view mod, std::string_view pkg) {
   return mod == pkg || (startsWith(mod, pkg) && mod.size() > pkg.size() && mod[pkg.size()] == '.');
 }
 
+// Frameworks whose import says the program runs on several ranks.
 static bool distributedFramework(std::string_view mod) {
   // DeepSpeed's device abstraction (`from deepspeed.accelerator import
   // get_accelerator`) is imported by single-process scripts too.
-  if (mod == "deepspeed.accelerator" || startsWith(mod, "deepspeed.accelerator."))
+  if (inPackage(mod, "deepspeed.accelerator"))
     return false;
   for (std::string_view f : {"deepspeed", "horovod", "megatron", "colossalai", "fairscale", "mpi4py",
                              "mmengine.dist"})
-    if (mod == f || (startsWith(mod, f) && mod.size() > f.size() && mod[f.size()] == '.'))
+    if (inPackage(mod, f))
       return true;
   return false;
+}
+
+// A test of the rank alone (`dist.get_rank() == 0`, and/or/not of such), no
+// opaque atom: asserting it says which ranks go on.
+static bool testsOnlyTheRank(const Cond &c) {
+  if (c.kind == Cond::Kind::RankCmp || c.kind == Cond::Kind::Const)
+    return true;
+  if (c.kind == Cond::Kind::Atom || c.kids.empty())
+    return false;
+  for (const auto &k : c.kids)
+    if (!testsOnlyTheRank(k))
+      return false;
+  return true;
 }
 
 void Builder::collectImports(SyntaxNode root) {
@@ -1593,17 +1606,7 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
     // goes on to the collectives after it.
     // Only a test of the rank itself: an assertion on data (`assert mlc < nc`
     // on the rank's labels) would make everything after it look guarded.
-    std::function<bool(const Cond &)> onRank = [&](const Cond &x) {
-      if (x.kind == Cond::Kind::RankCmp || x.kind == Cond::Kind::Const)
-        return true;
-      if (x.kind == Cond::Kind::Atom || x.kids.empty())
-        return false;
-      for (const auto &k : x.kids)
-        if (!onRank(k))
-          return false;
-      return true;
-    };
-    if (Cond c = cond(test); c.dependence() == Dep::Rank && onRank(c)) {
+    if (Cond c = cond(test); c.dependence() == Dep::Rank && testsOnlyTheRank(c)) {
       out.push_back(Node::makeIf(std::move(c), Node::block(),
                                  Node::block({Node::makeExit(ExitKind::Terminate, loc(s))}),
                                  loc(s)));

@@ -186,14 +186,15 @@ void collectCalls(const core::Node &n, std::vector<std::pair<std::string, core::
 
 } // namespace
 
-bool isTestModule(const std::string &path) {
-  // By folder, not by name: detectron2's and SlowFast's tools/test_net.py are
-  // distributed evaluation scripts.
-  const fs::path p(path);
-  for (const auto &part : p.parent_path())
+bool distributedThroughLinks(const LinkResult &linked, const std::string &path) {
+  if (!linked.distributed)
+    return false;
+  // A test by its folder, not by its name: detectron2's and SlowFast's
+  // tools/test_net.py are distributed evaluation scripts.
+  for (const auto &part : fs::path(path).parent_path())
     if (part == "tests" || part == "test")
-      return true;
-  return false;
+      return false;
+  return true;
 }
 
 bool hasCheckpointWrite(const core::Program &p) {
@@ -709,8 +710,7 @@ std::vector<PyProject::CallInto> PyProject::computeCallsOf(const std::string &im
   const LinkResult linked = link(model);
   // A program that runs in one process (a conversion script, a test's parent
   // process) calls the helper in that one process: one writer, not every rank.
-  const bool oneProcess =
-      !model.program.distributed && (!linked.distributed || isTestModule(importer));
+  const bool oneProcess = !model.program.distributed && !distributedThroughLinks(linked, importer);
   core::RuleRunner runner(model.program);
   for (auto c : runner.callsInto("")) {
     if (oneProcess)
@@ -801,14 +801,7 @@ void PyProject::keepCallersIn(std::string folder, const std::string &identity) {
   cacheFolder_ = ec ? std::string() : std::move(folder);
   if (!cacheFolder_.empty())
     pruneCallerCache(cacheFolder_);
-  cacheIdentity_ = std::string(kCallerCacheFormat) + "|" + identity;
-  for (const auto *list : {&wrappers_.rankFunctions, &wrappers_.mainProcessFunctions,
-                           &wrappers_.collectiveFunctions, &wrappers_.barrierFunctions,
-                           &wrappers_.checkpointWriters, &wrappers_.dataLoaderFactories}) {
-    cacheIdentity_ += '|';
-    for (const auto &name : *list)
-      cacheIdentity_ += name + ';';
-  }
+  cacheIdentity_ = std::string(kCallerCacheFormat) + "|" + identity + wrappers_.key();
 }
 
 PyProject::CallerCacheUse PyProject::callerCacheUse() const {
@@ -1001,8 +994,7 @@ std::set<PyProject::AloneFinding> PyProject::findingsAlone(
   PyModel alone = mod->model;
   const core::Loc own = static_cast<core::Loc>(alone.positions.size());
   const LinkResult linked = link(alone);
-  alone.program.distributed =
-      alone.distributedOnItsOwn || (linked.distributed && !isTestModule(modulePath));
+  alone.program.distributed = alone.distributedOnItsOwn || distributedThroughLinks(linked, modulePath);
   if (hasCheckpointWrite(mod->model.program))
     alone.program.externalCalls = callersOf(modulePath);
   std::set<AloneFinding> out;

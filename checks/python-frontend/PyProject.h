@@ -58,12 +58,12 @@ struct LinkResult {
   const LinkedModule *moduleOf(core::Loc l) const;
 };
 
-// A test module (in a `tests` or `test` folder): its
+// Whether the module at `path` runs distributed through what it linked (see
+// LinkResult::distributed).  Not a module in a `tests` or `test` folder: its
 // process reaches the project's `main` or `init_distributed` with a world of
 // one (fairseq's, nanotron's, llama-recipes' tests); a test that runs ranks
-// creates the group in its own worker.  A linked helper's process group does
-// not make it distributed.
-bool isTestModule(const std::string &path);
+// creates the group in its own worker.
+bool distributedThroughLinks(const LinkResult &linked, const std::string &path);
 
 // Whether a program writes a checkpoint anywhere (who calls it then matters).
 bool hasCheckpointWrite(const core::Program &p);

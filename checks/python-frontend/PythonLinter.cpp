@@ -214,7 +214,7 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     const bool writesCheckpoints = hasCheckpointWrite(model.program);
     const long long l0 = nowNs();
     linked = options.project->link(model);
-    if (linked.distributed && !isTestModule(options.path))
+    if (distributedThroughLinks(linked, options.path))
       model.program.distributed = true;
     const long long l1 = nowNs();
     gTiming.link += l1 - l0;

@@ -738,6 +738,20 @@ class PythonAcrossModules(PythonProject):
         p = self.lint("--format", "json", "proj2/main.py")
         got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
         self.assertEqual(got, [("proj2/main.py", 8, "ddp-unguarded-save")], p.stdout)
+        # Hard negative: the same code in a test runs in pytest's one process
+        # (fairseq's and llama-recipes' tests call main with a world of one).
+        self.write("proj2/tests/test_main.py", """\
+            import torch
+            import util
+
+
+            def test_main(model):
+                util.init_distributed_mode()
+                for epoch in range(3):
+                    torch.save(model.state_dict(), "ckpt.pt")
+            """)
+        p = self.lint("--format", "json", "proj2/tests/test_main.py")
+        self.assertEqual(json.loads(p.stdout)["findings"], [], p.stdout)
 
     def test_callers_that_run_in_one_process_are_one_writer(self):
         # vissl's checkpoint converters: a module of a distributed project whose

@@ -94,6 +94,17 @@ std::vector<std::string> RuleOptions::list(std::string_view name) const {
 
 // --- wrappers ------------------------------------------------------------------
 
+std::string Wrappers::key() const {
+  std::string k;
+  for (const auto *list : {&rankFunctions, &mainProcessFunctions, &collectiveFunctions,
+                           &barrierFunctions, &checkpointWriters, &dataLoaderFactories}) {
+    k += '|';
+    for (const auto &name : *list)
+      k += name + ';';
+  }
+  return k;
+}
+
 void Wrappers::merge(const Wrappers &o) {
   auto add = [](std::vector<std::string> &to, const std::vector<std::string> &from) {
     for (const auto &n : from)

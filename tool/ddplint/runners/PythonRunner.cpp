@@ -53,13 +53,7 @@ std::map<std::string, std::unique_ptr<pyfe::PyProject>> &projects() {
 // One view of the project's modules per run (and per set of user wrappers,
 // which the modules are built with), shared by all jobs.
 pyfe::PyProject &projectFor(const core::Wrappers &w) {
-  std::string key;
-  for (const auto *list : {&w.rankFunctions, &w.mainProcessFunctions, &w.collectiveFunctions,
-                           &w.barrierFunctions, &w.checkpointWriters, &w.dataLoaderFactories}) {
-    for (const auto &name : *list)
-      key += name + ",";
-    key += ";";
-  }
+  const std::string key = w.key();
   std::lock_guard<std::mutex> lock(projectsMutex());
   auto &slot = projects()[key];
   if (!slot) {

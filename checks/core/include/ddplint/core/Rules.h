@@ -72,6 +72,9 @@ struct Wrappers {
   std::vector<std::string> rankFunctions, mainProcessFunctions, collectiveFunctions,
       barrierFunctions, checkpointWriters, dataLoaderFactories;
   void merge(const Wrappers &other);
+  // The lists as one string: what a model built with them is keyed by
+  // (stored summaries, the CLI's per-wrapper projects, cached callers).
+  std::string key() const;
 };
 Wrappers wrappersOf(const RuleOptions &options);
 
