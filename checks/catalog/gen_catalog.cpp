@@ -616,7 +616,7 @@ std::string pythonApiCpp(const std::string &file) {
     if (ic.hasMatch)
       o << "    {" << cxx(ic.id) << ", " << (ic.callsObject ? "true" : "false") << ", "
         << cxxList(ic.methods) << ", " << cxx(ic.object) << ", " << cxxList(ic.requires) << ", "
-        << cxx(ic.event) << "},\n";
+        << cxx(ic.event) << ", " << (ic.collective == "barrier" ? "true" : "false") << "},\n";
   o << "  };\n";
   return o.str();
 }

@@ -393,6 +393,8 @@ private:
   std::map<std::string, std::string> alias_; // local name -> dotted qualified name
   std::map<std::string, FnInfo> fns_;        // key -> function
   std::set<std::string> initsGroup_;         // functions that create the process group
+  std::set<std::string> guardsOnMain_;       // decorators that call what they wrap on rank 0 only
+  std::set<std::string> launches_;           // functions that start the ranks (Function::launchesRanks)
   std::map<std::string, std::vector<std::string>> classBases_;
   std::map<std::string, ObjKind> objects_; // spelling ("model", "self.model") -> kind
   std::map<std::string, Val> attrs_;       // "self.rank", "args.local_rank" -> value
@@ -497,6 +499,14 @@ private:
   std::vector<PyArg> args(SyntaxNode call) const {
     std::vector<PyArg> out;
     SyntaxNode al = field(call, "arguments");
+    // `any(len(t) < 1 for t in targets)`: a generator is the one argument.
+    if (is(al, "generator_expression")) {
+      PyArg pa;
+      pa.value = al;
+      pa.text = text(al);
+      out.push_back(pa);
+      return out;
+    }
     if (!is(al, "argument_list"))
       return out;
     for (SyntaxNode a : namedKids(al)) {
@@ -592,7 +602,7 @@ private:
   // `standsInFor`: set for a DDP forward under no_grad (Node::standsInFor).
   bool implicitCollective(SyntaxNode fn, const std::string &recv, const std::string &method,
                           const std::vector<PyArg> &as, std::string &name,
-                          std::string *standsInFor = nullptr) const;
+                          std::string *standsInFor = nullptr, bool *barrier = nullptr) const;
   static bool noGradDecorated(const FnInfo &fi);
   static bool isProperty(const FnInfo &fi);
   bool implicitObject(const std::string &kind, const std::string &spelling) const;
@@ -627,6 +637,8 @@ private:
   std::optional<std::int64_t> constantArgument(SyntaxNode v) const;
   std::optional<bool> knownTest(SyntaxNode lhs, SyntaxNode rhs, const std::string &op) const;
   void buildSpecializations();
+  void markLaunchers();
+  void noteGuardingDecorator(SyntaxNode s);
   std::set<std::string> specRequests_;
   std::set<std::string> importerSpecs_;
   std::map<std::string, std::pair<bool, std::vector<ParamSig>>> sigCache_; // key -> (method, params)

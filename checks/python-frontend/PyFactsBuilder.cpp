@@ -183,6 +183,22 @@ void Builder::forwardFacts(const FnInfo &fi) {
         SyntaxNode l = field(n, "left"), r = unparen(field(n, "right"));
         if (is(l, "attribute") && str(field(l, "object")) == "self" && is(r, "call"))
           attrType[str(field(l, "attribute"))] = lastPart(qualified(field(r, "function")));
+        // `self.disc_loss = hinge_d_loss` (or `a if c else b` of such): a
+        // plain function of the module, which holds no parameters.
+        if (is(l, "attribute") && str(field(l, "object")) == "self" &&
+            !attrType.count(str(field(l, "attribute")))) {
+          std::function<bool(SyntaxNode)> plainFunction = [&](SyntaxNode v) {
+            v = unparen(v);
+            if (is(v, "conditional_expression") && namedChildCount(v) == 3)
+              return plainFunction(namedChild(v, 0)) && plainFunction(namedChild(v, 2));
+            if (!is(v, "identifier"))
+              return false;
+            auto fn = fns_.find(str(v));
+            return fn != fns_.end() && fn->second.className.empty();
+          };
+          if (plainFunction(r))
+            attrType[str(field(l, "attribute"))] = "Callable";
+        }
       }
       for (SyntaxNode k : namedKids(n))
         scan(k);
@@ -243,25 +259,66 @@ void Builder::forwardFacts(const FnInfo &fi) {
         return true;
     return false;
   };
+  // What can differ between ranks in one step is the data: a test that reads
+  // the input tensor's contents (`x.sum() > 0`, `mask.any()`,
+  // `torch.isnan(x).any()`).  A test of whether an argument was passed
+  // (`temb is not None`), of a flag or an index the caller hands in
+  // (`optimizer_idx == 0`) reads none: the caller passes the same on every rank.
+  static const std::set<std::string> contentMethods = {
+      "any",  "all",  "sum",    "max",    "min",     "mean",   "item",   "nonzero",
+      "count_nonzero", "norm", "isnan", "isinf", "isfinite", "abs", "std", "var",
+      "argmax", "argmin", "tolist", "numpy", "eq",   "ne",     "gt",      "lt",
+      "ge",   "le",   "equal",  "allclose", "prod", "unique", "isclose"};
+  std::function<bool(SyntaxNode)> readsContent = [&](SyntaxNode e) -> bool {
+    e = unparen(e);
+    if (is(e, "call")) {
+      SyntaxNode fn = field(e, "function");
+      const std::string l = lastPart(std::string(text(fn)));
+      if (contentMethods.count(l)) {
+        if (is(fn, "attribute") && fromInput(field(fn, "object")))
+          return true;
+        const std::string q = qualified(fn);
+        if ((startsWith(q, "torch.") || startsWith(q, "numpy.") || startsWith(q, "np.")) &&
+            fromInput(field(e, "arguments")))
+          return true;
+      }
+    }
+    for (SyntaxNode k : namedKids(e))
+      if (readsContent(k))
+        return true;
+    return false;
+  };
   std::string shapeExpr;
   std::function<bool(SyntaxNode)> shapeOfInput = [&](SyntaxNode e) -> bool {
     e = unparen(e);
     if (is(e, "call")) {
       SyntaxNode fn = field(e, "function");
       std::string l = lastPart(std::string(text(fn)));
-      if (is(fn, "attribute") && (l == "size" || l == "dim" || l == "numel" || l == "nelement") &&
+      // The number of dimensions (`x.dim()`, `x.ndim`, `len(x.shape)`) is the
+      // layout the caller chose (a class token, a view), not the batch: only
+      // sizes are read as the data's shape.
+      if (is(fn, "attribute") && (l == "size" || l == "numel" || l == "nelement") &&
           fromInput(field(fn, "object"))) {
         shapeExpr = str(e);
         return true;
       }
       if (is(fn, "identifier") && str(fn) == "len" && fromInput(field(e, "arguments"))) {
+        SyntaxNode a = namedChildCount(field(e, "arguments")) == 1
+                           ? unparen(namedChild(field(e, "arguments"), 0))
+                           : SyntaxNode();
+        const bool rankOfShape =
+            (is(a, "attribute") && str(field(a, "attribute")) == "shape") ||
+            (is(a, "call") && lastPart(std::string(text(field(a, "function")))) == "size" &&
+             namedChildCount(field(a, "arguments")) == 0);
+        if (rankOfShape)
+          return false;
         shapeExpr = str(e);
         return true;
       }
     }
     if (is(e, "attribute")) {
       std::string l = str(field(e, "attribute"));
-      if ((l == "shape" || l == "ndim") && fromInput(field(e, "object"))) {
+      if (l == "shape" && fromInput(field(e, "object"))) {
         SyntaxNode p = parentOf(e);
         shapeExpr = is(p, "subscript") ? str(p) : str(e);
         return true;
@@ -415,7 +472,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
             SyntaxNode c = namedChild(n, 1);
             shapeExpr.clear();
             const bool sh = shapeOfInput(c);
-            const bool va = !sh && fromInput(c);
+            const bool va = !sh && readsContent(c);
             if (sh || va) {
               core::ForwardBranch br;
               br.kind = core::ForwardBranch::Kind::Conditional;
@@ -448,7 +505,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
       SyntaxNode condNode = field(st, "condition");
       const bool empty = emptinessTest(condNode) || modeTest(condNode);
       const bool onShape = !empty && shapeOfInput(condNode);
-      const bool onValues = !empty && !onShape && fromInput(condNode);
+      const bool onValues = !empty && !onShape && readsContent(condNode);
       const bool onRank = !onShape && !onValues && value(condNode).dep == Dep::Rank &&
                           !modelParallelRank(condNode);
       core::ArmUse rest;

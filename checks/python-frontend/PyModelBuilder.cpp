@@ -223,6 +223,9 @@ void Builder::collectFunctions(SyntaxNode blk, const std::string &prefix, const 
       for (const auto &d : decos)
         if (lastPart(d) == "rank_zero_only" || has(api().mainOnlyDecorators, lastPart(d)))
           fi.mainOnly = true;
+        else if (const ExternalFunction *ext = project_ ? project_->function(d) : nullptr;
+                 ext && ext->summary.guardsOnMain)
+          fi.mainOnly = true; // the project's own decorator (LAVIS's @main_process)
       fns_[fi.key] = fi;
       collectFunctions(field(def, "body"), fi.key, "");
     } else if (is(def, "class_definition")) {
@@ -398,8 +401,13 @@ void Builder::collectObjects(SyntaxNode n) {
       if (maybe && (l == "spawn" || l == "start_processes") && (startsWith(q, "torch.multiprocessing") ||
                                                        startsWith(q, "mp.") || q == "spawn")) {
         auto as = args(s);
-        if (const PyArg *fn = arg(as, "fn", 0))
-          spawned_.insert(std::string(fn->text));
+        // `mp.spawn(self._worker, ...)`: a method started the same way.
+        if (const PyArg *fn = arg(as, "fn", 0)) {
+          std::string started(fn->text);
+          if (startsWith(started, "self.") || startsWith(started, "cls."))
+            started = started.substr(started.find('.') + 1);
+          spawned_.insert(started);
+        }
       }
       if (!maybe) {
       } else if (l == "cuda" || (l == "to" && text(field(s, "arguments")).find("cuda") !=
@@ -441,18 +449,33 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
     return "";
   const std::string obj = str(field(fn, "object"));
   std::string cls;
+  // `cls._save(...)` in a classmethod, `Loader.save(...)`: through the class
+  // itself, only a static or class method takes the arguments as written.
+  bool throughClass = false;
   if (obj == "self")
     cls = curClass_;
   else if (auto it = instances_.find(obj); it != instances_.end())
     cls = it->second;
+  else if (obj == "cls" || classDefs_.count(obj)) {
+    cls = obj == "cls" ? curClass_ : obj;
+    throughClass = true;
+  }
   if (cls.empty())
     return "";
+  auto takesArgsAsWritten = [&](const FnInfo &fi) {
+    if (!throughClass)
+      return true;
+    for (const auto &d : fi.decorators)
+      if (d == "staticmethod" || d == "classmethod")
+        return true;
+    return false;
+  };
   // The method of the class, or of a base class defined in this module.
   const std::string m = str(field(fn, "attribute"));
   for (int depth = 0; depth < 8 && !cls.empty(); ++depth) {
     for (const auto &[key, fi] : fns_)
       if (fi.className == cls && fi.name == m)
-        return key;
+        return takesArgsAsWritten(fi) ? key : "";
     auto b = classBases_.find(cls);
     cls = b == classBases_.end() || b->second.empty() ? "" : lastPart(b->second.front());
   }
@@ -629,7 +652,7 @@ bool Builder::noGradDecorated(const FnInfo &fi) {
 
 bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const std::string &method,
                                  const std::vector<PyArg> &as, std::string &name,
-                                 std::string *standsInFor) const {
+                                 std::string *standsInFor, bool *barrier) const {
   const bool calledObject = is(fn, "identifier") || is(fn, "attribute");
   for (const core::ImplicitCollective &ic : api().implicitCollectives) {
     std::string object;
@@ -663,6 +686,8 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
     if (!holds)
       continue;
     name = ic.event;
+    if (barrier)
+      *barrier = ic.barrier;
     for (const auto &[ph, value] : {std::pair<std::string, std::string>{"{object}", object},
                                     {"{receiver}", recv}, {"{method}", method}})
       for (size_t at; (at = name.find(ph)) != std::string::npos;)
@@ -746,9 +771,20 @@ ObjKind Builder::objectKind(const std::string &spelling) const {
 // process group's creation, a data loader's, a collective (explicit, a
 // wrapper's, or implicit), a file write or an exit, or a call of one of this
 // module's functions.
+// A call that starts the ranks as child processes and waits for them: the
+// caller's own code runs in the launcher's one process.
+bool startsRanks(const std::string &q, const std::string &l) {
+  if (l == "spawn" || l == "start_processes")
+    return startsWith(q, "torch.multiprocessing.") || startsWith(q, "mp.") ||
+           startsWith(q, "torch.distributed.elastic.multiprocessing.");
+  return l == "elastic_launch" && startsWith(q, "torch.distributed.launcher");
+}
+
 void Builder::call(SyntaxNode c, std::vector<Node> &out) {
   const CallSite cs = callSite(c);
   environmentCall(cs);
+  if (startsRanks(cs.q, cs.l))
+    launches_.insert(fnKey());
   if (processGroupCall(cs, out) || dataLoaderCall(cs) || collectiveCall(cs, out) ||
       ioCall(cs, out))
     return;
@@ -839,8 +875,10 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
 
   // Implicit collectives (rules/api.yaml, python.implicit_collectives): the
   // first entry that matches the call wins.
-  if (std::string name, early; implicitCollective(cs.fn, cs.recv, cs.l, cs.as, name, &early)) {
-    emit(out, cs.c, EventKind::Collective, std::move(name));
+  std::string name, early;
+  bool barrier = false;
+  if (implicitCollective(cs.fn, cs.recv, cs.l, cs.as, name, &early, &barrier)) {
+    emit(out, cs.c, barrier ? EventKind::Barrier : EventKind::Collective, std::move(name));
     out.back().standsInFor = std::move(early);
     return true;
   }
@@ -980,6 +1018,8 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
   } else if (const ExternalFunction *ext = externalCallee(cs.fn)) {
     // Another module's function: its body joins the program when linked.
     plainKey = ext->key;
+    if (ext->summary.launchesRanks)
+      launches_.insert(fnKey());
     key = specialize(ext->key, ext->summary.params, ext->summary.method, cs);
     name = str(cs.fn);
     m_.externalCalls.insert(key);
@@ -1226,10 +1266,46 @@ void Builder::ifStatement(SyntaxNode s, std::vector<Node> &out) {
       alts.push_back(c);
   }
   expr(field(s, "condition"), out);
+  noteGuardingDecorator(s);
   Loc at = loc(s);
   m_.ifNodes[at] = s;
   // `if __name__ == "__main__":` is the program's entry, not a decision.
   out.push_back(ifChain(field(s, "condition"), field(s, "consequence"), alts, 0, at));
+}
+
+// A decorator whose wrapper calls the decorated function on the main process
+// only (`def main_process(func): def wrapper(*a, **kw): rank, _ =
+// get_dist_info(); if rank == 0: return func(*a, **kw)`): what it decorates,
+// in the modules that import it, is rank 0's code.
+void Builder::noteGuardingDecorator(SyntaxNode s) {
+  auto self = fns_.find(curFn_);
+  const size_t dot = curFn_.rfind('.');
+  if (self == fns_.end() || !self->second.nested || dot == std::string::npos)
+    return;
+  auto outer = fns_.find(curFn_.substr(0, dot));
+  if (outer == fns_.end() || outer->second.nested || !outer->second.className.empty())
+    return;
+  SyntaxNode first;
+  for (SyntaxNode p : namedKids(field(outer->second.def, "parameters"))) {
+    first = parameterName(p);
+    break;
+  }
+  if (!is(first, "identifier"))
+    return;
+  const std::string decorated = str(first);
+  std::function<bool(SyntaxNode)> callsIt = [&](SyntaxNode n) {
+    if (is(n, "function_definition") || is(n, "lambda"))
+      return false;
+    if (is(n, "call") && is(field(n, "function"), "identifier") &&
+        str(field(n, "function")) == decorated)
+      return true;
+    for (SyntaxNode k : namedKids(n))
+      if (callsIt(k))
+        return true;
+    return false;
+  };
+  if (callsIt(field(s, "consequence")) && core::isMainOnly(cond(field(s, "condition"))))
+    guardsOnMain_.insert(outer->first);
 }
 
 // A for loop: its trip count and its elements depend on what it iterates.
@@ -1929,7 +2005,7 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     const bool rankName = has(api().rankParameters, p.name) || has(api().localRankParameters, p.name);
     return !rankName || v < 0;
   };
-  std::map<std::string, std::int64_t> bound;
+  std::map<std::string, std::string> bound;
   std::set<std::string> given;
   bool splat = false;
   const auto to = boundParameters(cs.as, cs.fn, params, method, splat);
@@ -1940,20 +2016,58 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     given.insert(p->name);
     if (p->tested)
       if (auto c = constantArgument(cs.as[k].value); c && bindable(*p, *c))
-        bound[p->name] = *c;
+        bound[p->name] = std::to_string(*c);
+    // The DDP model handed to another function (`do_train(model, ...)` in
+    // another module): its forward and backward there are the collectives
+    // they are here.  Handed over before it is wrapped (a warm-up), it is a
+    // plain module there, whatever a helper module assumes of its importers.
+    const std::string arg = str(unparen(cs.as[k].value));
+    if (objectKind(arg) == ObjKind::Ddp)
+      bound[p->name] = wrappedLater(arg, cs.c) ? "plain" : "ddp";
   }
   // A parameter left out takes its default, unless a splat may have set it.
   if (!splat)
     for (const auto &p : params)
       if (p.tested && p.literalDefault && !given.count(p.name) && bindable(p, *p.literalDefault))
-        bound[p.name] = *p.literalDefault;
+        bound[p.name] = std::to_string(*p.literalDefault);
   if (bound.empty())
     return key;
   std::string spec = key + "{";
-  for (const auto &[name, v] : bound)
-    spec += (spec.back() == '{' ? "" : ",") + name + "=" + std::to_string(v);
+  for (const auto &[name, v] : bound) {
+    if (spec.back() != '{')
+      spec += ',';
+    spec.append(name).append("=").append(v);
+  }
   spec += "}";
   return spec;
+}
+
+// Who starts the ranks, through this module's own calls too: `main()` calls
+// `launch()`, which calls `mp.spawn`.  A specialisation is its function's.
+void Builder::markLaunchers() {
+  auto plain = [](const std::string &k) { return k.substr(0, k.find('{')); };
+  std::set<std::string> direct;
+  for (const auto &k : launches_)
+    direct.insert(plain(k));
+  launches_ = std::move(direct);
+  std::function<bool(const Node &)> callsLauncher = [&](const Node &n) {
+    if (n.kind == Node::Kind::Call && launches_.count(plain(n.callee)))
+      return true;
+    for (const auto &k : n.kids)
+      if (callsLauncher(k))
+        return true;
+    return false;
+  };
+  for (bool more = !launches_.empty(); more;) {
+    more = false;
+    for (const auto &f : m_.program.functions)
+      if (!launches_.count(plain(f.key)) && callsLauncher(f.body)) {
+        launches_.insert(plain(f.key));
+        more = true;
+      }
+  }
+  for (auto &f : m_.program.functions)
+    f.launchesRanks = launches_.count(plain(f.key)) > 0;
 }
 
 void Builder::buildSpecializations() {
@@ -1979,6 +2093,8 @@ void Builder::buildSpecializations() {
         break;
       // "{a=1,b=-1}"
       specBindings_.clear();
+      std::set<std::string> ddpParams; // "model=ddp": the caller's DDP model
+      bool plainModel = false;         // "net=plain": a model not yet wrapped
       std::string_view list(key);
       list = list.substr(brace + 1, list.size() - brace - 2);
       while (!list.empty()) {
@@ -1986,10 +2102,25 @@ void Builder::buildSpecializations() {
         std::string_view item = list.substr(0, comma);
         const size_t eq = item.find('=');
         std::int64_t v = 0;
-        if (eq != std::string_view::npos && intLiteral(item.substr(eq + 1), v))
+        if (eq != std::string_view::npos && item.substr(eq + 1) == "ddp")
+          ddpParams.insert(std::string(item.substr(0, eq)));
+        else if (eq != std::string_view::npos && item.substr(eq + 1) == "plain")
+          plainModel = true;
+        else if (eq != std::string_view::npos && intLiteral(item.substr(eq + 1), v))
           specBindings_[std::string(item.substr(0, eq))] = v;
         list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
       }
+      // The parameter holds a DDP model, and the program wraps one, while
+      // this specialisation is built.
+      const auto savedObjects = objects_;
+      const bool savedHasDdp = hasDdp_;
+      for (const auto &name : ddpParams) {
+        objects_[name] = ObjKind::Ddp;
+        hasDdp_ = true;
+      }
+      // Its backward is the plain model's: no gradient all-reduce.
+      if (plainModel && ddpParams.empty())
+        hasDdp_ = false;
       const FnInfo &fi = f->second;
       curFn_ = fi.key;
       curClass_ = fi.className;
@@ -2003,6 +2134,8 @@ void Builder::buildSpecializations() {
       fn.key = key;
       m_.program.functions.push_back(std::move(fn));
       specBindings_.clear();
+      objects_ = savedObjects;
+      hasDdp_ = savedHasDdp;
       break; // building may have asked for more: iterate afresh
     }
   }
@@ -2374,6 +2507,7 @@ PyModel Builder::run() {
   for (const auto &[key, fi] : fns_)
     buildFunction(fi);
   buildSpecializations();
+  markLaunchers();
   for (const auto &[key, fi] : fns_) {
     FunctionSummary fs;
     fs.params = signature(fi, fs.method);
@@ -2389,6 +2523,8 @@ PyModel Builder::run() {
     fs.returnsRankDependent = fi.returnsRankDependent;
     fs.returnsRankAt = fi.returnsRankAt;
     fs.initsProcessGroup = initsGroup_.count(key) > 0;
+    fs.launchesRanks = launches_.count(key) > 0;
+    fs.guardsOnMain = guardsOnMain_.count(key) > 0;
     m_.summaries.emplace(key, std::move(fs));
   }
   for (const auto &[cls, bases] : classBases_)

@@ -52,6 +52,8 @@ struct FunctionSummary {
   std::vector<ParamSig> params;          // `self` left out of a method's
   bool method = false;
   bool initsProcessGroup = false;        // `dist.init_process_group(...)` in its body
+  bool launchesRanks = false;            // `mp.spawn(worker, ...)`, here or in a callee
+  bool guardsOnMain = false;             // a decorator that runs what it wraps on rank 0 only
 };
 
 // A function of another module of the project, as the module being built sees it.

@@ -979,35 +979,53 @@ std::vector<core::ExternalCall> PyProject::callersOf(const std::string &path, bo
 std::set<PyProject::AloneFinding> PyProject::findingsAlone(
     const std::string &modulePath,
     const std::vector<std::pair<core::RuleId, core::RuleOptions>> &rules) {
-  std::shared_ptr<const Module> mod;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto a = alone_.find(modulePath);
     if (a != alone_.end())
       return a->second;
-    auto m = modules_.find(modulePath);
-    if (m == modules_.end())
+    if (!modules_.count(modulePath))
       return {};
-    mod = m->second;
   }
-  // As the module's own lint sees it: with the modules it calls linked in.
-  PyModel alone = mod->model;
+  // As the module's own lint sees it (lintPython): built as the program, not
+  // for an importer (which assumes a DDP model and the rank where the module
+  // alone does not), with the modules it calls linked in.  What is said here
+  // is what that lint reports; a finding kept out of a caller's report
+  // because of it is never lost.
+  std::set<AloneFinding> out;
+  std::string source;
+  if (!readSource(modulePath, source))
+    return out;
+  const std::shared_ptr<const SyntaxTree> parsed = this->tree(modulePath, std::move(source));
+  if (!parsed->ok())
+    return out;
+  std::unique_ptr<ModuleContext> ctx = contextFor(modulePath);
+  PyModel alone = buildModel(*parsed, wrappers_, ctx.get());
+  const bool writesCheckpoints = hasCheckpointWrite(alone.program);
   const core::Loc own = static_cast<core::Loc>(alone.positions.size());
   const LinkResult linked = link(alone);
-  alone.program.distributed = alone.distributedOnItsOwn || distributedThroughLinks(linked, modulePath);
-  if (hasCheckpointWrite(mod->model.program))
+  if (distributedThroughLinks(linked, modulePath))
+    alone.program.distributed = true;
+  if (writesCheckpoints)
     alone.program.externalCalls = callersOf(modulePath);
-  std::set<AloneFinding> out;
+  auto at = [&](core::Loc l) { return placeKey(alone.positions[l - 1]); };
   core::RuleRunner runner(alone.program);
   for (const auto &[id, options] : rules) {
     const core::RuleSpec &spec = core::ruleSpec(id);
     if (!spec.definition || !spec.appliesTo("python"))
       continue;
     for (const auto &f : runner.run(id, options)) {
+      if (!f.loc || f.loc > alone.positions.size())
+        continue;
       if (f.loc <= own)
-        out.emplace(std::string(spec.name), modulePath, f.loc);
+        out.emplace(std::string(spec.name), modulePath, at(f.loc));
       else if (const LinkedModule *m = linked.moduleOf(f.loc))
-        out.emplace(std::string(spec.name), m->path, f.loc - (m->first - 1));
+        out.emplace(std::string(spec.name), m->path, at(f.loc));
+      // The decision that diverges, in this module's own code: a caller that
+      // reaches it reports no second finding of it (see conditionKey).
+      for (const auto &n : f.notes)
+        if (n.loc && n.loc <= own && isConditionNote(n))
+          out.emplace(conditionKey(spec.name), modulePath, at(n.loc));
     }
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -95,7 +95,19 @@ public:
   // in, its location in that module's own build).  Those in the module itself,
   // and those in modules it calls that its own lint reports at its calls
   // (a helper's hazard that the training loop's module already reports).
-  using AloneFinding = std::tuple<std::string, std::string, core::Loc>;
+  // (rule, file, placeKey); a rule's divergent decisions are kept under
+  // conditionKey(rule), at the condition's place.
+  using AloneFinding = std::tuple<std::string, std::string, std::uint64_t>;
+  // A place in a file as a key: the module's own build and the build linked
+  // into an importer number their locations differently.
+  static std::uint64_t placeKey(const SourcePos &p) {
+    return (static_cast<std::uint64_t>(p.line) << 32) | p.column;
+  }
+  static std::string conditionKey(std::string_view rule) { return "condition:" + std::string(rule); }
+  // The note a path rule puts at the rank-dependent decision.
+  static bool isConditionNote(const core::Note &n) {
+    return n.message == core::kRankLocalConditionNote || n.message == core::kRankConditionNote;
+  }
   std::set<AloneFinding>
   findingsAlone(const std::string &modulePath,
                 const std::vector<std::pair<core::RuleId, core::RuleOptions>> &rules);

@@ -116,6 +116,15 @@ Val Builder::value(SyntaxNode e) {
     v.worldSize = true;
     return v;
   }
+  // `initialized = dist.is_initialized()`, or torch < 1.0's `dist._initialized`
+  // on the other arm of a version test: true in the distributed run, as the
+  // test itself is.  One text for both, so that the arms' values join.
+  if ((k == "call" && initializedTest(e)) ||
+      (k == "attribute" && qualified(e) == "torch.distributed._initialized")) {
+    v.cond = Cond::constant(true);
+    v.cond->text = "dist.is_initialized()";
+    return v;
+  }
   if (k == "identifier") {
     auto it = env_.vars.find(str(e));
     if (it != env_.vars.end()) {
@@ -578,6 +587,15 @@ std::optional<bool> Builder::knownTest(SyntaxNode lhs, SyntaxNode rhs, const std
   return std::nullopt;
 }
 
+// The names of a setting that selects the distributed run.
+static bool distributedRunFlag(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  static const std::set<std::string> names = {
+      "distributed", "is_distributed", "use_distributed", "multiprocessing_distributed",
+      "ddp", "use_ddp", "is_ddp", "distributed_training", "dist_training"};
+  return names.count(name) > 0;
+}
+
 Cond Builder::cond(SyntaxNode e) {
   e = unparen(e);
   const std::string_view k = kindOf(e);
@@ -814,6 +832,15 @@ Cond Builder::cond(SyntaxNode e) {
     Cond n = Cond::negate(c);
     n.text = str(e);
     return n;
+  }
+  // `if args.distributed:`, `if self.config.run_cfg.distributed:`: a setting
+  // that says the run is distributed, unknown here but the same on every rank.
+  // In the run whose hazards these are it holds, as `dist.is_initialized()` does.
+  if (v.dep == Dep::Uniform && (is(e, "identifier") || is(e, "attribute")) &&
+      distributedRunFlag(is(e, "identifier") ? str(e) : str(field(e, "attribute")))) {
+    Cond c = Cond::constant(true);
+    c.text = str(e);
+    return c;
   }
   Cond c = atom(e, v.dep);
   // `os.path.exists(path)`: a create-once cache

@@ -147,16 +147,31 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
   std::set<std::tuple<std::string, core::Loc, std::string>> seen;
   for (auto &f : findings) {
     if (const LinkedModule *m = linked.moduleOf(f.loc)) {
-      const core::Loc own = f.loc - (m->first - 1);
-      if (project.findingsAlone(m->path, rules).count({f.rule, m->path, own}))
+      auto key = [&](core::Loc l) {
+        return PyProject::placeKey(l && l <= model.positions.size() ? model.positions[l - 1]
+                                                                    : SourcePos{});
+      };
+      const std::uint64_t here = key(f.loc);
+      if (project.findingsAlone(m->path, rules).count({f.rule, m->path, here}))
         continue;
       // A module between this file and the code reports it at its own call
       // (the helper's hazard is that module's, not each script's that reaches it).
       bool reportedBetween = false;
       for (const LinkedModule &between : linked.modules)
         if (between.path != m->path && !reportedBetween)
-          reportedBetween = project.findingsAlone(between.path, rules).count({f.rule, m->path, own}) > 0;
+          reportedBetween = project.findingsAlone(between.path, rules).count({f.rule, m->path, here}) > 0;
       if (reportedBetween)
+        continue;
+      // One bug, one report: the module whose decision diverges reports it
+      // already (maskrcnn's trainer skips a batch on one rank: its own
+      // reduce is reported there, not again as the DDP forward its callers see).
+      bool conditionReported = false;
+      for (const auto &n : f.notes)
+        if (n.loc && linked.moduleOf(n.loc) == m && PyProject::isConditionNote(n))
+          conditionReported =
+              conditionReported || project.findingsAlone(m->path, rules)
+                                           .count({PyProject::conditionKey(f.rule), m->path, key(n.loc)}) > 0;
+      if (conditionReported)
         continue;
       auto owner = linked.owner.find(f.loc);
       if (owner == linked.owner.end())

@@ -792,6 +792,221 @@ class PythonAcrossModules(PythonProject):
         got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
         self.assertEqual(got, [("proj3/ckpt.py", 6, "ddp-unguarded-save")], p.stdout)
 
+    def test_the_launchers_process_is_one_writer(self):
+        # vissl's tests: the test function starts the ranks through helpers in
+        # two other modules (run_integration_test -> launch_distributed ->
+        # torch.multiprocessing.spawn), waits for them, and then converts the
+        # checkpoint in its own, single process.  The spawned worker, a static
+        # method started as `self._worker`, converts on its process 0 only.
+        self.write("proj4/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj4/ckpt.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def convert(src, dst):
+                torch.save(torch.load(src), dst)
+            """)
+        self.write("proj4/launcher.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def _worker(local_rank, cfg):
+                dist.init_process_group("gloo", rank=local_rank, world_size=2)
+                dist.barrier()
+
+
+            def launch_distributed(cfg):
+                torch.multiprocessing.spawn(_worker, nprocs=2, args=(cfg,))
+            """)
+        self.write("proj4/test_utils.py", """\
+            from launcher import launch_distributed
+
+
+            def run_integration_test(cfg):
+                launch_distributed(cfg)
+            """)
+        self.write("proj4/tests/test_convert.py", """\
+            import unittest
+
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+            from ckpt import convert
+            from test_utils import run_integration_test
+
+
+            class TestConvert(unittest.TestCase):
+                @staticmethod
+                def _worker(gpu_id, sync_file):
+                    dist.init_process_group("gloo", init_method=sync_file, rank=gpu_id, world_size=2)
+                    dist.barrier()
+                    if gpu_id == 0:
+                        convert("checkpoint.torch", "conso.torch")
+                    dist.barrier()
+
+                def test_spawned_worker(self):
+                    mp.spawn(self._worker, args=("file:///tmp/sync",), nprocs=2)
+
+                def test_after_training(self):
+                    run_integration_test({})
+                    convert("checkpoint.torch", "conso.torch")
+            """)
+        p = self.lint("--format", "json", "proj4/ckpt.py")
+        self.assertEqual(json.loads(p.stdout)["findings"], [], p.stdout)
+        # A rank that converts after the launcher returned is still every rank:
+        # the worker's own unguarded call makes it a race.
+        self.write("proj4/tests/test_worker.py", """\
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+            from ckpt import convert
+
+
+            def _worker(gpu_id):
+                dist.init_process_group("gloo", rank=gpu_id, world_size=2)
+                convert("checkpoint.torch", "conso.torch")
+                dist.barrier()
+
+
+            def test_worker():
+                mp.spawn(_worker, nprocs=2)
+                convert("checkpoint.torch", "again.torch")
+            """)
+        p = self.lint("--format", "json", "proj4/ckpt.py")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("proj4/ckpt.py", 6, "ddp-unguarded-save")], p.stdout)
+
+    def test_the_projects_own_rank_zero_decorator(self):
+        # LAVIS's and MiniGPT-4's `@main_process` (common/dist_utils.py): the
+        # wrapper calls the method only where get_dist_info()'s rank is 0, and
+        # get_dist_info() reads torch < 1.0's `dist._initialized` on one arm
+        # of a version test.  The decorated save is rank 0's, and the epoch's
+        # barrier behind the `distributed` setting is every rank's.
+        self.write("proj5/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj5/common/__init__.py", "")
+        self.write("proj5/common/dist_utils.py", """\
+            import functools
+
+            import torch
+            import torch.distributed as dist
+
+
+            def get_dist_info():
+                if torch.__version__ < "1.0":
+                    initialized = dist._initialized
+                else:
+                    initialized = dist.is_initialized()
+                if initialized:
+                    rank = dist.get_rank()
+                    world_size = dist.get_world_size()
+                else:  # non-distributed training
+                    rank = 0
+                    world_size = 1
+                return rank, world_size
+
+
+            def main_process(func):
+                @functools.wraps(func)
+                def wrapper(*args, **kwargs):
+                    rank, _ = get_dist_info()
+                    if rank == 0:
+                        return func(*args, **kwargs)
+
+                return wrapper
+            """)
+        self.write("proj5/runner.py", """\
+            import torch
+            import torch.distributed as dist
+            from common.dist_utils import main_process
+
+
+            class Runner:
+                def __init__(self, model, config):
+                    self.model = model
+                    self.config = config
+
+                @main_process
+                def _save_checkpoint(self, epoch):
+                    torch.save(self.model.state_dict(), f"checkpoint_{epoch}.pth")
+
+                def save_everywhere(self, epoch):
+                    torch.save(self.model.state_dict(), "last.pth")
+
+                def train(self):
+                    for epoch in range(10):
+                        loss = self.model(torch.ones(1)).sum()
+                        loss.backward()
+                        self._save_checkpoint(epoch)
+                        self.save_everywhere(epoch)
+                        if self.config.run_cfg.distributed:
+                            dist.barrier()
+            """)
+        p = self.lint("--format", "json", "proj5/runner.py")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        # Only the undecorated save is every rank's.
+        self.assertEqual(got, [("proj5/runner.py", 16, "ddp-unguarded-save")], p.stdout)
+
+    def test_a_ddp_model_handed_to_another_modules_loop(self):
+        # maskrcnn-benchmark: tools/train_net.py wraps the model in DDP and
+        # hands it to engine/trainer.py's do_train, whose loop skips a batch
+        # with an empty target on that rank only.  That rank skips the DDP
+        # forward and backward the others run.  A model wrapped only after
+        # the call (the warm-up) is a plain module there: no finding.
+        self.write("proj6/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj6/engine/__init__.py", "")
+        self.write("proj6/engine/trainer.py", """\
+            import torch.distributed as dist
+
+
+            def do_train(model, data_loader, optimizer):
+                model.train()
+                for images, targets in data_loader:
+                    if any(len(target) < 1 for target in targets):
+                        continue
+                    loss = model(images, targets)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+
+
+            def warm_up(net, data_loader):
+                for images, targets in data_loader:
+                    if any(len(target) < 1 for target in targets):
+                        continue
+                    net(images, targets).backward()
+            """)
+        self.write("proj6/train_net.py", """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+            from engine.trainer import do_train, warm_up
+
+
+            def main(model, loader, optimizer, local_rank):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                warm_up(model, loader)
+                model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+                do_train(model, loader, optimizer)
+            """)
+        p = self.lint("--format", "json", "proj6/train_net.py")
+        doc = json.loads(p.stdout)
+        got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+        self.assertEqual(got, [("proj6/train_net.py", 12, "ddp-divergent-collective")], p.stdout)
+        self.assertIn("do_train", doc["findings"][0]["message"])
+        # One bug, one report: once the loop also all-reduces the loss, the
+        # trainer's own lint reports the skipped batch there, and the caller
+        # that hands it the DDP model does not report it again.
+        with open(os.path.join(self.tmp, "proj6/engine/trainer.py")) as f:
+            text = f.read()
+        self.assertIn("        optimizer.step()\n", text)
+        self.write("proj6/engine/trainer.py", text.replace(
+            "        optimizer.step()\n",
+            "        optimizer.step()\n        dist.all_reduce(loss.detach())\n", 1))
+        p = self.lint("--format", "json", "proj6")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("proj6/engine/trainer.py", 13, "ddp-divergent-collective")], p.stdout)
+
     def test_import_outside_the_project_is_not_followed(self):
         # A module that is not in the project (site-packages, a typo) is
         # unknown, not an error.

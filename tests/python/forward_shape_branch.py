@@ -424,3 +424,78 @@ class DataParallelRankHead(nn.Module):
         if mpu.get_data_parallel_rank() == 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: branch on the rank in forward() runs submodule 'extra'{{.*}} [ddp-forward-shape-branch]
             h = self.extra(h)
         return h
+
+
+class MaskedRefine(nn.Module):
+    """The data's contents through a torch function: one rank's batch has no
+    masked token, and that rank skips the refiner."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.refine = nn.Linear(dim, dim)
+
+    def forward(self, x, mask):
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: branch on the input's values in forward() runs submodule 'refine'{{.*}} [ddp-forward-shape-branch]
+        if torch.any(mask):
+            x = x + self.refine(x) * mask.unsqueeze(-1)
+        return x
+
+
+def hinge_d_loss(real, fake):
+    return F.relu(1.0 - real).mean() + F.relu(1.0 + fake).mean()
+
+
+def vanilla_d_loss(real, fake):
+    return F.softplus(-real).mean() + F.softplus(fake).mean()
+
+
+class TimestepResBlock(nn.Module):
+    """latent-diffusion's ResnetBlock: whether a time embedding is passed is
+    the architecture's (the encoder passes None, the UNet a tensor), the same
+    on every rank."""
+
+    def __init__(self, dim, temb_channels):
+        super().__init__()
+        self.conv = nn.Linear(dim, dim)
+        if temb_channels > 0:
+            self.temb_proj = nn.Linear(temb_channels, dim)
+
+    def forward(self, x, temb):
+        h = self.conv(x)
+        if temb is not None:
+            h = h + self.temb_proj(temb)
+        return h
+
+
+class GanLoss(nn.Module):
+    """latent-diffusion's LPIPSWithDiscriminator: Lightning's optimizer index
+    is the same on every rank in a step, and the discriminator loss is a plain
+    function, with no parameters."""
+
+    def __init__(self, disc, hinge=True):
+        super().__init__()
+        self.discriminator = disc
+        self.disc_loss = hinge_d_loss if hinge else vanilla_d_loss
+
+    def forward(self, inputs, reconstructions, optimizer_idx):
+        if optimizer_idx == 0:
+            return -self.discriminator(reconstructions).mean()
+        if optimizer_idx == 1:
+            return self.disc_loss(self.discriminator(inputs), self.discriminator(reconstructions))
+
+
+class ViewHead(nn.Module):
+    """VISSL's iBOT head: the number of dimensions tells the class-token view
+    from the patch view, and every rank runs both views in every step."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.patch_norm = nn.LayerNorm(dim)
+
+    def forward(self, x):
+        if len(x.shape) == 2:
+            return self.norm(x)
+        if x.ndim == 3 and x.dim() == 3:
+            return self.patch_norm(x)
+        return x

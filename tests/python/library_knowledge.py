@@ -37,16 +37,29 @@ def deepspeed_engine(args, model, data):
     return engine
 
 
+def ds_reference_then_engine_save(engine, ref_model, data):
+    # open-instruct's GRPO learner, a hard negative for ddp-rank0-io-barrier:
+    # rank 0 writes the reference policy, and every rank then enters the
+    # engine's save_checkpoint, whose barrier orders that write before anyone
+    # goes on.
+    for batch in data:
+        engine.backward(engine(batch))
+        engine.step()
+        if ds_comm.get_rank() == 0:
+            torch.save(ref_model.state_dict(), "ref_policy.pt")
+        engine.save_checkpoint("ckpt")
+
+
 def ds_save(engine):
     if ds_comm.get_rank() == 0:
         engine.save_checkpoint("ckpt")
-        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'engine.save_checkpoint() (DeepSpeed: every rank)' runs only on ranks where {{.*}} [ddp-divergent-collective]
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'engine.save_checkpoint() (DeepSpeed: every rank)' runs only on ranks where {{.*}} [ddp-divergent-collective]
 
 
 def ds_load(engine):
     if ds_comm.get_rank() == 0:
         engine.load_checkpoint("ckpt")
-        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'engine.load_checkpoint() (DeepSpeed: every rank)' runs only on ranks where {{.*}} [ddp-divergent-collective]
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'engine.load_checkpoint() (DeepSpeed: every rank)' runs only on ranks where {{.*}} [ddp-divergent-collective]
 
 
 def ds_backward(engine, loss):

@@ -98,6 +98,48 @@ def save_with_accelerate_barriers(accelerator: Accelerator, model, output_dir):
     accelerator.gather(torch.zeros(1))
 
 
+def save_then_barrier_when_distributed(args, model, grads, path):
+    # MiniGPT-4's runner: the barrier sits behind the setting that selects the
+    # distributed run, which every rank reads alike and which holds wherever
+    # there are other ranks to wait for.
+    for epoch in range(args.epochs):
+        dist.all_reduce(grads)
+        if dist.get_rank() == 0:
+            torch.save(model.state_dict(), path)
+        if args.distributed:
+            dist.barrier()
+
+
+def save_on_last_step_then_break(model, grads, num_steps, path):
+    # nanochat's chat_sft: the save on the last step is followed by the same
+    # test's `break`, so no next step's all_reduce waits for rank 0's write.
+    step = 0
+    while True:
+        last_step = step == num_steps
+        dist.all_reduce(grads)
+        if last_step:
+            if dist.get_rank() == 0:
+                torch.save(model.state_dict(), path)
+        if last_step:
+            break
+        step += 1
+
+
+def save_every_then_break_at_last(model, grads, num_steps, every, path):
+    # The save also runs every `every` steps, on which the loop goes on.
+    step = 0
+    while True:
+        last_step = step == num_steps
+        dist.all_reduce(grads)
+        if last_step or step % every == 0:
+            # CHECK-MESSAGES: :[[@LINE+1]]:13: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+            if dist.get_rank() == 0:
+                torch.save(model.state_dict(), path)
+        if last_step:
+            break
+        step += 1
+
+
 def final_save_after_last_collective(model, grads, path):
     dist.all_reduce(grads)
     if dist.get_rank() == 0:  # nothing after it waits for rank 0 or reads the file

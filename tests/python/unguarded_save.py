@@ -3,6 +3,7 @@
 A save guarded by the LOCAL rank runs once per node: on shared storage every
 node writes the same file, so it is flagged even between barriers.
 """
+import datetime
 import io
 import os
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
+import torch.multiprocessing as mp
 from accelerate import Accelerator
 
 
@@ -258,3 +260,45 @@ def save_to_backend(checkpoint, filename, backend):
         backend.put(f.getvalue(), filename)
     torch.save(checkpoint, filename)
     # CHECK-MESSAGES: :[[@LINE-1]]:5: error: every rank runs 'torch.save' to the same path, {{.*}} [ddp-unguarded-save]
+
+
+class CheckpointConverter:
+    """VISSL's converters, a hard negative: class methods that call each
+    other through `cls`, and a static method called through the class's name.
+    Their only caller runs on rank 0, between barriers, so neither write races
+    (both were reported while such calls were not followed)."""
+
+    @classmethod
+    def convert(cls, src, dst):
+        cls._write_slices(torch.load(src), dst)
+        SliceWriter.write(dst + ".index")
+
+    @classmethod
+    def _write_slices(cls, state, dst):
+        torch.save(state, dst)
+
+
+class SliceWriter:
+    @staticmethod
+    def write(path):
+        torch.save({}, path)
+
+
+def convert_on_rank_zero(src, dst):
+    dist.barrier()
+    if dist.get_rank() == 0:
+        CheckpointConverter.convert(src, dst)
+    dist.barrier()
+
+
+
+def _spawned_worker(rank, world_size):
+    dist.init_process_group("gloo", rank=rank, world_size=world_size, timeout=datetime.timedelta(minutes=30))
+    dist.barrier()
+
+
+def spawn_then_merge(parts):
+    # A hard negative: the launcher's process starts the ranks, waits for
+    # them, and then writes in its one process.
+    mp.spawn(_spawned_worker, args=(2,), nprocs=2)
+    torch.save(parts, "merged.pt")

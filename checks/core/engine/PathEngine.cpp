@@ -1126,6 +1126,9 @@ Reach PathEngine::entered(const std::string &key, int depth) {
   auto it = entered_.find(key);
   if (it != entered_.end())
     return it->second;
+  // The launcher's code runs in its one process, whoever calls it.
+  if (const Function *f = function(key); f && f->launchesRanks)
+    return entered_[key] = Reach::Restricted;
   if (depth > limits.maxCallDepth)
     return Reach::Restricted;
   entered_[key] = Reach::Restricted; // recursion: assume guarded

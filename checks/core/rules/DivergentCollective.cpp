@@ -57,9 +57,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
                            "trip count decided here");
     else if (d.hasLit)
       f.notes.emplace_back(paths.condLoc(d.lit),
-                         paths.atoms[d.lit.atom].dep == Dep::Local
-                             ? "condition on a rank-local value here"
-                             : "rank-dependent condition here");
+                         std::string(paths.atoms[d.lit.atom].dep == Dep::Local
+                                         ? kRankLocalConditionNote
+                                         : kRankConditionNote));
     out.push_back(std::move(f));
   }
   sortByLoc(out);

@@ -49,6 +49,39 @@ bool returnsOnly(const Node &n) {
   return n.kind == Node::Kind::Block && n.kids.size() == 1 && returnsOnly(n.kids[0]);
 }
 
+// The tests that hold where a frame stack points: those of the `if`s whose
+// then-arm holds the position (`if last_step: save_checkpoint(...)`).
+std::set<std::string> heldTests(const std::vector<Frame> &stack) {
+  std::set<std::string> out;
+  for (size_t i = 0; i + 1 < stack.size(); ++i) {
+    const Node &n = stack[i].block->kids[stack[i].index];
+    if (n.kind == Node::Kind::If && !n.cond.text.empty() && stack[i + 1].block == &n.kids[0])
+      out.insert(n.cond.text);
+  }
+  return out;
+}
+
+// `if last_step: break` after `if last_step: save_checkpoint(...)`: on the
+// path that wrote, the loop ends there (nanochat's last step), and the next
+// iteration's collectives never come.
+bool breaksWhen(const Node &n, const std::set<std::string> &held) {
+  if (n.kind != Node::Kind::If || !held.count(n.cond.text) || n.kids.empty())
+    return false;
+  const Node *only = &n.kids[0];
+  while (only->kind == Node::Kind::Block && only->kids.size() == 1)
+    only = &only->kids[0];
+  return only->kind == Node::Kind::Exit && only->exit == ExitKind::Break;
+}
+
+// Whether the frame on top of `stack` is the body of a loop (of the node its
+// parent frame points at).
+bool loopBody(const Frame &fr, const std::vector<Frame> &rest) {
+  if (rest.empty())
+    return false;
+  const Node &n = rest.back().block->kids[rest.back().index];
+  return n.kind == Node::Kind::Loop && !n.kids.empty() && &n.kids[0] == fr.block;
+}
+
 std::vector<Finding> decide(const RuleContext &ctx) {
   engine::PathEngine &I = ctx.paths();
   const bool requireBefore = ctx.options().flag("RequireBarrierBefore");
@@ -173,16 +206,27 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   std::function<bool(std::vector<Frame>, bool, const std::string &, int)> barrierNear =
       [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
     std::string op;
+    const std::set<std::string> held = after ? heldTests(stack) : std::set<std::string>();
+    bool leaving = false; // broke out of a loop: the rest of its body does not run
     while (!stack.empty()) {
       Frame fr = stack.back();
       stack.pop_back();
       const auto &kids = fr.block->kids;
       bool returned = false;
+      if (leaving) {
+        leaving = !loopBody(fr, stack);
+        continue;
+      }
       if (after) {
-        for (size_t i = fr.index + 1; i < kids.size() && !returned; ++i) {
-          if (edge(kids[i], true, op))
+        for (size_t i = fr.index + 1; i < kids.size() && !returned && !leaving; ++i) {
+          leaving = breaksWhen(kids[i], held);
+          if (!leaving && edge(kids[i], true, op))
             return ordersRanks(op);
           returned = returns(kids[i]);
+        }
+        if (leaving) {
+          leaving = !loopBody(fr, stack);
+          continue; // no next iteration either
         }
       } else {
         for (size_t i = fr.index; i-- > 0;)
@@ -225,16 +269,27 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   // without callers here may be called after collectives elsewhere.
   syncNear = [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
     std::string op;
+    const std::set<std::string> held = after ? heldTests(stack) : std::set<std::string>();
+    bool leaving = false;
     while (!stack.empty()) {
       Frame fr = stack.back();
       stack.pop_back();
       const auto &kids = fr.block->kids;
+      if (leaving) {
+        leaving = !loopBody(fr, stack);
+        continue;
+      }
       if (after) {
         bool returned = false;
-        for (size_t i = fr.index + 1; i < kids.size() && !returned; ++i) {
-          if (edge(kids[i], true, op))
+        for (size_t i = fr.index + 1; i < kids.size() && !returned && !leaving; ++i) {
+          leaving = breaksWhen(kids[i], held);
+          if (!leaving && edge(kids[i], true, op))
             return true;
           returned = returns(kids[i]);
+        }
+        if (leaving) {
+          leaving = !loopBody(fr, stack);
+          continue;
         }
         if (returned)
           break; // what follows is the callers'
@@ -319,7 +374,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         return;
       }
       if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0]) &&
-          (inSyncLoop || syncNear(stack, true, f.key, 0))) {
+          syncNear(stack, true, f.key, 0)) {
         bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
                           !barrierNear(stack, false, f.key, 0);
         missingAt = 0;

@@ -59,6 +59,7 @@ void ModelWriter::function(const Function &f) {
   string(f.key);
   string(f.name);
   loc(f.loc);
+  integer(f.launchesRanks);
   node(f.body);
 }
 
@@ -163,7 +164,12 @@ bool ModelReader::node(Node &n, int depth) {
 }
 
 bool ModelReader::function(Function &f) {
-  return string(f.key) && string(f.name) && readLoc(f.loc) && node(f.body);
+  std::int64_t launches = 0;
+  if (!string(f.key) || !string(f.name) || !readLoc(f.loc) || !integer(launches) ||
+      launches < 0 || launches > 1)
+    return false;
+  f.launchesRanks = launches == 1;
+  return node(f.body);
 }
 
 } // namespace ddplint::core

@@ -117,6 +117,10 @@ struct ImplicitCollective {
                                      // lightning_self, fsdp_full_state, any
   std::vector<std::string> requires; // program_wraps_ddp, outside_no_sync, no_arguments, sync_dist
   std::string event;                 // the event's name: {object}, {receiver}, {method}
+  // The catalog's `collective: barrier`: no rank returns from the call before
+  // every rank has entered it (DeepSpeed's save_checkpoint), so it orders a
+  // rank-0 write before the others go on, as dist.barrier() does.
+  bool barrier = false;
 };
 
 // A call that creates a process group and takes its timeout itself

@@ -143,6 +143,9 @@ struct Function {
   std::string name; // for messages
   Loc loc = 0;
   Node body;
+  // It starts the ranks (`mp.spawn(worker, ...)`, or calls a function that
+  // does): its own code runs once, in the launcher's process, not on every rank.
+  bool launchesRanks = false;
 };
 
 // True when exactly one of the representative ranks satisfies `c` and it is

@@ -98,6 +98,9 @@ using LaunchEnvironment = std::function<std::vector<Launch>()>;
 // Where an analysis stopped short of the whole program (a path limit, a call
 // chain too deep): a finding there may be missing, and the user is told.
 inline constexpr std::string_view kAnalysisLimitPrefix = "analysis limit: "; // every message's start
+// The notes ddp-divergent-collective puts at the decision that diverges.
+inline constexpr std::string_view kRankLocalConditionNote = "condition on a rank-local value here";
+inline constexpr std::string_view kRankConditionNote = "rank-dependent condition here";
 struct AnalysisNotice {
   Loc loc = 0;          // the function
   std::string function; // its name
