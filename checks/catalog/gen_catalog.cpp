@@ -418,6 +418,7 @@ const PythonKey kPythonKeys[] = {
     {"checkpoint_writers", "checkpointWriters"},
     {"file_writers", "fileWriters"},
     {"file_write_methods", "fileWriteMethods"},
+    {"checkpoint_write_methods", "checkpointWriteMethods"},
     {"exit_functions", "exitFunctions"},
 };
 

@@ -638,6 +638,7 @@ private:
   std::optional<bool> knownTest(SyntaxNode lhs, SyntaxNode rhs, const std::string &op) const;
   void buildSpecializations();
   void markLaunchers();
+  bool readsLauncherEnv(SyntaxNode root) const;
   void noteGuardingDecorator(SyntaxNode s);
   std::set<std::string> specRequests_;
   std::set<std::string> importerSpecs_;

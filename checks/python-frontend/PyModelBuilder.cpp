@@ -85,8 +85,23 @@ void Builder::collectImports(SyntaxNode root) {
         if (k != field(n, "module_name"))
           seedOnly = seedOnly && str(is(k, "aliased_import") ? field(k, "name") : k) == "seed_everything";
       const bool lightning = (inPackage(mod, "lightning") || inPackage(mod, "pytorch_lightning")) && !seedOnly;
+      // gpt-neox's own `megatron` package: `from megatron.tokenizer import
+      // build_tokenizer` names a function of the project, whose module says
+      // for itself whether it is distributed (when the call is linked), not by
+      // the framework's name.
+      const bool framework = distributedFramework(mod);
+      bool projectOwn = framework && project_ != nullptr;
+      for (SyntaxNode k : namedKids(n))
+        if (projectOwn && k != field(n, "module_name")) {
+          const std::string name = str(is(k, "aliased_import") ? field(k, "name") : k);
+          std::string dotted = mod;
+          if (!mod.empty() && mod.back() != '.')
+            dotted += '.';
+          dotted += name;
+          projectOwn = projectOwn && (project_->function(dotted) || project_->isClass(dotted));
+        }
       if (inPackage(mod, "torch.distributed") || (inPackage(mod, "accelerate") && !bigModel) ||
-          lightning || distributedFramework(mod))
+          lightning || (framework && !projectOwn))
         usesDist_ = true;
       SyntaxNode modNode = field(n, "module_name");
       for (SyntaxNode k : namedKids(n)) {
@@ -771,6 +786,37 @@ ObjKind Builder::objectKind(const std::string &spelling) const {
 // process group's creation, a data loader's, a collective (explicit, a
 // wrapper's, or implicit), a file write or an exit, or a call of one of this
 // module's functions.
+// `os.environ["LOCAL_RANK"]`, `os.environ.get("WORLD_SIZE", 1)`,
+// `os.getenv("RANK")`: a read of a variable the launchers set for each process.
+bool Builder::readsLauncherEnv(SyntaxNode root) const {
+  std::vector<SyntaxNode> stack{root};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "string")) {
+      bool literal = false;
+      const std::string name = unquote(text(n), literal);
+      if (literal && (has(api().rankEnvVars, name) || has(api().localRankEnvVars, name) ||
+                      name == "WORLD_SIZE")) {
+        SyntaxNode up = parentOf(n);
+        // `os.environ["LOCAL_RANK"] = str(i)`: a launcher of its own setting it.
+        const SyntaxNode set = parentOf(up);
+        if (is(up, "subscript") && is(set, "assignment") && field(set, "left") == up)
+          continue;
+        for (int i = 0; i < 3 && !up.isNull(); ++i, up = parentOf(up)) {
+          const std::string_view t = text(up);
+          if (t.find("environ") != std::string_view::npos || t.find("getenv") != std::string_view::npos)
+            return true;
+        }
+      }
+      continue;
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return false;
+}
+
 // A call that starts the ranks as child processes and waits for them: the
 // caller's own code runs in the launcher's one process.
 bool startsRanks(const std::string &q, const std::string &l) {
@@ -894,6 +940,15 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
   return false;
 }
 
+// A tokenizer's, processor's or config's `save_pretrained`: a few small files.
+static bool smallFilesOwner(std::string recv) {
+  std::transform(recv.begin(), recv.end(), recv.begin(), ::tolower);
+  for (std::string_view w : {"tokenizer", "processor", "config", "feature_extractor"})
+    if (recv.find(w) != std::string::npos)
+      return true;
+  return false;
+}
+
 // Checkpoint and file writes, and exits.
 bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   if (has(api().checkpointWriters, cs.q) || has(user_.checkpointWriters, cs.q) ||
@@ -930,6 +985,20 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
       out.push_back(Node::makeEvent(EventKind::FileWrite, "Path.open", loc(cs.c)));
       return true;
     }
+  }
+  if (is(cs.fn, "attribute") && has(api().checkpointWriteMethods, cs.l) && !smallFilesOwner(cs.recv)) {
+    const Loc at = loc(cs.c);
+    Node n = Node::makeEvent(EventKind::CheckpointWrite, cs.recv + "." + cs.l, at);
+    if (const PyArg *p = arg(cs.as, "save_directory", 0))
+      n.pathDep = value(p->value).dep;
+    if (const PyArg *m = arg(cs.as, "is_main_process", -1)) {
+      Cond c = cond(m->value);
+      stamp(c, at);
+      out.push_back(Node::makeIf(c, Node::block({std::move(n)}), Node::block(), at));
+      return true;
+    }
+    out.push_back(std::move(n));
+    return true;
   }
   if (has(api().fileWriters, cs.q) || (is(cs.fn, "attribute") && has(api().fileWriteMethods, cs.l))) {
     Node n = Node::makeEvent(EventKind::FileWrite, cs.q.empty() ? cs.l : cs.q, loc(cs.c));
@@ -1741,6 +1810,18 @@ Env Builder::paramEnv(const FnInfo &fi) {
         v = Val{Dep::Rank, RankKind::Local, {}};
       else if (i == 0 && spawned_.count(fi.name))
         v = Val{Dep::Rank, name == "rank" ? RankKind::Global : RankKind::Local, {}};
+      // `def save_state_dict_as_hf(model, path, is_main_process)`: a parameter
+      // named for the main-process test is the caller's rank-0 test.
+      else if (distributed && !layer && has(api().mainProcessAttributes, name)) {
+        Cond c = Cond::rankCmp(core::CmpOp::EQ, 0);
+        c.text = name;
+        v = Val{Dep::Rank, RankKind::None, c};
+      } else if (distributed && !layer && has(api().localMainProcessAttributes, name)) {
+        Cond c = Cond::atom("local-main", Dep::Rank);
+        c.localMain = true;
+        c.text = name;
+        v = Val{Dep::Rank, RankKind::None, c};
+      }
       // What every call site of this module hands it (see parameterFacts).
       if (auto sf = seeded_.find(fi.key); sf != seeded_.end() && v.dep == Dep::Uniform)
         if (auto sv = sf->second.find(name); sv != sf->second.end())
@@ -2276,6 +2357,12 @@ PyModel Builder::run() {
   SyntaxNode root = tree_.root();
   collectImports(root);
   const bool distributedImports = usesDist_;
+  // A script that reads the launcher's rank variables (`LOCAL_RANK`,
+  // `WORLD_SIZE`) is written to run under torchrun as one of its processes,
+  // even when a framework (the Hugging Face Trainer) makes the process group:
+  // its `rank` parameters are the rank, as in one that imports torch.distributed.
+  const bool launcherEnv = readsLauncherEnv(root);
+  usesDist_ = usesDist_ || launcherEnv;
   if (project_ && project_->imported())
     usesDist_ = true;
   collectFunctions(root, "", "");
@@ -2530,8 +2617,9 @@ PyModel Builder::run() {
   for (const auto &[cls, bases] : classBases_)
     m_.classes.insert(cls);
   m_.imports = alias_;
-  m_.program.distributed = usesDist_ || hasDdp_ || !facts().processGroups.empty();
-  m_.distributedOnItsOwn = distributedImports || ownDdp || !facts().processGroups.empty();
+  m_.program.distributed = usesDist_ || hasDdp_ || !facts().processGroups.empty() || launcherEnv;
+  m_.distributedOnItsOwn =
+      distributedImports || ownDdp || !facts().processGroups.empty() || launcherEnv;
   facts().language = core::SourceLanguage::Python;
   facts().versions.torchProduct = "PyTorch";
   return std::move(m_);

@@ -592,7 +592,8 @@ static bool distributedRunFlag(std::string name) {
   std::transform(name.begin(), name.end(), name.begin(), ::tolower);
   static const std::set<std::string> names = {
       "distributed", "is_distributed", "use_distributed", "multiprocessing_distributed",
-      "ddp", "use_ddp", "is_ddp", "distributed_training", "dist_training"};
+      "ddp", "use_ddp", "is_ddp", "distributed_training", "dist_training",
+      "is_dist_avail_and_initialized", "is_dist_available_and_initialized"};
   return names.count(name) > 0;
 }
 
@@ -838,6 +839,15 @@ Cond Builder::cond(SyntaxNode e) {
   // In the run whose hazards these are it holds, as `dist.is_initialized()` does.
   if (v.dep == Dep::Uniform && (is(e, "identifier") || is(e, "attribute")) &&
       distributedRunFlag(is(e, "identifier") ? str(e) : str(field(e, "attribute")))) {
+    Cond c = Cond::constant(true);
+    c.text = str(e);
+    return c;
+  }
+  // A library's `distributed_utils.is_distributed()` (OLMo-core's): the same
+  // question, asked of code outside the project.
+  if (v.dep == Dep::Uniform && is(e, "call") && args(e).empty() &&
+      resolveCallee(field(e, "function")).empty() && !externalCallee(field(e, "function")) &&
+      distributedRunFlag(lastPart(std::string(text(field(e, "function")))))) {
     Cond c = Cond::constant(true);
     c.text = str(e);
     return c;

@@ -1007,6 +1007,49 @@ class PythonAcrossModules(PythonProject):
         got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
         self.assertEqual(got, [("proj6/engine/trainer.py", 13, "ddp-divergent-collective")], p.stdout)
 
+    def test_a_project_package_named_like_a_framework(self):
+        # gpt-neox ships its own `megatron` package: a conversion tool that
+        # imports only its tokenizer is one process, not a Megatron program.
+        # Its `torch.save` is one writer's; a training script of the same
+        # project that creates the process group still makes its save a race.
+        self.write("proj7/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj7/megatron/__init__.py", "")
+        self.write("proj7/megatron/tokenizer.py", """\
+            def build_tokenizer(args):
+                return args
+            """)
+        self.write("proj7/tools/convert.py", """\
+            import sys
+
+            import torch
+            from megatron.tokenizer import build_tokenizer
+
+
+            def main():
+                tokenizer = build_tokenizer(sys.argv)
+                torch.save({"tokenizer": tokenizer}, sys.argv[2])
+
+
+            if __name__ == "__main__":
+                main()
+            """)
+        p = self.lint("--format", "json", "proj7/tools/convert.py")
+        self.assertEqual(json.loads(p.stdout)["findings"], [], p.stdout)
+        # The framework itself, outside the project, still marks a program.
+        self.write("proj7/tools/convert.py", """\
+            import sys
+
+            import torch
+            from megatron.core import parallel_state
+
+
+            def main():
+                torch.save({"rank": parallel_state.get_data_parallel_rank()}, sys.argv[2])
+            """)
+        p = self.lint("--format", "json", "proj7/tools/convert.py")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("proj7/tools/convert.py", 8, "ddp-unguarded-save")], p.stdout)
+
     def test_import_outside_the_project_is_not_followed(self):
         # A module that is not in the project (site-packages, a typo) is
         # unknown, not an error.

@@ -61,6 +61,7 @@ def train(args, train_dataset, model):
                     output_dir = os.path.join(args.output_dir, f"checkpoint-{global_step}")
                     os.makedirs(output_dir, exist_ok=True)
                     model_to_save = model.module if hasattr(model, "module") else model
+                    # CHECK-MESSAGES: :[[@LINE+1]]:21: error: 'model_to_save.save_pretrained' is guarded by the node-local rank{{.*}} [ddp-unguarded-save]
                     model_to_save.save_pretrained(output_dir)
                     # CHECK-MESSAGES: :[[@LINE+1]]:21: error: {{.*}} [ddp-unguarded-save]
                     torch.save(args, os.path.join(output_dir, "training_args.bin"))

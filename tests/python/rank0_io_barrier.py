@@ -11,6 +11,7 @@ import torch
 import torch.distributed as dist
 import wandb
 from accelerate import Accelerator
+from olmo_core.distributed import utils as distributed_utils
 from torch.utils.tensorboard import SummaryWriter
 
 
@@ -138,6 +139,18 @@ def save_every_then_break_at_last(model, grads, num_steps, every, path):
         if last_step:
             break
         step += 1
+
+
+def export_then_barrier(model, grads, path, is_main_process):
+    # open-instruct's DPO export, a hard negative: the caller's rank-0 test
+    # handed in as `is_main_process`, then OLMo-core's `is_distributed()`
+    # (whether the process group is up) before the barrier every rank reaches.
+    for epoch in range(3):
+        dist.all_reduce(grads)
+        if is_main_process:
+            torch.save(model.state_dict(), path)
+        if distributed_utils.is_distributed():
+            dist.barrier()
 
 
 def final_save_after_last_collective(model, grads, path):

@@ -159,6 +159,9 @@ struct PythonApi {
   NameSet checkpointWriters;  // qualified; the path is argument 1 (or `f=`)
   NameSet fileWriters;        // qualified functions that write files
   NameSet fileWriteMethods;   // methods that write files (`to_csv`)
+  // Methods that write a model's weights to a folder (`model.save_pretrained(dir)`);
+  // an `is_main_process=` argument is the call's own guard.
+  NameSet checkpointWriteMethods;
   NameSet exitFunctions;      // qualified
   std::vector<ImplicitCollective> implicitCollectives;
   std::vector<PyProcessGroupInit> processGroupInits;
