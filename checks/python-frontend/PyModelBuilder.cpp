@@ -26,6 +26,15 @@ static bool distributedFramework(std::string_view mod) {
   return false;
 }
 
+// A call that starts the ranks as child processes and waits for them: the
+// caller's own code runs in the launcher's one process.
+static bool startsRanks(const std::string &q, const std::string &l) {
+  if (l == "spawn" || l == "start_processes")
+    return startsWith(q, "torch.multiprocessing.") || startsWith(q, "mp.") ||
+           startsWith(q, "torch.distributed.elastic.multiprocessing.");
+  return l == "elastic_launch" && startsWith(q, "torch.distributed.launcher");
+}
+
 // A test of the rank alone (`dist.get_rank() == 0`, and/or/not of such), no
 // opaque atom: asserting it says which ranks go on.
 static bool testsOnlyTheRank(const Cond &c) {
@@ -413,8 +422,7 @@ void Builder::collectObjects(SyntaxNode n) {
                          endsWith(ft, "set_device");
       std::string q = maybe ? qualified(field(s, "function")) : std::string();
       std::string l = maybe ? lastPart(q) : std::string();
-      if (maybe && (l == "spawn" || l == "start_processes") && (startsWith(q, "torch.multiprocessing") ||
-                                                       startsWith(q, "mp.") || q == "spawn")) {
+      if (maybe && (l == "spawn" || l == "start_processes") && (startsRanks(q, l) || q == "spawn")) {
         auto as = args(s);
         // `mp.spawn(self._worker, ...)`: a method started the same way.
         if (const PyArg *fn = arg(as, "fn", 0)) {
@@ -815,15 +823,6 @@ bool Builder::readsLauncherEnv(SyntaxNode root) const {
       stack.push_back(k);
   }
   return false;
-}
-
-// A call that starts the ranks as child processes and waits for them: the
-// caller's own code runs in the launcher's one process.
-bool startsRanks(const std::string &q, const std::string &l) {
-  if (l == "spawn" || l == "start_processes")
-    return startsWith(q, "torch.multiprocessing.") || startsWith(q, "mp.") ||
-           startsWith(q, "torch.distributed.elastic.multiprocessing.");
-  return l == "elastic_launch" && startsWith(q, "torch.distributed.launcher");
 }
 
 void Builder::call(SyntaxNode c, std::vector<Node> &out) {
