@@ -402,6 +402,7 @@ private:
   std::set<std::string> spawned_; // functions started by mp.spawn: first parameter is the rank
   std::set<std::string> loaderNames_; // names assigned a loader's iteration (`pbar = enumerate(loader)`)
   std::set<std::string> memoryFiles_; // io.BytesIO() objects: torch.save into them is no file
+  std::set<std::string> logFiles_;    // handles open() gave for a log: json.dump(x, f) logs
   // Per function (keyed by its first byte): the names and attribute chains
   // that its file writes take as arguments (see probeRacesWrite).
   std::map<std::uint32_t, std::set<std::string>> writtenNames_;
@@ -418,6 +419,7 @@ private:
   bool wrappedLater(const std::string &spelling, SyntaxNode at) const;
   bool beforeAnyDdp(SyntaxNode at) const;
   bool bufferFree(SyntaxNode e, int depth) const;
+  bool partsBufferFree(SyntaxNode e, int depth) const;
   bool classBufferFree(const std::string &cls, int depth) const;
   bool returnsCollectiveOutput(SyntaxNode body) const;
   std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
@@ -590,6 +592,11 @@ private:
   void call(SyntaxNode c, std::vector<Node> &out);
   bool collectiveCall(const CallSite &cs, std::vector<Node> &out);
   bool ioCall(const CallSite &cs, std::vector<Node> &out);
+  // What an open() call writes: None (reads), a log, or another file.
+  enum class OpenKind { None, Log, File };
+  OpenKind openKind(SyntaxNode call) const;
+  bool namesLog(SyntaxNode path) const;
+  bool namesThisProcess(SyntaxNode e) const;
   void helperCall(const CallSite &cs, std::vector<Node> &out);
   void emit(std::vector<Node> &out, SyntaxNode at, EventKind kind, std::string name);
   ObjKind objectKind(const std::string &spelling) const;

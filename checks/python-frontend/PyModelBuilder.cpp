@@ -545,7 +545,9 @@ static bool bufferFreeLayer(const std::string &l) {
 
 bool Builder::classBufferFree(const std::string &cls, int depth) const {
   auto it = classDefs_.find(cls);
-  if (it == classDefs_.end() || depth > 4)
+  // Nesting is bounded by the classes (Block inside GPT inside a wrapper);
+  // the limit only stops a class that contains itself.
+  if (it == classDefs_.end() || depth > 8)
     return false;
   bool free = true;
   std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
@@ -569,9 +571,45 @@ bool Builder::classBufferFree(const std::string &cls, int depth) const {
   return free;
 }
 
+// The modules a layer's argument holds: a call is one module, a literal, a
+// comprehension or dict(k=...) holds several.  Other arguments (sizes, flags,
+// names) are taken as holding none, as for Linear(n, m).
+bool Builder::partsBufferFree(SyntaxNode e, int depth) const {
+  e = unparen(e);
+  if (is(e, "list_splat") || is(e, "dictionary_splat")) {
+    auto kids = namedKids(e);
+    return !kids.empty() && partsBufferFree(kids.front(), depth);
+  }
+  if (is(e, "list") || is(e, "tuple")) {
+    for (SyntaxNode k : namedKids(e))
+      if (!partsBufferFree(k, depth))
+        return false;
+    return true;
+  }
+  if (is(e, "dictionary")) {
+    for (SyntaxNode k : namedKids(e))
+      if (!is(k, "pair") || !partsBufferFree(field(k, "value"), depth))
+        return false;
+    return true;
+  }
+  if (is(e, "list_comprehension") || is(e, "generator_expression"))
+    return partsBufferFree(field(e, "body"), depth);
+  if (is(e, "dictionary_comprehension")) {
+    SyntaxNode body = field(e, "body");
+    return is(body, "pair") && partsBufferFree(field(body, "value"), depth);
+  }
+  if (is(e, "call") && text(field(e, "function")) == "dict") {
+    for (const auto &a : args(e))
+      if (!partsBufferFree(a.value, depth))
+        return false;
+    return true;
+  }
+  return !is(e, "call") || bufferFree(e, depth);
+}
+
 bool Builder::bufferFree(SyntaxNode e, int depth) const {
   e = unparen(e);
-  if (depth > 6)
+  if (depth > 12)
     return false;
   if (is(e, "call")) {
     SyntaxNode fn = field(e, "function");
@@ -580,9 +618,11 @@ bool Builder::bufferFree(SyntaxNode e, int depth) const {
                                 l == "half" || l == "bfloat16" || l == "double"))
       return bufferFree(field(fn, "object"), depth + 1);
     if (bufferFreeLayer(l)) {
-      // Sequential(Linear(...), BatchNorm1d(...)): each part counts.
+      // Sequential(Linear(...), BatchNorm1d(...)) and the containers'
+      // ModuleDict(dict(wte=Embedding(...))), ModuleList([Block(c) for ...]):
+      // each part counts.
       for (const auto &a : args(e))
-        if (a.name.empty() && is(unparen(a.value), "call") && !bufferFree(a.value, depth + 1))
+        if (a.name.empty() && !partsBufferFree(a.value, depth + 1))
           return false;
       return true;
     }
@@ -948,6 +988,95 @@ static bool smallFilesOwner(std::string recv) {
   return false;
 }
 
+// A log file by its name: `logfile`, `args.log_path`, "train.log", the last
+// part of os.path.join(out_dir, "log.txt") or out_dir / "log.txt".  A file
+// in a log folder (os.path.join(log_dir, "config.yaml")) is not one.
+bool Builder::namesLog(SyntaxNode path) const {
+  path = unparen(path);
+  while (true) {
+    if (is(path, "call") && (lastPart(qualified(field(path, "function"))) == "join")) {
+      auto kids = namedKids(field(path, "arguments"));
+      if (kids.empty())
+        return false;
+      path = unparen(kids.back());
+    } else if (is(path, "binary_operator") && text(field(path, "operator")) == "/") {
+      path = unparen(field(path, "right"));
+    } else {
+      break;
+    }
+  }
+  std::string_view t = text(path);
+  if (is(path, "attribute"))
+    t = text(field(path, "attribute"));
+  std::string word;
+  auto isLogWord = [](const std::string &w) {
+    return w == "log" || w == "logs" || w == "logfile" || w == "logpath" || w == "logfilename";
+  };
+  for (char ch : std::string(t) + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else {
+      if (isLogWord(word))
+        return true;
+      word.clear();
+    }
+  }
+  return false;
+}
+
+Builder::OpenKind Builder::openKind(SyntaxNode c) const {
+  if (!is(c, "call"))
+    return OpenKind::None;
+  SyntaxNode fn = field(c, "function");
+  const std::string q = qualified(fn);
+  const auto as = args(c);
+  std::string m;
+  SyntaxNode path;
+  if (q == "open" || q == "io.open" || q == "builtins.open") {
+    const PyArg *mode = arg(as, "mode", 1);
+    if (!mode)
+      return OpenKind::None;
+    m = std::string(mode->text);
+    if (const PyArg *p = arg(as, "file", 0))
+      path = p->value;
+  } else if (is(fn, "attribute") && str(field(fn, "attribute")) == "open" && q != "os.open") {
+    // `(output_dir / "log.txt").open("a")`, `path.open(mode="w")`: pathlib's
+    // open.  A mode string, not a member name (`zipfile.open("weights.bin")`).
+    const PyArg *mode = arg(as, "mode", 0);
+    bool literal = false;
+    m = mode ? unquote(mode->text, literal) : std::string();
+    if (!literal || m.empty() || m.size() > 3 ||
+        m.find_first_not_of("rwaxbt+") != std::string::npos)
+      return OpenKind::None;
+    path = field(fn, "object");
+  } else {
+    return OpenKind::None;
+  }
+  if (m.find_first_of("wax+") == std::string::npos)
+    return OpenKind::None;
+  if (m.find('a') != std::string::npos || (!path.isNull() && namesLog(path)))
+    return OpenKind::Log;
+  return OpenKind::File;
+}
+
+// A value made from what names this process alone (`uuid.uuid4()`,
+// `os.getpid()`, `tempfile.mkdtemp()`, the host name): a folder so named,
+// kept in an attribute, is every process's own (lingua's probe tensors).
+bool Builder::namesThisProcess(SyntaxNode e) const {
+  static const std::set<std::string> ids = {"uuid.uuid4", "uuid.uuid1", "os.getpid",
+                                            "tempfile.mkdtemp", "socket.gethostname"};
+  std::vector<SyntaxNode> stack{e};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "call") && ids.count(qualified(field(n, "function"))))
+      return true;
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return false;
+}
+
 // Checkpoint and file writes, and exits.
 bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   if (has(api().checkpointWriters, cs.q) || has(user_.checkpointWriters, cs.q) ||
@@ -962,29 +1091,18 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     out.push_back(std::move(n));
     return true;
   }
-  if (cs.q == "open" || cs.q == "io.open" || cs.q == "builtins.open") {
-    const PyArg *mode = arg(cs.as, "mode", 1);
-    if (mode && mode->text.find_first_of("wax+") != std::string_view::npos) {
-      Node n = Node::makeEvent(EventKind::FileWrite, "open", loc(cs.c));
+  const bool builtinOpen = cs.q == "open" || cs.q == "io.open" || cs.q == "builtins.open";
+  if (const OpenKind k = openKind(cs.c); k != OpenKind::None) {
+    Node n = Node::makeEvent(k == OpenKind::Log ? EventKind::LogWrite : EventKind::FileWrite,
+                             builtinOpen ? "open" : "Path.open", loc(cs.c));
+    if (builtinOpen)
       if (const PyArg *p = arg(cs.as, "file", 0))
         n.pathDep = value(p->value).dep;
-      out.push_back(std::move(n));
-    }
+    out.push_back(std::move(n));
     return true;
   }
-  // `(output_dir / "log.txt").open("a")`, `path.open(mode="w")`: pathlib's open.
-  if (is(cs.fn, "attribute") && cs.l == "open" && cs.q != "os.open") {
-    const PyArg *mode = arg(cs.as, "mode", 0);
-    bool literal = false;
-    const std::string m = mode ? unquote(mode->text, literal) : std::string();
-    // A mode string, not a member name (`zipfile.open("weights.bin")`).
-    const bool isMode = literal && !m.empty() && m.size() <= 3 &&
-                        m.find_first_not_of("rwaxbt+") == std::string::npos;
-    if (isMode && m.find_first_of("wax+") != std::string::npos) {
-      out.push_back(Node::makeEvent(EventKind::FileWrite, "Path.open", loc(cs.c)));
-      return true;
-    }
-  }
+  if (builtinOpen)
+    return true;
   if (is(cs.fn, "attribute") && has(api().checkpointWriteMethods, cs.l) && !smallFilesOwner(cs.recv)) {
     const Loc at = loc(cs.c);
     Node n = Node::makeEvent(EventKind::CheckpointWrite, cs.recv + "." + cs.l, at);
@@ -1000,7 +1118,12 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     return true;
   }
   if (has(api().fileWriters, cs.q) || (is(cs.fn, "attribute") && has(api().fileWriteMethods, cs.l))) {
-    Node n = Node::makeEvent(EventKind::FileWrite, cs.q.empty() ? cs.l : cs.q, loc(cs.c));
+    // json.dump(stats, f) into a log's handle adds a line to that log.
+    bool intoLog = false;
+    for (const auto &a : cs.as)
+      intoLog = intoLog || (is(unparen(a.value), "identifier") && logFiles_.count(str(unparen(a.value))));
+    Node n = Node::makeEvent(intoLog ? EventKind::LogWrite : EventKind::FileWrite,
+                             cs.q.empty() ? cs.l : cs.q, loc(cs.c));
     out.push_back(std::move(n));
     return true;
   }
@@ -1277,8 +1400,20 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
         }
         return true;
       };
+      // `loss = nn.CrossEntropyLoss()` holds a criterion, not the rank's loss:
+      // a class's constructor makes an object, whatever the name.
+      auto constructs = [&](SyntaxNode r) {
+        if (!is(r, "call"))
+          return false;
+        const std::string l = lastPart(qualified(field(r, "function")).empty()
+                                           ? std::string(text(field(r, "function")))
+                                           : qualified(field(r, "function")));
+        return !l.empty() && std::isupper(static_cast<unsigned char>(l[0])) &&
+               l.find_first_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos;
+      };
       if (is(left, "identifier") && v.dep == Dep::Uniform && !v.agreed && !v.cond &&
           perRankDataName(text(left)) && !literalCall(unparen(right)) &&
+          !constructs(unparen(right)) &&
           (is(unparen(right), "call") || is(unparen(right), "subscript") ||
            is(unparen(right), "attribute")))
         v.dep = Dep::Local;
@@ -1318,6 +1453,8 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
         const std::string l = lastPart(qualified(field(unparen(right), "function")));
         if (l == "BytesIO" || l == "StringIO")
           memoryFiles_.insert(str(left));
+        if (openKind(unparen(right)) == OpenKind::Log)
+          logFiles_.insert(str(left));
       }
     } else {
       expr(e, out);
@@ -1548,6 +1685,8 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
       if (!target.isNull() && namedChildCount(target) > 0) {
         const std::string l = is(v, "call") ? lastPart(qualified(field(v, "function"))) : "";
         SyntaxNode name = namedChild(target, 0);
+        if (is(name, "identifier") && openKind(v) == OpenKind::Log)
+          logFiles_.insert(str(name));
         if ((l == "BytesIO" || l == "StringIO") && is(name, "identifier")) {
           memoryFiles_.insert(str(name)); // `with io.BytesIO() as f: torch.save(x, f)`
           bindTargets(name, value(v).dep);
@@ -2556,7 +2695,7 @@ PyModel Builder::run() {
         if (is(left, "attribute") && !right.isNull()) {
           env_ = params;
           Val v = value(right);
-          if (v.dep == Dep::Rank)
+          if (v.dep == Dep::Rank || (v.dep == Dep::Local && namesThisProcess(right)))
             attrs_[str(left)] = v;
         }
       }

@@ -674,6 +674,15 @@ Cond Builder::cond(SyntaxNode e) {
         c.text = str(e);
         return c;
       }
+      // `grad is not None`, `p.grad is None`: whether a parameter has a
+      // gradient is the model's and the graph's, the same on every rank;
+      // only its values are the rank's.
+      {
+        SyntaxNode tested = unparen(is(unparen(rhs), "none") ? lhs : rhs);
+        const std::string w = lastPart(str(tested));
+        if ((is(tested, "identifier") || is(tested, "attribute")) && (w == "grad" || w == "grads"))
+          return atom(e, Dep::Uniform);
+      }
       // `val_loader is not None` where the loader was made with the rank
       // (`DistributedDataLoader(path, B, T, rank, world)`) under a decision
       // every rank takes alike: made from the rank is not None by rank.

@@ -349,7 +349,7 @@ PROJECT = {
 
         class Logger:
             def write(self, text):
-                with open("log.txt", "a") as f:
+                with open("summary.json", "w") as f:
                     f.write(text)
         """,
     "proj/train.py": """\

@@ -126,3 +126,55 @@ def final_eval_on_master(rank, opt):
             print(model(torch.zeros(2, 4)))
             # CHECK-MESSAGES: :[[@LINE-1]]:19: error: collective `forward of the DistributedDataParallel model 'model' (buffer broadcast) under no_grad` runs only on ranks where 'rank == 0' holds; {{.*}} [ddp-divergent-collective]
     dist.barrier()
+
+
+# Containers hold their modules in literals: ModuleDict(dict(...)),
+# ModuleList([Block(c) for ...]), Sequential(*[...]).  nanoGPT's GPT is built
+# only from buffer-free layers that way.
+class Block(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.ln = nn.LayerNorm(n)
+        self.fc = nn.Linear(n, n)
+
+
+class Gpt(nn.Module):
+    def __init__(self, n, layers):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(10, n),
+            h=nn.ModuleList([Block(n) for _ in range(layers)]),
+            ln_f=nn.LayerNorm(n),
+        ))
+        self.head = nn.Sequential(*[nn.Linear(n, n) for _ in range(2)])
+
+
+class NormedStack(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.blocks = nn.ModuleDict({"a": Block(n), "b": WithNorm()})
+
+
+def sharded_eval_gpt(rank, world):
+    # hard negative: build-nanogpt's HellaSwag loop, each rank takes every
+    # world-th example; the model has no buffers, its forward runs no collective
+    model = DDP(Gpt(8, 2))
+    for i in range(100):
+        if i % world != rank:
+            continue
+        with torch.no_grad():
+            model(torch.zeros(1, 8))
+    dist.barrier()
+
+
+def sharded_eval_normed(rank, world):
+    # the same with a BatchNorm inside the ModuleDict: the ranks broadcast a
+    # different number of times
+    model = DDP(NormedStack(8))
+    for i in range(100):
+        if i % world != rank:
+            continue
+        with torch.no_grad():
+            model(torch.zeros(1, 8))
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: error: collective `forward of the DistributedDataParallel model 'model' (buffer broadcast) under no_grad` is never reached by ranks where 'i % world != rank' holds: {{.*}} [ddp-divergent-collective]
+    dist.barrier()

@@ -653,3 +653,61 @@ def preprocess_first_unasserted(path, data_path):
         dist.barrier()
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier runs only on ranks where 'os.path.exists(path)' does not hold (a rank-local value); {{.*}} [ddp-divergent-collective]
     return data
+
+
+class ShardedAdam:
+    # hard negative: modded-nanogpt's gradient hook.  Whether a parameter has
+    # a gradient is the model's, the same on every rank; only its values are
+    # the rank's.
+    def __init__(self, world_size):
+        self.world_size = world_size
+
+    def hook(self, param):
+        grad = param.grad
+        rank_size = grad.shape[0] // self.world_size
+        if grad is not None:
+            dist.reduce_scatter_tensor(torch.empty_like(grad[:rank_size]), grad)
+
+
+class ZLossCriterion(torch.nn.CrossEntropyLoss):
+    def __init__(self, coefficient):
+        super().__init__()
+        self.coefficient = coefficient
+
+
+def train_with_criterion_named_loss(model, data, t, args):
+    # hard negative: open_lm's `loss = CrossEntropyLossWithZLoss(args.z)` is
+    # the criterion, an object a constructor made, not the rank's loss: what
+    # it is set to is every rank's
+    loss = ZLossCriterion(args.z_loss_coefficient)
+    for x, y in data:
+        loss(model(x), y).backward()
+    if loss.coefficient > 0:
+        dist.all_reduce(t)
+
+
+def config_check_after_rank0_dump(args, cfg):
+    # hard negative: DINO's start-up.  Rank 0 dumps the config, then every
+    # rank checks the same keys and raises on the same one: the raise in the
+    # loop is every rank's.
+    if args.rank == 0:
+        with open(os.path.join(args.output_dir, "config.json"), "w") as f:
+            f.write(str(vars(args)))
+    args_vars = vars(args)
+    for k, v in cfg.items():
+        if k not in args_vars:
+            setattr(args, k, v)
+        else:
+            raise ValueError(f"key {k} is set by args")
+    dist.barrier()
+
+
+def raise_on_rank_local_value_in_loop(batches, model):
+    # The same loop with a rank-local test: the rank that raises leaves the
+    # others in the barrier.
+    for x in batches:
+        loss = model(x).sum()
+        if not math.isfinite(loss.item()):
+            raise RuntimeError("non-finite loss")
+    dist.barrier()
+    # CHECK-MESSAGES: :[[@LINE-1]]:5: error: barrier is never reached by ranks where 'math.isfinite(loss.item())' does not hold (a rank-local value): they throw early {{.*}} [ddp-divergent-collective]

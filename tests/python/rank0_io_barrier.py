@@ -6,6 +6,7 @@ rank0_io_barrier_fix.py.
 """
 import json
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -45,9 +46,11 @@ def barrier_before_only(model, grads, path):
 
 
 def append_log_then_reduce(log_path, step, loss):
+    # hard negative: a line appended to a log that no rank reads, written in
+    # no time: nothing can read it half-written or time out waiting for it
+    # (modded-nanogpt's print0, 40 false reports on fresh code)
     is_main = dist.get_rank() == 0
     dist.all_reduce(loss)
-    # CHECK-MESSAGES: :[[@LINE+1]]:5: warning: barrier [ddp-rank0-io-barrier]
     if is_main and step % 100 == 0:
         with open(log_path, "a") as f:
             f.write(f"{step}\t{loss.item():.5f}\n")
@@ -139,6 +142,80 @@ def save_every_then_break_at_last(model, grads, num_steps, every, path):
         if last_step:
             break
         step += 1
+
+
+def save_in_last_step_block_then_break(model, grads, num_steps, path):
+    # modded-nanogpt: `if last_step:` holds the rank-0 save and the `break`
+    # right after it, so the loop ends on the path that wrote.
+    for step in range(num_steps + 1):
+        last_step = step == num_steps
+        dist.all_reduce(grads)
+        if last_step:
+            if dist.get_rank() == 0:
+                torch.save(model.state_dict(), path)
+            break
+        dist.all_reduce(grads)
+
+
+def save_in_eval_branch_then_exit(args, model, grads, path):
+    # VideoMAE's eval-only branch: the save is followed by the end of the
+    # process, not by the training loop below it.
+    dist.all_reduce(grads)
+    if args.eval:
+        if dist.get_rank() == 0:
+            torch.save(model.state_dict(), path)
+        sys.exit(0)
+    for epoch in range(args.epochs):
+        dist.all_reduce(grads)
+
+
+def save_then_barrier_behind_setting(args, model, grads, path):
+    # open_lm: the next epoch starts with an object collective behind a
+    # setting every rank shares, then a barrier every rank reaches: on the
+    # runs that skip the first, the second orders the write.
+    for epoch in range(args.epochs):
+        if args.manifest:
+            strings = [None] * dist.get_world_size()
+            dist.all_gather_object(strings, args.manifest)
+        dist.barrier()
+        dist.all_reduce(grads)
+        if dist.get_rank() == 0:
+            torch.save(model.state_dict(), path)
+
+
+def save_then_tensor_collective_behind_setting(args, model, grads, path):
+    # The runs that skip the barrier meet the all_reduce first.
+    for epoch in range(args.epochs):
+        if args.sync:
+            dist.barrier()
+        dist.all_reduce(grads)
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+        if dist.get_rank() == 0:
+            torch.save(model.state_dict(), path)
+
+
+def rank0_logs_by_name(args, loss, stats):
+    # hard negatives: files named for a log (`logfile`, "log.txt"), and
+    # json.dump into a log's handle
+    for step in range(args.steps):
+        dist.all_reduce(loss)
+        if dist.get_rank() == 0:
+            with open(args.logfile, "w") as f:
+                print(loss.item(), file=f)
+            with open(os.path.join(args.output_dir, "log.txt"), mode="a", encoding="utf-8") as f:
+                json.dump(stats, f)
+        dist.all_reduce(loss)
+
+
+def rank0_writes_config_in_log_dir(args, loss):
+    # A file in a log folder is not a log: the config other tools read.
+    for step in range(args.steps):
+        dist.all_reduce(loss)
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+        if dist.get_rank() == 0:
+            with open(os.path.join(args.log_dir, "config.yaml"), "w") as f:
+                f.write(str(vars(args)))
+        dist.all_reduce(loss)
 
 
 def export_then_barrier(model, grads, path, is_main_process):

@@ -35,6 +35,17 @@ def main():
         torch.save(model.state_dict(), "final.pt")
 
 
+def log_line(rank, t, step):
+    # ---- policy: a log line between collectives, no hazard (nobody reads it,
+    # it takes no time), but the literal rule brackets every write
+    dist.all_reduce(t)
+    if rank == 0:
+    # CHECK-MESSAGES: :[[@LINE-1]]:5: note: block runs only on rank 0 and writes files, with no barrier every rank reaches before or after it (BarrierAroundEveryWrite: {{.*}}); put a barrier before and after it [ddp-rank0-io-barrier]
+        with open("train.log", "a") as f:
+            f.write(f"{step}\n")
+    dist.all_reduce(t)
+
+
 def report(rank, text):
     # ---- policy: a helper nobody here calls between collectives
     if rank == 0:

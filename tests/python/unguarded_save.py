@@ -6,6 +6,7 @@ node writes the same file, so it is flagged even between barriers.
 import datetime
 import io
 import os
+import uuid
 from pathlib import Path
 
 import torch
@@ -302,3 +303,15 @@ def spawn_then_merge(parts):
     # them, and then writes in its one process.
     mp.spawn(_spawned_worker, args=(2,), nprocs=2)
     torch.save(parts, "merged.pt")
+
+
+class TensorProbe:
+    # A hard negative: lingua's probe keeps its tensors in a folder named by
+    # uuid4 in another method: every process has its own.
+    def setup(self, out_dir):
+        self.tmpdir = Path(out_dir) / f"probe-{str(uuid.uuid4())[:8]}"
+        self.tmpdir.mkdir(exist_ok=True)
+
+    def log_tensor(self, name, x):
+        dist.barrier()
+        torch.save(x, self.tmpdir / f"{name}.pkl")

@@ -618,6 +618,9 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         q.exit = bp.exit;
         q.exitLoc = bp.exitLoc; // the finding is placed at the exit, not at the next collective
         q.exitVia = bp.exitVia;
+        q.uniformExit = n.trip == Dep::Uniform;
+        for (const auto &l : bp.guard)
+          q.uniformExit = q.uniformExit && atoms[l.atom].dep == Dep::Uniform;
         out.push_back(std::move(q));
       }
     }
@@ -895,6 +898,9 @@ void PathEngine::comparePaths(const std::vector<Path> &paths) {
       if (paths[i].exit == ExitKind::Terminate || paths[j].exit == ExitKind::Terminate)
         continue; // a job-wide abort ends every rank
       if (errorPath(paths[i]) || errorPath(paths[j]))
+        continue;
+      if ((paths[i].uniformExit || paths[j].uniformExit) &&
+          (paths[i].exitLoc != paths[j].exitLoc || paths[i].exit != paths[j].exit))
         continue;
       // Both ways end in the same throw: every rank fails there, whatever it
       // synchronised before (edm's "rank 0 goes first" pair, `if rank != 0:

@@ -83,6 +83,11 @@ struct Path {
   ExitKind exit = ExitKind::None;
   Loc exitLoc = 0;
   std::string exitVia; // the call that ends the process (`sys.exit`), for messages
+  // The exit leaves a loop with the same iterations on every rank, decided
+  // only by what every rank sees alike (`for k in cfg: if k in args: raise`):
+  // every rank that reaches the loop leaves there, so no rank pairs it with
+  // a path that runs the loop to its end.
+  bool uniformExit = false;
 };
 
 // Where the ranks part, as the engine found it; the rules word it.

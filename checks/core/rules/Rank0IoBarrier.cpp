@@ -73,6 +73,19 @@ bool breaksWhen(const Node &n, const std::set<std::string> &held) {
   return only->kind == Node::Kind::Exit && only->exit == ExitKind::Break;
 }
 
+// `if last_step: {if rank0: save} break` (modded-nanogpt): a `break` right
+// after the write block ends the loop on the path that wrote, too.
+bool breaksAfter(const Node &n, const std::set<std::string> &held) {
+  return (n.kind == Node::Kind::Exit && n.exit == ExitKind::Break) || breaksWhen(n, held);
+}
+
+// `sys.exit(0)` after an eval-only branch's save: the process ends there and
+// nothing after it races with the write.
+bool endsProcess(const Node &n) {
+  return n.kind == Node::Kind::Exit &&
+         (n.exit == ExitKind::Terminate || (n.exit == ExitKind::Throw && !n.name.empty()));
+}
+
 // Whether the frame on top of `stack` is the body of a loop (of the node its
 // parent frame points at).
 bool loopBody(const Frame &fr, const std::vector<Frame> &rest) {
@@ -133,30 +146,91 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       return false;
     }
   };
-  // Per function, once: a helper called from many places is not walked again
-  // at each call (linked programs call the same helpers hundreds of times).
-  std::map<const Function *, bool> writesIn;
-  std::function<bool(const Node &)> writes = [&](const Node &n) -> bool {
+  // How the paths through a node begin (end) in sync terms: every path that
+  // synchronises in it does so first with a collective that orders rank 0's
+  // write (Orders), some path meets a tensor collective first (Races), some
+  // paths order and the others pass through without one (Partly: what comes
+  // next decides for those), or none synchronises (None).  A barrier behind a
+  // setting every rank shares (`if args.manifest: all_gather_object(...)`)
+  // orders the write on the runs that take it; the runs that skip it meet
+  // whatever follows (the epoch loop's unconditional barrier).
+  enum class Sync { None, Orders, Partly, Races };
+  std::function<Sync(const Node &, bool)> syncOf = [&](const Node &n, bool first) -> Sync {
+    switch (n.kind) {
+    case Node::Kind::Event:
+    case Node::Kind::Call: {
+      std::string op;
+      if (!edge(n, first, op))
+        return Sync::None;
+      return ordersRanks(op) ? Sync::Orders : Sync::Races;
+    }
+    case Node::Kind::Block: {
+      bool partly = false;
+      auto step = [&](const Node &k) {
+        const Sync s = syncOf(k, first);
+        partly = partly || s == Sync::Partly;
+        return s == Sync::Orders || s == Sync::Races ? s : Sync::None;
+      };
+      if (first) {
+        for (const auto &k : n.kids)
+          if (Sync s = step(k); s != Sync::None)
+            return s;
+      } else {
+        for (auto it = n.kids.rbegin(); it != n.kids.rend(); ++it)
+          if (Sync s = step(*it); s != Sync::None)
+            return s;
+      }
+      return partly ? Sync::Partly : Sync::None;
+    }
+    case Node::Kind::If:
+    case Node::Kind::Loop: {
+      // An `if` without an else, and a loop that may run no iteration, pass
+      // through without their body on some path.
+      Sync a = n.kids.empty() ? Sync::None : syncOf(n.kids[0], first);
+      Sync b = n.kind == Node::Kind::If && n.kids.size() > 1 ? syncOf(n.kids[1], first)
+                                                              : Sync::None;
+      if (a == Sync::Races || b == Sync::Races)
+        return Sync::Races;
+      if (a == Sync::Orders && b == Sync::Orders)
+        return Sync::Orders;
+      if (a == Sync::None && b == Sync::None)
+        return Sync::None;
+      return Sync::Partly;
+    }
+    default:
+      return Sync::None;
+    }
+  };
+  // Whether a node writes files, in helpers too; `logs`: a log line counts
+  // (the literal rule's question), otherwise only what a rank can read
+  // half-written or wait for.  Per function, once: a helper called from many
+  // places is not walked again at each call (linked programs call the same
+  // helpers hundreds of times).
+  std::map<const Function *, bool> writesIn[2];
+  std::function<bool(const Node &, bool)> writesFiles = [&](const Node &n, bool logs) -> bool {
     if (n.kind == Node::Kind::Event &&
-        (n.event == EventKind::CheckpointWrite || n.event == EventKind::FileWrite))
+        (n.event == EventKind::CheckpointWrite || n.event == EventKind::FileWrite ||
+         (n.event == EventKind::LogWrite && logs)))
       return true;
     if (n.kind == Node::Kind::Call) {
       const Function *f = I.function(n.callee);
       if (!f)
         return false;
-      auto [it, fresh] = writesIn.emplace(f, false); // false while on the stack: recursion
+      auto &memo = writesIn[logs ? 1 : 0];
+      auto [it, fresh] = memo.emplace(f, false); // false while on the stack: recursion
       if (fresh) {
-        const bool w = writes(f->body);
-        writesIn[f] = w;
+        const bool w = writesFiles(f->body, logs);
+        memo[f] = w;
         return w;
       }
       return it->second;
     }
     for (const auto &k : n.kids)
-      if (writes(k))
+      if (writesFiles(k, logs))
         return true;
     return false;
   };
+  auto writes = [&](const Node &n) { return writesFiles(n, false); };
   // Where every function is called from: the caller and the frames down to the call.
   std::map<std::string, std::vector<CallSite>> callSites;
   // A loop whose iterations synchronise: whatever its body does, the next
@@ -219,9 +293,12 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       }
       if (after) {
         for (size_t i = fr.index + 1; i < kids.size() && !returned && !leaving; ++i) {
-          leaving = breaksWhen(kids[i], held);
-          if (!leaving && edge(kids[i], true, op))
-            return ordersRanks(op);
+          if (endsProcess(kids[i]))
+            return true; // nothing runs after it on this rank
+          leaving = breaksAfter(kids[i], held);
+          if (!leaving)
+            if (const Sync s = syncOf(kids[i], true); s == Sync::Orders || s == Sync::Races)
+              return s == Sync::Orders;
           returned = returns(kids[i]);
         }
         if (leaving) {
@@ -230,16 +307,17 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         }
       } else {
         for (size_t i = fr.index; i-- > 0;)
-          if (edge(kids[i], false, op))
-            return ordersRanks(op);
+          if (const Sync s = syncOf(kids[i], false); s == Sync::Orders || s == Sync::Races)
+            return s == Sync::Orders;
       }
       if (returned) {
         stack.clear(); // what follows is the callers'
         break;
       }
       // Around the loop: the next (previous) iteration's first (last) collective.
-      if (syncBodies.count(fr.block) && edge(*fr.block, after, op))
-        return ordersRanks(op);
+      if (syncBodies.count(fr.block))
+        if (const Sync s = syncOf(*fr.block, after); s != Sync::None)
+          return s != Sync::Races;
     }
     auto sites = callSites.find(fn);
     if (sites == callSites.end() || depth >= 4)
@@ -282,7 +360,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       if (after) {
         bool returned = false;
         for (size_t i = fr.index + 1; i < kids.size() && !returned && !leaving; ++i) {
-          leaving = breaksWhen(kids[i], held);
+          if (endsProcess(kids[i]))
+            return false; // the process ends: nothing after it synchronises
+          leaving = breaksAfter(kids[i], held);
           if (!leaving && edge(kids[i], true, op))
             return true;
           returned = returns(kids[i]);
@@ -389,7 +469,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         else if (literalBefore)
           out.push_back(finding(n, true, false, false, true));
       } else if (everyWrite && n.kind == Node::Kind::If && isMainOnly(n.cond) &&
-                 writes(n.kids[0])) {
+                 writesFiles(n.kids[0], true)) {
         const bool missBefore = !barrierNear(stack, false, f.key, 0);
         const bool missAfter = !barrierNear(stack, true, f.key, 0);
         if (missBefore || missAfter)

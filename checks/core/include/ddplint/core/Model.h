@@ -91,6 +91,11 @@ enum class EventKind : std::uint8_t {
   PointToPoint,    // send/recv: rank-conditional by design
   CheckpointWrite, // torch::save and friends
   FileWrite,       // any other file output
+  // A log: a file opened for appending, or one whose name says it is a log.
+  // Nobody reads it during the run and a line takes no time to write, so no
+  // rank can read it half-written or time out waiting for it: only the
+  // literal barrier policy (BarrierAroundEveryWrite) asks for barriers round it.
+  LogWrite,
 };
 
 enum class ExitKind : std::uint8_t { None, Return, Break, Continue, Throw, Terminate };
@@ -109,7 +114,7 @@ struct Node {
   // Event
   EventKind event = EventKind::Collective;
   std::string name; // Event: operation ("allreduce"); Call: callee's display name
-  // Event kinds CheckpointWrite/FileWrite: how the written path varies across ranks.
+  // Event kinds CheckpointWrite/FileWrite/LogWrite: how the written path varies across ranks.
   Dep pathDep = Dep::Uniform;
   // Event kind Collective: the collective whose place this one takes when that
   // is the next one the rank issues.  A DDP forward under no_grad broadcasts
