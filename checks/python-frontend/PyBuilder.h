@@ -596,6 +596,7 @@ private:
   enum class OpenKind { None, Log, File };
   OpenKind openKind(SyntaxNode call) const;
   bool namesLog(SyntaxNode path) const;
+  bool oneDeviceFramework(SyntaxNode root) const;
   bool namesThisProcess(SyntaxNode e) const;
   void helperCall(const CallSite &cs, std::vector<Node> &out);
   void emit(std::vector<Node> &out, SyntaxNode at, EventKind kind, std::string name);

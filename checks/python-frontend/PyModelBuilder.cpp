@@ -494,7 +494,11 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
     return false;
   };
   // The method of the class, or of a base class defined in this module.
-  const std::string m = str(field(fn, "attribute"));
+  std::string m = str(field(fn, "attribute"));
+  // `AllGather.apply(x)` runs the autograd Function's forward (and its
+  // backward's collectives in the backward pass, not here).
+  if (throughClass && m == "apply")
+    m = "forward";
   for (int depth = 0; depth < 8 && !cls.empty(); ++depth) {
     for (const auto &[key, fi] : fns_)
       if (fi.className == cls && fi.name == m)
@@ -514,10 +518,13 @@ const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
     if (inst != externInstances_.end())
       return project_->function(inst->second + "." + str(field(fn, "attribute")));
   }
-  const std::string q = qualified(fn);
+  std::string q = qualified(fn);
   // Only names that come from an import: a bare local name is not another module's.
   if (q.empty() || (is(fn, "identifier") && !alias_.count(str(fn))))
     return nullptr;
+  // `GatherLayer.apply(x)` of an imported autograd Function: its forward.
+  if (endsWith(q, ".apply") && project_->isClass(q.substr(0, q.size() - 6)))
+    q = q.substr(0, q.size() - 6) + ".forward";
   if (is(fn, "attribute")) {
     SyntaxNode root = fn;
     while (is(root, "attribute"))
@@ -1199,6 +1206,8 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
     plainKey = key;
     const FnInfo &fi = fns_[key];
     name = fi.name;
+    if (is(cs.fn, "attribute") && str(field(cs.fn, "attribute")) == "apply")
+      name = str(cs.fn); // `AllReduce.apply`, not its `forward`
     recordArguments(key, cs);
     bool method = false;
     std::string spec = specialize(key, signature(fi, method), method, cs);
@@ -2491,9 +2500,44 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
   return anyAgreed;
 }
 
+// lit-llama's `L.Fabric(devices=1, ...)`: a script whose every Fabric or
+// Trainer is told to use one device, and that touches torch.distributed in no
+// other way, runs in one process whatever the framework could do.
+bool Builder::oneDeviceFramework(SyntaxNode root) const {
+  const std::string_view src = text(root);
+  if (src.find("torch.distributed") != std::string_view::npos ||
+      src.find("init_process_group") != std::string_view::npos)
+    return false;
+  int oneDevice = 0;
+  bool other = false;
+  std::vector<SyntaxNode> stack{root};
+  while (!stack.empty() && !other) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "call")) {
+      const std::string q = qualified(field(n, "function"));
+      const std::string l = lastPart(q.empty() ? std::string(text(field(n, "function"))) : q);
+      if (l == "Fabric" || l == "Trainer") {
+        const auto as = args(n);
+        const PyArg *devices = arg(as, "devices", -1);
+        const PyArg *nodes = arg(as, "num_nodes", -1);
+        if (devices && devices->text == "1" && (!nodes || nodes->text == "1"))
+          ++oneDevice;
+        else
+          other = true;
+      }
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return oneDevice > 0 && !other;
+}
+
 PyModel Builder::run() {
   SyntaxNode root = tree_.root();
   collectImports(root);
+  if (usesDist_ && oneDeviceFramework(root))
+    usesDist_ = false;
   const bool distributedImports = usesDist_;
   // A script that reads the launcher's rank variables (`LOCAL_RANK`,
   // `WORLD_SIZE`) is written to run under torchrun as one of its processes,

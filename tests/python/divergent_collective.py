@@ -711,3 +711,24 @@ def raise_on_rank_local_value_in_loop(batches, model):
             raise RuntimeError("non-finite loss")
     dist.barrier()
     # CHECK-MESSAGES: :[[@LINE-1]]:5: error: barrier is never reached by ranks where 'math.isfinite(loss.item())' does not hold (a rank-local value): they throw early {{.*}} [ddp-divergent-collective]
+
+
+class AllReduceGrad(torch.autograd.Function):
+    # jepa's AllReduce: the collective is in the Function's forward, which
+    # `AllReduceGrad.apply(x)` runs
+    @staticmethod
+    def forward(ctx, x):
+        x = x.clone()
+        dist.all_reduce(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def reduce_through_autograd_function_on_main(z):
+    if dist.get_rank() == 0:
+        z = AllReduceGrad.apply(z)
+        # CHECK-MESSAGES: :[[@LINE-1]]:13: error: call to 'AllReduceGrad.apply', which runs collective 'all_reduce', runs only on ranks where 'dist.get_rank() == 0' holds; {{.*}} [ddp-divergent-collective]
+    return z
