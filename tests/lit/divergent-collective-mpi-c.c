@@ -169,3 +169,22 @@ void sub_communicator(void) {
     MPI_Barrier(half);
   MPI_Comm_free(&half);
 }
+
+// Rank 0 alone checks the reduced residual every tenth step and stops on
+// NaN: the decision that parts the ranks is the rank test above the check.
+int rank0_checks_residual(double *r, int steps) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int i = 0; i < steps; i++) {
+    MPI_Allreduce(MPI_IN_PLACE, r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: collective 'MPI_Allreduce' is skipped by ranks where 'rank == 0' holds: they return{{.*}} [ddp-divergent-collective]
+    if (rank == 0) {
+// CHECK-MESSAGES: :[[@LINE-1]]:9: note: rank-dependent condition here
+      if (i % 10 == 0) {
+        if (*r != *r)
+          return 1;
+      }
+    }
+  }
+  return 0;
+}

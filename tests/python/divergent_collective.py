@@ -732,3 +732,19 @@ def reduce_through_autograd_function_on_main(z):
         z = AllReduceGrad.apply(z)
         # CHECK-MESSAGES: :[[@LINE-1]]:13: error: call to 'AllReduceGrad.apply', which runs collective 'all_reduce', runs only on ranks where 'dist.get_rank() == 0' holds; {{.*}} [ddp-divergent-collective]
     return z
+
+
+def rank0_nan_check_returns(model, batches, meter, args):
+    # open_lm's train_one_epoch: only the master checks the (all-reduced) loss
+    # it logs, every 10 steps, and returns on NaN while the others go on into
+    # the next step's all_reduce
+    for i, x in enumerate(batches):
+        loss = model(x).sum().detach()
+        dist.all_reduce(loss)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' is skipped by ranks where 'dist.get_rank() == 0' holds: they return while the other ranks run further iterations; {{.*}} [ddp-divergent-collective]
+        if dist.get_rank() == 0:
+            meter.update(loss.item())
+            if i % 10 == 0:
+                if math.isnan(meter.val):
+                    return False
+    return True

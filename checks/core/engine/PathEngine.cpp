@@ -967,38 +967,79 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
         continue;
       }
       // Compare with the completing path closest to p: the same decisions
-      // but the exit's, so other branches do not blur the difference.
-      std::vector<const Path *> order;
-      order.reserve(completing.size());
-      for (const auto &q : completing)
-        order.push_back(&q);
-      // Literals count with their position: the same decision at the same branch.
-      auto distance = [&](const Path &q) {
-        size_t same = 0;
-        for (const auto &l : p.guard)
-          for (const auto &m : q.guard)
-            same += l == m && l.loc == m.loc;
-        return p.guard.size() + q.guard.size() - 2 * same;
-      };
-      std::stable_sort(order.begin(), order.end(),
-                       [&](const Path *x, const Path *y) { return distance(*x) < distance(*y); });
-      for (const Path *qp : order) {
-        const Path &q = *qp;
-        if (!pairFeasible(p.guard, q.guard))
-          continue;
-        if (distance(q) > 2)
-          break; // only the path that differs in the exit's decision alone
-        auto ps = syncOnly(p.seq), qs = syncOnly(q.seq);
-        long d = firstDiff(ps, qs);
-        const Ev &e = (d >= 0 && size_t(d) < qs.size()) ? qs[d] : (iter.empty() ? all[0] : iter[0]);
-        Divergence dv;
-        dv.kind = Divergence::Kind::LoopExit;
-        dv.event = e;
-        dv.exit = p.exit;
-        dv.exitVia = p.exitVia;
-        dv.reachesEvent = d >= 0 && size_t(d) < qs.size();
-        report(std::move(dv), sep);
-        break;
+      // but the exit's, so other branches do not blur the difference.  The
+      // exit's own decision first; then the rank decisions above it: a NaN
+      // check that only rank 0 makes (`if is_master: ... if isnan(v): return`)
+      // parts rank 0 from the others at `is_master`, where the others never
+      // test `v` at all.
+      bool decided = false; // a report was made (or merged into an earlier one)
+      for (const Lit *cand = sep; cand && !decided;) {
+        std::vector<const Path *> order;
+        order.reserve(completing.size());
+        for (const auto &q : completing)
+          order.push_back(&q);
+        // Literals count with their position: the same decision at the same
+        // branch.  Only those up to the deciding one: what every rank decides
+        // alike after it (`if is_master: ... if i % 10 == 0: return`) is not
+        // where the ranks part, and the other ranks never reach it.
+        const size_t upTo = static_cast<size_t>(cand - p.guard.data()) + 1;
+        auto distance = [&](const Path &q) {
+          const size_t qn = std::min(q.guard.size(), upTo);
+          size_t same = 0;
+          for (size_t i = 0; i < upTo; ++i)
+            for (size_t j = 0; j < qn; ++j)
+              same += p.guard[i] == q.guard[j] && p.guard[i].loc == q.guard[j].loc;
+          return upTo + qn - 2 * same;
+        };
+        std::stable_sort(order.begin(), order.end(), [&](const Path *x, const Path *y) {
+          return distance(*x) < distance(*y);
+        });
+        for (const Path *qp : order) {
+          const Path &q = *qp;
+          if (!pairFeasible(p.guard, q.guard))
+            continue;
+          if (distance(q) > 2)
+            break; // only the path that differs in the deciding decision alone
+          auto ps = syncOnly(p.seq), qs = syncOnly(q.seq);
+          long d = firstDiff(ps, qs);
+          const Ev &e =
+              (d >= 0 && size_t(d) < qs.size()) ? qs[d] : (iter.empty() ? all[0] : iter[0]);
+          Divergence dv;
+          dv.kind = Divergence::Kind::LoopExit;
+          dv.event = e;
+          dv.exit = p.exit;
+          dv.exitVia = p.exitVia;
+          dv.reachesEvent = d >= 0 && size_t(d) < qs.size();
+          report(std::move(dv), cand);
+          decided = true;
+          break;
+        }
+        // The next rank decision above, when the exit's decision is nested in
+        // it: no rank that takes its other arm ever makes the exit's decision
+        // (a rank-0 block that closed before the exit does not qualify).
+        const Lit *above = nullptr;
+        for (const Lit *l = cand; l != p.guard.data();) {
+          --l;
+          if (atoms[l->atom].dep == Dep::Rank) {
+            above = l;
+            break;
+          }
+        }
+        if (above) {
+          const Lit &own = *sep;
+          for (const auto &q : completing) {
+            bool other = false, tests = false;
+            for (const auto &m : q.guard) {
+              other = other || (m.atom == above->atom && m.pol != above->pol);
+              tests = tests || (m.atom == own.atom && m.loc == own.loc);
+            }
+            if (other && tests) {
+              above = nullptr;
+              break;
+            }
+          }
+        }
+        cand = above;
       }
       if (divergences.size() != beforeExit)
         break;
