@@ -984,12 +984,11 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
         // where the ranks part, and the other ranks never reach it.
         const size_t upTo = static_cast<size_t>(cand - p.guard.data()) + 1;
         auto distance = [&](const Path &q) {
-          const size_t qn = std::min(q.guard.size(), upTo);
           size_t same = 0;
           for (size_t i = 0; i < upTo; ++i)
-            for (size_t j = 0; j < qn; ++j)
-              same += p.guard[i] == q.guard[j] && p.guard[i].loc == q.guard[j].loc;
-          return upTo + qn - 2 * same;
+            for (const auto &m : q.guard)
+              same += p.guard[i] == m && p.guard[i].loc == m.loc;
+          return upTo + q.guard.size() - 2 * same;
         };
         std::stable_sort(order.begin(), order.end(), [&](const Path *x, const Path *y) {
           return distance(*x) < distance(*y);

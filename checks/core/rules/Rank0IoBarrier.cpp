@@ -279,7 +279,6 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   Loc missingAt = 0;
   std::function<bool(std::vector<Frame>, bool, const std::string &, int)> barrierNear =
       [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
-    std::string op;
     const std::set<std::string> held = after ? heldTests(stack) : std::set<std::string>();
     bool leaving = false; // broke out of a loop: the rest of its body does not run
     while (!stack.empty()) {
