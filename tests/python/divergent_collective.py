@@ -748,3 +748,23 @@ def rank0_nan_check_returns(model, batches, meter, args):
                 if math.isnan(meter.val):
                     return False
     return True
+
+
+def reduce_through_autograd_function_everywhere(z):
+    # hard negative: every rank runs the Function's forward
+    return AllReduceGrad.apply(z)
+
+
+def rank0_logs_then_stops_on_shared_flag(model, batches, meter, stop):
+    # hard negative: the rank-0 block closed before the exit; the exit's own
+    # decision (an all-reduced flag) is every rank's, and every rank makes it
+    for x in batches:
+        loss = model(x).sum().detach()
+        dist.all_reduce(loss)
+        if dist.get_rank() == 0:
+            meter.update(loss.item())
+        flag = torch.tensor([float(stop(loss))])
+        dist.all_reduce(flag)
+        if flag.item() > 0:
+            return False
+    return True
