@@ -2,6 +2,10 @@
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "ddplint/core/Model.h"
 
 namespace ddplint::clangfe {
 
@@ -141,6 +145,56 @@ std::string stringLiteralOf(const Expr *e) {
   return {};
 }
 
+namespace {
+
+// The path's last part names a log: "train.log", `log_path`,
+// `out_dir + "/log.txt"` (a file in a log folder, `log_dir + "/config.yaml"`,
+// is not one).
+bool pathNamesLog(const Expr *e) {
+  if (!e)
+    return false;
+  e = e->IgnoreParenImpCasts();
+  if (const auto *m = dyn_cast<MaterializeTemporaryExpr>(e))
+    return pathNamesLog(m->getSubExpr());
+  if (const auto *b = dyn_cast<CXXBindTemporaryExpr>(e))
+    return pathNamesLog(b->getSubExpr());
+  if (const auto *c = dyn_cast<CXXConstructExpr>(e))
+    return c->getNumArgs() >= 1 && pathNamesLog(c->getArg(0));
+  if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e))
+    return (op->getOperator() == OO_Plus || op->getOperator() == OO_Slash) && op->getNumArgs() == 2 &&
+           pathNamesLog(op->getArg(1));
+  if (const auto *call = dyn_cast<CXXMemberCallExpr>(e)) // log_path.c_str()
+    return pathNamesLog(call->getImplicitObjectArgument());
+  if (const auto *s = dyn_cast<StringLiteral>(e)) {
+    std::string_view t(s->getBytes().data(), s->getBytes().size());
+    if (auto slash = t.rfind('/'); slash != std::string_view::npos)
+      t = t.substr(slash + 1);
+    return core::namesLogFile(t);
+  }
+  if (const auto *d = dyn_cast<DeclRefExpr>(e))
+    return d->getDecl()->getDeclName().isIdentifier() && core::namesLogFile(d->getDecl()->getName());
+  if (const auto *m = dyn_cast<MemberExpr>(e))
+    return m->getMemberDecl()->getDeclName().isIdentifier() &&
+           core::namesLogFile(m->getMemberDecl()->getName());
+  return false;
+}
+
+// `std::ios::app`, `std::ofstream::out | std::ofstream::app`: an open mode
+// that appends.
+bool modeAppends(const Expr *e) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    bool found = false;
+    bool VisitDeclRefExpr(DeclRefExpr *d) {
+      found = found || (d->getDecl()->getDeclName().isIdentifier() && d->getDecl()->getName() == "app");
+      return !found;
+    }
+  } f;
+  f.TraverseStmt(const_cast<Expr *>(e));
+  return f.found;
+}
+
+} // namespace
+
 CallInfo ApiMatcher::classifyCallee(const FunctionDecl *fd, const CallExpr *call) const {
   CallInfo info;
   if (!fd)
@@ -214,6 +268,7 @@ CallInfo ApiMatcher::classify(const CallExpr *call) const {
     std::string mode = stringLiteralOf(call->getArg(1));
     if (!mode.empty() && mode.find_first_of("wa+") == std::string::npos)
       return {};
+    info.log = mode.find('a') != std::string::npos || pathNamesLog(call->getArg(0));
   }
   // fprintf(stderr, ...), fputs(s, stdout): console output, not a file.
   if (info.role == CallRole::FileWrite) {
@@ -226,6 +281,12 @@ CallInfo ApiMatcher::classify(const CallExpr *call) const {
         if (dr->getDecl()->getDeclName().isIdentifier() &&
             (dr->getDecl()->getName() == "stdout" || dr->getDecl()->getName() == "stderr"))
           return {};
+    // fprintf(log, ...) into `FILE *log = fopen("train.log", "a")`: a log line.
+    if (stream >= 0 && unsigned(stream) < call->getNumArgs())
+      if (const auto *dr = dyn_cast<DeclRefExpr>(call->getArg(unsigned(stream))->IgnoreParenImpCasts()))
+        if (const auto *vd = dyn_cast<VarDecl>(dr->getDecl()); vd && vd->getInit())
+          if (const auto *open = dyn_cast<CallExpr>(vd->getInit()->IgnoreParenImpCasts()); open && open != call)
+            info.log = classify(open).log;
   }
   if (info.role == CallRole::FileWrite && call->getNumArgs() >= 2 && (info.op == "open" || info.op == "open64")) {
     const Expr *flags = call->getArg(1)->IgnoreParenImpCasts();
@@ -233,7 +294,15 @@ CallInfo ApiMatcher::classify(const CallExpr *call) const {
         !flags->getType().isNull() && flags->getType()->isIntegerType())
       if (auto v = flags->getIntegerConstantExpr(fd->getASTContext()); v && (v->getExtValue() & 3) == 0)
         return {}; // O_RDONLY
+    // O_APPEND's value differs between systems: its spelling does not.
+    const ASTContext &ctx = fd->getASTContext();
+    CharSourceRange range = CharSourceRange::getTokenRange(call->getArg(1)->getSourceRange());
+    llvm::StringRef spelled = Lexer::getSourceText(ctx.getSourceManager().getExpansionRange(range),
+                                                   ctx.getSourceManager(), ctx.getLangOpts());
+    info.log = spelled.contains("O_APPEND") || pathNamesLog(call->getArg(0));
   }
+  if (info.role == CallRole::FileWrite && call->getNumArgs() >= 1 && info.op == "creat")
+    info.log = pathNamesLog(call->getArg(0));
   // A writer is a checkpoint write only in the overloads that take a path;
   // the stream overloads write wherever the caller's stream goes.
   if (info.role == CallRole::CheckpointWrite && info.arg >= 0 &&
@@ -259,8 +328,11 @@ CallInfo ApiMatcher::classifyConstruct(const CXXConstructExpr *ctor) const {
     return {};
   const CXXRecordDecl *rd = ctor->getConstructor()->getParent();
   std::string q = qualifiedName(rd);
-  if (nameIn(q, api_.fileWriterClasses) && ctor->getNumArgs() >= 1)
-    return {CallRole::FileWrite, q, 0};
+  if (nameIn(q, api_.fileWriterClasses) && ctor->getNumArgs() >= 1) {
+    CallInfo info{CallRole::FileWrite, q, 0};
+    info.log = (ctor->getNumArgs() >= 2 && modeAppends(ctor->getArg(1))) || pathNamesLog(ctor->getArg(0));
+    return info;
+  }
   if (nameIn(q, api_.localClasses))
     return {CallRole::LocalSource, q, -1};
   return {};

@@ -39,6 +39,8 @@ struct CallInfo {
   CallRole role = CallRole::None;
   std::string op; // "allreduce", "torch::save", ...
   int arg = -1;   // out-parameter or path argument index, when the role has one
+  // FileWrite: the file is a log (opened for appending, or named for one).
+  bool log = false;
 };
 
 // Fully qualified name without inline namespaces (std::__cxx11, chrono::_V2)

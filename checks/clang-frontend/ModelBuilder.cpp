@@ -151,7 +151,8 @@ struct ModelBuilder::Impl {
     if (const auto *ce = dyn_cast<CXXConstructExpr>(e)) {
       CallInfo info = api().classifyConstruct(ce);
       if (info.role == CallRole::FileWrite) {
-        Node n = Node::makeEvent(core::EventKind::FileWrite, info.op, loc(ce->getBeginLoc()));
+        Node n = Node::makeEvent(info.log ? core::EventKind::LogWrite : core::EventKind::FileWrite, info.op,
+                                 loc(ce->getBeginLoc()));
         n.pathDep = ce->getNumArgs() ? deps().depOf(ce->getArg(0)) : core::Dep::Uniform;
         out.push_back(std::move(n));
         return;
@@ -194,7 +195,7 @@ struct ModelBuilder::Impl {
       return;
     }
     case CallRole::FileWrite: {
-      Node n = Node::makeEvent(core::EventKind::FileWrite, info.op, l);
+      Node n = Node::makeEvent(info.log ? core::EventKind::LogWrite : core::EventKind::FileWrite, info.op, l);
       out.push_back(std::move(n));
       return;
     }

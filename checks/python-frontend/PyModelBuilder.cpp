@@ -1015,20 +1015,7 @@ bool Builder::namesLog(SyntaxNode path) const {
   std::string_view t = text(path);
   if (is(path, "attribute"))
     t = text(field(path, "attribute"));
-  std::string word;
-  auto isLogWord = [](const std::string &w) {
-    return w == "log" || w == "logs" || w == "logfile" || w == "logpath" || w == "logfilename";
-  };
-  for (char ch : std::string(t) + " ") {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    } else {
-      if (isLogWord(word))
-        return true;
-      word.clear();
-    }
-  }
-  return false;
+  return core::namesLogFile(t);
 }
 
 Builder::OpenKind Builder::openKind(SyntaxNode c) const {

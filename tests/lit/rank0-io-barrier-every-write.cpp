@@ -3,6 +3,7 @@
 // entry and exit: hazards stay warnings, the rest are remarks (policy notes).
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <fstream>
 
 using PG = c10::intrusive_ptr<c10d::ProcessGroup>;
 
@@ -16,6 +17,14 @@ void train(PG pg, torch::nn::Linear model, std::vector<at::Tensor> &g) {
   if (pg->getRank() == 0)
 // CHECK-MESSAGES: :[[@LINE-1]]:3: remark: block runs only on rank 0 and writes files, with no barrier every rank reaches before or after it (BarrierAroundEveryWrite: {{.*}}); put a barrier before and after it [ddp-rank0-io-barrier]
     torch::save(model, "final.pt");
+}
+
+void log_line(PG pg, float loss, std::vector<at::Tensor> &g) {
+  pg->allreduce(g)->wait();
+  if (pg->getRank() == 0)
+// CHECK-MESSAGES: :[[@LINE-1]]:3: remark: block runs only on rank 0 and writes files, with no barrier every rank reaches before or after it (BarrierAroundEveryWrite: {{.*}}); put a barrier before and after it [ddp-rank0-io-barrier]
+    std::ofstream("train.log", std::ios::app) << loss;
+  pg->allreduce(g)->wait();
 }
 
 void bracketed(PG pg, torch::nn::Linear model) {

@@ -38,20 +38,39 @@ void barrier_before_only(PG pg, torch::nn::Linear model, std::vector<at::Tensor>
 // CHECK-FIXES-NEXT: {{^}}  pg->barrier()->wait();{{$}}
 // CHECK-FIXES-NEXT: {{^}}  pg->allreduce(g)->wait();{{$}}
 
+// ---- hard negatives: logs -----------------------------------------------------
+// A log opened for appending, or named for one, takes a line at a time and
+// nobody reads it during the run: no barrier is asked for around it.
 void metrics_log(c10d::ProcessGroup &group, float loss, int epochs, std::vector<at::Tensor> &g) {
   const bool is_main = group.getRank() == 0;
   for (int epoch = 0; epoch < epochs; ++epoch) {
     group.barrier()->wait();
     if (is_main && epoch % 10 == 0) {
-// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
       std::ofstream log("metrics.csv", std::ios::app);
     }
+    if (is_main) {
+      FILE *f = std::fopen("progress.txt", "a");
+      std::fprintf(f, "%d %f\n", epoch, loss);
+      std::fclose(f);
+    }
+    if (is_main)
+      std::ofstream(std::string("out/") + "train.log") << loss;
     group.allreduce(g)->wait();
   }
 }
-// CHECK-FIXES: {{^}}      std::ofstream log("metrics.csv", std::ios::app);{{$}}
-// CHECK-FIXES-NEXT: {{^}}    }{{$}}
-// CHECK-FIXES-NEXT: {{^}}    group.barrier()->wait();{{$}}
+
+// ...but a file in a log folder is an ordinary file.
+void config_in_log_dir(c10d::ProcessGroup &group, const std::string &log_dir, std::vector<at::Tensor> &g) {
+  group.barrier()->wait();
+  if (group.getRank() == 0) {
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
+    std::ofstream cfg(log_dir + "/config.yaml");
+  }
+  group.allreduce(g)->wait();
+}
+// CHECK-FIXES: {{^}}    std::ofstream cfg(log_dir + "/config.yaml");{{$}}
+// CHECK-FIXES-NEXT: {{^}}  }{{$}}
+// CHECK-FIXES-NEXT: {{^}}  group.barrier()->wait();{{$}}
 
 void write_report(const char *path) {
   FILE *f = std::fopen(path, "w");

@@ -1,5 +1,7 @@
 #include "ddplint/core/Model.h"
 
+#include <cctype>
+
 namespace ddplint::core {
 
 Cond Cond::constant(bool v) {
@@ -128,6 +130,23 @@ Node Node::makeExit(ExitKind k, Loc loc) {
   n.exit = k;
   n.loc = loc;
   return n;
+}
+
+bool namesLogFile(std::string_view name) {
+  auto isLogWord = [](const std::string &w) {
+    return w == "log" || w == "logs" || w == "logfile" || w == "logpath" || w == "logfilename";
+  };
+  std::string word;
+  for (char ch : std::string(name) + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else {
+      if (isLogWord(word))
+        return true;
+      word.clear();
+    }
+  }
+  return false;
 }
 
 const Function *Program::find(const std::string &key) const {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ddplint::core {
@@ -156,6 +157,11 @@ struct Function {
 // True when exactly one of the representative ranks satisfies `c` and it is
 // rank 0: the block guarded by `c` runs on the main process only.
 bool isMainOnly(const Cond &c);
+
+// True when a file name, or the name of what holds it, has a word that says
+// it is a log (`train.log`, `log_path`, `logfile`, `os.path.join(d, "log")`):
+// the frontends make such writes LogWrite events.
+bool namesLogFile(std::string_view name);
 
 // Who runs a piece of code: every rank, one process per node (a node-local
 // rank 0 test), or one rank or an unknown subset (nobody, for a file that
