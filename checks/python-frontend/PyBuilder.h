@@ -157,6 +157,11 @@ struct Val {
   // The value is an object on the ranks where this holds and None elsewhere
   // (`saver = Saver() if rank == 0 else None`): `saver is not None` tests it.
   std::optional<Cond> existsWhen;
+  // Whether the value is None is the same on every rank: it was set to None
+  // or to an object under decisions every rank takes alike (`grad_norm =
+  // None`, then `if accelerator.sync_gradients: grad_norm = clip(...)`), so
+  // `grad_norm is not None` is a uniform test whatever the value's contents.
+  bool presenceUniform = false;
   // A constant the caller handed a parameter (`create_dataloader(..., rank=-1)`):
   // tests of it decide the same way on every rank (see Specialization).
   std::optional<std::int64_t> known;
@@ -192,6 +197,7 @@ inline Val joinVal(const Val &a, const Val &b) {
     v.existsWhen = a.existsWhen;
   v.agreed = a.agreed && b.agreed;
   v.none = a.none && b.none;
+  v.presenceUniform = a.presenceUniform && b.presenceUniform;
   if (a.known == b.known)
     v.known = a.known;
   v.worldSize = a.worldSize || b.worldSize;
@@ -272,6 +278,10 @@ inline Val joinArms(const Val &t, const Val &f, const Cond &c) {
   if (rankDecision && t.none != f.none) {
     Cond e = t.none ? Cond::negate(c) : c;
     j.existsWhen = e;
+  } else if (!rankDecision && t.none != f.none) {
+    // One arm None, the other an object not known to exist by rank.
+    const Val &obj = t.none ? f : t;
+    j.presenceUniform = obj.presenceUniform || (!obj.existsWhen && !obj.cond && obj.rank == RankKind::None);
   } else if (t.existsWhen && f.existsWhen && t.existsWhen->text == f.existsWhen->text) {
     j.existsWhen = t.existsWhen;
   }

@@ -227,6 +227,7 @@ Val Builder::value(SyntaxNode e) {
   }
   if (k == "none") {
     v.none = true;
+    v.presenceUniform = true;
     return v;
   }
   if (k == "integer" || k == "float" || k == "true" || k == "false")
@@ -683,6 +684,8 @@ Cond Builder::cond(SyntaxNode e) {
         if ((is(tested, "identifier") || is(tested, "attribute")) && (w == "grad" || w == "grads"))
           return atom(e, Dep::Uniform);
       }
+      if (obj.presenceUniform)
+        return atom(e, Dep::Uniform);
       // `val_loader is not None` where the loader was made with the rank
       // (`DistributedDataLoader(path, B, T, rank, world)`) under a decision
       // every rank takes alike: made from the rank is not None by rank.

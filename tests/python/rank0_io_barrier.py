@@ -296,3 +296,16 @@ def save_in_loop_barrier_after_loop(model, grads):
         # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
             torch.save(model.state_dict(), "step.pt")
     dist.barrier()
+
+
+def nested_main_blocks(accelerator, text_encoder, prompts, grads):
+    # PixArt-alpha's prepare_vis: a second main-process test inside the first
+    # is the same rank-0 block; one report, at the outer `if` (a barrier put
+    # inside it only rank 0 would reach)
+    if accelerator.is_main_process:
+    # CHECK-MESSAGES: :[[@LINE-1]]:5: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+        skip = all(os.path.exists(p) for p in prompts)
+        if accelerator.is_main_process and not skip:
+            for p in prompts:
+                torch.save(text_encoder(p), p)
+    accelerator.backward(grads)

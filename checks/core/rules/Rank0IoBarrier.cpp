@@ -437,6 +437,10 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   for (const auto &f : I.program.functions) {
     std::vector<Frame> stack;
     int inSyncLoop = 0;
+    // Inside a rank-0 block a second rank-0 test (`if is_main and not skip:`)
+    // is the same block for the other ranks: the outer one is reported, and a
+    // barrier put inside it only rank 0 would reach.
+    int inMainBlock = 0;
     std::function<void(const Node &)> visit = [&](const Node &n) {
       if (n.kind == Node::Kind::Block) {
         for (size_t i = 0; i < n.kids.size(); ++i) {
@@ -452,7 +456,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         --inSyncLoop;
         return;
       }
-      if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0]) &&
+      if (inMainBlock) {
+        // nothing is reported here; only the nesting is followed below
+      } else if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0]) &&
           syncNear(stack, true, f.key, 0)) {
         bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
                           !barrierNear(stack, false, f.key, 0);
@@ -487,6 +493,13 @@ std::vector<Finding> decide(const RuleContext &ctx) {
           if (missBefore || missAfter)
             out.push_back(finding(n, missBefore, missAfter, true));
         }
+      }
+      if (n.kind == Node::Kind::If && isMainOnly(n.cond)) {
+        ++inMainBlock;
+        visit(n.kids[0]);
+        --inMainBlock;
+        visit(n.kids[1]);
+        return;
       }
       for (const auto &k : n.kids)
         visit(k);
