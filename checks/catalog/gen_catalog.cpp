@@ -419,6 +419,9 @@ const PythonKey kPythonKeys[] = {
     {"file_writers", "fileWriters"},
     {"file_write_methods", "fileWriteMethods"},
     {"checkpoint_write_methods", "checkpointWriteMethods"},
+    {"checkpoint_saver_classes", "checkpointSaverClasses"},
+    {"checkpoint_saver_methods", "checkpointSaverMethods"},
+    {"per_process_ids", "perProcessIds"},
     {"exit_functions", "exitFunctions"},
 };
 

@@ -278,10 +278,15 @@ inline Val joinArms(const Val &t, const Val &f, const Cond &c) {
   if (rankDecision && t.none != f.none) {
     Cond e = t.none ? Cond::negate(c) : c;
     j.existsWhen = e;
-  } else if (!rankDecision && t.none != f.none) {
-    // One arm None, the other an object not known to exist by rank.
-    const Val &obj = t.none ? f : t;
-    j.presenceUniform = obj.presenceUniform || (!obj.existsWhen && !obj.cond && obj.rank == RankKind::None);
+  } else if (!rankDecision) {
+    // Under a decision every rank takes alike, None on one arm and an object
+    // not known to exist by rank on the other (or objects on both) is None or
+    // not alike on every rank.
+    auto presence = [](const Val &v) {
+      return v.presenceUniform || v.none || (!v.existsWhen && !v.cond && v.rank == RankKind::None);
+    };
+    j.presenceUniform = (t.none || f.none || t.presenceUniform || f.presenceUniform) && presence(t) &&
+                        presence(f);
   } else if (t.existsWhen && f.existsWhen && t.existsWhen->text == f.existsWhen->text) {
     j.existsWhen = t.existsWhen;
   }
@@ -413,6 +418,7 @@ private:
   std::set<std::string> loaderNames_; // names assigned a loader's iteration (`pbar = enumerate(loader)`)
   std::set<std::string> memoryFiles_; // io.BytesIO() objects: torch.save into them is no file
   std::set<std::string> logFiles_;    // handles open() gave for a log: json.dump(x, f) logs
+  std::set<std::string> savers_;      // spellings of a library's checkpoint saver (timm's)
   // Per function (keyed by its first byte): the names and attribute chains
   // that its file writes take as arguments (see probeRacesWrite).
   std::map<std::uint32_t, std::set<std::string>> writtenNames_;
@@ -608,6 +614,7 @@ private:
   bool namesLog(SyntaxNode path) const;
   bool oneDeviceFramework(SyntaxNode root) const;
   bool namesThisProcess(SyntaxNode e) const;
+  bool makesSaver(SyntaxNode v) const;
   void helperCall(const CallSite &cs, std::vector<Node> &out);
   void emit(std::vector<Node> &out, SyntaxNode at, EventKind kind, std::string name);
   ObjKind objectKind(const std::string &spelling) const;

@@ -353,6 +353,27 @@ bool Builder::returnsDdpModel(SyntaxNode def) const {
   return any && !other;
 }
 
+// `CheckpointSaver(model=..., checkpoint_dir=...)`, also on one arm of a
+// conditional (`... if rank == 0 else None`).  A star import (`from
+// timm.utils import *`) leaves the class unqualified: its name alone then
+// matches, unless the project defines a class so named (its code is read).
+bool Builder::makesSaver(SyntaxNode v) const {
+  v = unparen(v);
+  if (is(v, "conditional_expression") && namedChildCount(v) == 3)
+    return makesSaver(namedChild(v, 0)) || makesSaver(namedChild(v, 2));
+  if (!is(v, "call"))
+    return false;
+  const std::string q = qualified(field(v, "function"));
+  if (has(api().checkpointSaverClasses, q))
+    return true;
+  if (q.find('.') != std::string::npos || !resolveCallee(field(v, "function")).empty())
+    return false;
+  for (const auto &c : api().checkpointSaverClasses)
+    if (lastPart(c) == q)
+      return true;
+  return false;
+}
+
 // Which spellings hold which objects, over the whole module: the DDP model is
 // usually made in one function and called in another, under the same name.
 void Builder::collectObjects(SyntaxNode n) {
@@ -365,6 +386,8 @@ void Builder::collectObjects(SyntaxNode n) {
       ObjKind k = kindOfCtor(right);
       if (k != ObjKind::None && (is(left, "identifier") || is(left, "attribute")))
         objects_[str(left)] = k;
+      if ((is(left, "identifier") || is(left, "attribute")) && makesSaver(right))
+        savers_.insert(str(left));
       if (k == ObjKind::Ddp || k == ObjKind::Fsdp)
         hasDdp_ = true;
       if (k == ObjKind::Ddp && is(right, "call") && (is(left, "identifier") || is(left, "attribute")))
@@ -396,6 +419,19 @@ void Builder::collectObjects(SyntaxNode n) {
             }
           }
         }
+      }
+    }
+    if (is(s, "typed_parameter") || is(s, "typed_default_parameter")) {
+      // `def train_one_epoch(model: DistributedDataParallel, ...)`: the
+      // annotation says what the caller hands in.
+      SyntaxNode id = parameterName(s);
+      std::string t(text(field(s, "type")));
+      t.erase(std::remove(t.begin(), t.end(), '\''), t.end());
+      t.erase(std::remove(t.begin(), t.end(), '"'), t.end());
+      const std::string l = lastPart(t);
+      if (is(id, "identifier") && (has(api().ddpClasses, l) || has(api().fsdpClasses, l))) {
+        objects_[str(id)] = has(api().ddpClasses, l) ? ObjKind::Ddp : ObjKind::Fsdp;
+        hasDdp_ = true;
       }
     }
     if (is(s, "assignment")) {
@@ -1057,13 +1093,11 @@ Builder::OpenKind Builder::openKind(SyntaxNode c) const {
 // `os.getpid()`, `tempfile.mkdtemp()`, the host name): a folder so named,
 // kept in an attribute, is every process's own (lingua's probe tensors).
 bool Builder::namesThisProcess(SyntaxNode e) const {
-  static const std::set<std::string> ids = {"uuid.uuid4", "uuid.uuid1", "os.getpid",
-                                            "tempfile.mkdtemp", "socket.gethostname"};
   std::vector<SyntaxNode> stack{e};
   while (!stack.empty()) {
     SyntaxNode n = stack.back();
     stack.pop_back();
-    if (is(n, "call") && ids.count(qualified(field(n, "function"))))
+    if (is(n, "call") && has(api().perProcessIds, qualified(field(n, "function"))))
       return true;
     for (SyntaxNode k : namedKids(n))
       stack.push_back(k);
@@ -1097,6 +1131,12 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   }
   if (builtinOpen)
     return true;
+  // `saver.save_checkpoint(epoch, metric=m)` of a library's checkpoint saver:
+  // a checkpoint in the folder the saver was made with.
+  if (is(cs.fn, "attribute") && savers_.count(cs.recv) && has(api().checkpointSaverMethods, cs.l)) {
+    out.push_back(Node::makeEvent(EventKind::CheckpointWrite, cs.recv + "." + cs.l, loc(cs.c)));
+    return true;
+  }
   if (is(cs.fn, "attribute") && has(api().checkpointWriteMethods, cs.l) && !smallFilesOwner(cs.recv)) {
     const Loc at = loc(cs.c);
     Node n = Node::makeEvent(EventKind::CheckpointWrite, cs.recv + "." + cs.l, at);

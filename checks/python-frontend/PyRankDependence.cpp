@@ -233,6 +233,22 @@ Val Builder::value(SyntaxNode e) {
   if (k == "integer" || k == "float" || k == "true" || k == "false")
     return v;
   if (k == "conditional_expression" && namedChildCount(e) == 3) {
+    // `tqdm(pbar) if rank == 0 else pbar`: a progress bar on one rank goes
+    // over the same items as the bare iterable on the others.
+    auto wraps = [&](SyntaxNode w, SyntaxNode bare) {
+      w = unparen(w);
+      if (!is(w, "call"))
+        return false;
+      std::string l = lastPart(qualified(field(w, "function")));
+      std::transform(l.begin(), l.end(), l.begin(), ::tolower);
+      auto wa = args(w);
+      return (l == "tqdm" || l == "iter" || l == "enumerate") && !wa.empty() && wa[0].name.empty() &&
+             text(unparen(wa[0].value)) == text(unparen(bare));
+    };
+    if (wraps(namedChild(e, 0), namedChild(e, 2)))
+      return value(namedChild(e, 2));
+    if (wraps(namedChild(e, 2), namedChild(e, 0)))
+      return value(namedChild(e, 0));
     // `Saver() if rank == 0 else None`, `rank == 0 if ddp else True`
     Cond c = cond(namedChild(e, 1));
     Val out = joinArms(value(namedChild(e, 0)), value(namedChild(e, 2)), c);
@@ -295,6 +311,15 @@ Val Builder::callValue(SyntaxNode c) {
       agreed = agreed && a.name.empty() && value(a.value).agreed;
     if (agreed)
       return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
+  }
+  // `int(f.read())` of `open(os.path.join(resume, "step.txt"))`: a file at a
+  // path every rank names holds what it holds for every rank, as torch.load's
+  // does; the console (`sys.stdin.readline()`) and a rank's own file do not.
+  if ((l == "read" || l == "readline" || l == "readlines") && is(fn, "attribute") &&
+      str(field(fn, "object")).find("stdin") == std::string::npos) {
+    Val h = value(field(fn, "object"));
+    v.dep = h.dep == Dep::Uniform && !h.cond && h.rank == RankKind::None ? Dep::Uniform : Dep::Local;
+    return v;
   }
   if (has(api().localFunctions, q) || has(api().localFunctions, l) ||
       has(api().localMethods, l)) {

@@ -9,6 +9,7 @@ import os
 import sys
 import datetime
 
+import time
 import torch
 import torch.distributed as dist
 from tqdm import tqdm
@@ -792,3 +793,48 @@ def gather_norm_set_on_local_loss(accelerator, model, loss, clip):
         return accelerator.gather(grad_norm).mean().item()
         # CHECK-MESSAGES: :[[@LINE-1]]:16: error: collective 'accelerator.gather' runs only on ranks where 'grad_norm is not None' holds (a rank-local value); {{.*}} [ddp-divergent-collective]
     return 0.0
+
+
+def resume_step_from_shared_file(resume_dir, grads):
+    # hard negative (LlamaGen's FSDP resume): a file at a path every rank
+    # names holds the same step for every rank, as a torch.load'ed one does
+    with open(os.path.join(resume_dir, "resume_step.txt")) as f:
+        step = int(f.read().strip())
+    if step % 100 == 0:
+        dist.all_reduce(grads)
+
+
+def resume_step_from_rank_file(resume_dir, grads):
+    # ...each rank's own file may hold its own step
+    with open(os.path.join(resume_dir, f"step_{dist.get_rank()}.txt")) as f:
+        step = int(f.read().strip())
+    if step % 100 == 0:
+        dist.all_reduce(grads)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where 'step % 100 == 0' holds (a rank-local value); {{.*}} [ddp-divergent-collective]
+
+
+def checkpoint_on_local_step(model, loader, ckpt_every, global_rank):
+    # LlamaGen's FSDP checkpoint on a step count this rank alone knows: the
+    # barrier after the rank-0 save runs where the step test holds; the closed
+    # `if global_rank == 0` does not decide whether a rank reaches it
+    train_steps = int(time.time())
+    for x in loader:
+        model(x).sum().backward()
+        train_steps += 1
+        if train_steps % ckpt_every == 0:
+            state = model.state_dict()
+            if global_rank == 0:
+                torch.save(state, "consolidated.pth")
+            dist.barrier()
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: error: barrier runs only on ranks where 'train_steps % ckpt_every == 0' holds (a rank-local value); {{.*}} [ddp-divergent-collective]
+
+
+def progress_bar_on_rank0_only(n, iterations, rank, model):
+    # hard negative (SiT's and DiT's sample_ddp.py): a progress bar on rank 0
+    # goes over the same range as the bare one on the others
+    pbar = range(iterations)
+    pbar = tqdm(pbar) if rank == 0 else pbar
+    for _ in pbar:
+        model(torch.randn(n))
+        dist.barrier()
+

@@ -18,7 +18,8 @@ from megatron.core import mpu as legacy_mpu
 from megatron.core import parallel_state as mpu
 from megatron.core.utils import barrier as mbarrier
 from megatron.training.utils import is_rank_0
-from timm.utils import distribute_bn, is_primary, reduce_tensor
+from timm.utils import CheckpointSaver, distribute_bn, is_primary, reduce_tensor
+from timm.utils import checkpoint_saver
 from timm.utils.distributed import distribute_bn as distribute_bn2, is_primary as is_primary2
 from timm.utils.distributed import reduce_tensor as reduce_tensor2
 from transformers.trainer_utils import is_main_process as hf_is_main_process
@@ -370,3 +371,38 @@ def hard_negatives(args, model, optimizer, t, r):
             print(p.data.norm())
     # rank-valued helpers that do not decide who communicates
     print(mpu.get_data_parallel_rank(), comm.get_rank(), hvd.rank())
+
+
+def timm_saver_on_rank0(args, model, optimizer, loader, epochs):
+    # timm's train.py: the saver exists on rank 0 only; its checkpoint, every
+    # epoch, is written while the others go on into the next epoch's all-reduce
+    saver = None
+    if args.rank == 0:
+        saver = CheckpointSaver(model=model, optimizer=optimizer, args=args, checkpoint_dir="out")
+    for epoch in range(epochs):
+        for x in loader:
+            model(x).sum().backward()
+        if saver is not None:
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+            saver.save_checkpoint(epoch, metric=0.0)
+
+
+def timm_saver_module_path(args, model, optimizer, loader, epochs):
+    saver = checkpoint_saver.CheckpointSaver(model=model, optimizer=optimizer) if args.rank == 0 else None
+    for epoch in range(epochs):
+        for x in loader:
+            model(x).sum().backward()
+            if saver is not None:
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+                saver.save_recovery(epoch)
+
+
+def timm_saver_then_barrier(args, model, optimizer, loader, epochs):
+    # hard negative: the save is followed by a barrier every rank reaches
+    saver = CheckpointSaver(model=model, optimizer=optimizer) if args.rank == 0 else None
+    for epoch in range(epochs):
+        for x in loader:
+            model(x).sum().backward()
+        if saver is not None:
+            saver.save_checkpoint(epoch, metric=0.0)
+        dist.barrier()

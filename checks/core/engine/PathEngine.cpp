@@ -460,6 +460,7 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
     for (auto &p : in)
       if (live(p)) {
         e.guardLen = p.guard.size();
+        e.at = p.seq.size();
         p.seq.push_back(e);
       }
     return in;
@@ -475,6 +476,7 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
       if (!live(p))
         continue;
       site.guardLen = p.guard.size();
+      site.at = p.seq.size();
       p.seq.push_back(site);
       if (callee) {
         for (Ev e : callee->summary) {
@@ -482,6 +484,7 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
             e.via = n.name;
           e.loc = n.loc;
           e.guardLen = p.guard.size();
+          e.at = p.seq.size();
           p.seq.push_back(e);
         }
         if (callee->alwaysTerminates) {
@@ -514,13 +517,19 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
       }
       for (const auto &c : tConj) {
         Path q = p;
-        q.guard.insert(q.guard.end(), c.begin(), c.end());
+        for (Lit l : c) {
+          l.from = &n;
+          q.guard.push_back(l);
+        }
         if (selfConsistent(q.guard))
           thenIn.push_back(std::move(q));
       }
       for (const auto &c : eConj) {
         Path q = p;
-        q.guard.insert(q.guard.end(), c.begin(), c.end());
+        for (Lit l : c) {
+          l.from = &n;
+          q.guard.push_back(l);
+        }
         if (selfConsistent(q.guard))
           elseIn.push_back(std::move(q));
       }
@@ -531,6 +540,11 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
     cap(elseIn);
     auto t = walk(n.kids[0], std::move(thenIn));
     auto e = walk(n.kids[1], std::move(elseIn));
+    for (auto *arm : {&t, &e})
+      for (auto &p : *arm)
+        for (auto &l : p.guard)
+          if (l.from == &n && l.closedAt == SIZE_MAX)
+            l.closedAt = p.seq.size();
     // Cap each arm to half, so an overflow never drops a whole arm.
     const size_t half = limits.maxPaths / 2;
     if (t.size() + e.size() > limits.maxPaths) {
@@ -595,12 +609,14 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
       Path normal = p;
       for (Ev e : lr.symbol) {
         e.guardLen = p.guard.size();
+        e.at = normal.seq.size();
         normal.seq.push_back(e);
       }
       // The decisions that led to the loop cover what it carries: a save in a
       // loop under `if rank == 0:` in an outer loop's body is rank 0's.
       for (Ev c : lr.carried) {
         c.guardLen = p.guard.size();
+        c.at = normal.seq.size();
         normal.seq.push_back(std::move(c));
       }
       out.push_back(std::move(normal));
@@ -611,10 +627,16 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
             bp.exit != ExitKind::Terminate)
           continue;
         Path q = p;
-        q.guard.insert(q.guard.end(), bp.guard.begin(), bp.guard.end());
+        for (Lit l : bp.guard) {
+          l.closedAt = SIZE_MAX; // counted on the body's path, not this one
+          q.guard.push_back(l);
+        }
         if (!selfConsistent(q.guard))
           continue;
-        q.seq.insert(q.seq.end(), lr.symbol.begin(), lr.symbol.end());
+        for (Ev e : lr.symbol) {
+          e.at = q.seq.size();
+          q.seq.push_back(std::move(e));
+        }
         q.exit = bp.exit;
         q.exitLoc = bp.exitLoc; // the finding is placed at the exit, not at the next collective
         q.exitVia = bp.exitVia;
@@ -747,11 +769,11 @@ const Lit *PathEngine::splitLit(const Path &p, const Path &q) {
   return separating(p, q);
 }
 
-const Lit *PathEngine::innermost(const Path &p, const Path &q, size_t len) {
+const Lit *PathEngine::innermost(const Path &p, const Path &q, size_t len, size_t at) {
   len = std::min(len, p.guard.size());
   for (size_t k = len; k-- > 0;) {
     const Lit &l = p.guard[k];
-    if (atoms[l.atom].dep == Dep::Uniform)
+    if (atoms[l.atom].dep == Dep::Uniform || l.closedAt <= at)
       continue;
     bool shared = false;
     for (const auto &m : q.guard)
@@ -799,7 +821,7 @@ void PathEngine::skipFinding(const Ev &e, const Path &runs, const Path &skips) {
     return;
   }
   d.kind = Divergence::Kind::RunsOnlyOn;
-  report(std::move(d), innermost(runs, skips, e.guardLen));
+  report(std::move(d), innermost(runs, skips, e.guardLen, e.at));
 }
 
 void PathEngine::align(const Path &pa, const Path &pb, std::vector<Ev> a, std::vector<Ev> b) {
@@ -862,7 +884,7 @@ void PathEngine::align(const Path &pa, const Path &pb, std::vector<Ev> a, std::v
       const size_t at = aFirst ? fa : fb;
       const std::vector<Ev> &other = aFirst ? b : a;
       const Ev &o = at < other.size() ? other[at] : (aFirst ? b[fb] : a[fa]);
-      const Lit *l = innermost(aFirst ? pa : pb, aFirst ? pb : pa, e.guardLen);
+      const Lit *l = innermost(aFirst ? pa : pb, aFirst ? pb : pa, e.guardLen, e.at);
       Divergence d;
       d.kind = Divergence::Kind::Order;
       d.event = e;

@@ -52,6 +52,11 @@ struct Lit {
   bool pol;
   Loc loc = 0;   // the condition that added it (an atom can be tested many times)
   int text = -1; // its spelling there (index into PathEngine::texts)
+  // The `if` that added it, and whether the path has left that `if`: a
+  // decision already closed does not enclose what the path does next, so it
+  // does not explain a collective that runs after it.
+  const Node *from = nullptr;
+  size_t closedAt = SIZE_MAX; // the path's event count when it left that `if`
   bool operator==(const Lit &o) const { return atom == o.atom && pol == o.pol; }
 };
 
@@ -71,6 +76,7 @@ struct Ev {
   std::string head; // a loop's: its iteration's first collective ("" : op)
   const std::string &headOp() const { return head.empty() ? op : head; }
   size_t guardLen = 0; // how much of the path's guard was decided before it
+  size_t at = 0;       // its index in the path's sequence (see Lit::closedAt)
   Conj inLoop;         // the guard inside a loop body that led to it (copied out of loops)
   bool sync() const {
     return !isCall && (kind == EventKind::Collective || kind == EventKind::Barrier);
@@ -270,7 +276,7 @@ public:
 
   // The innermost decision before an event (within the first `len` literals)
   // that the other path did not take the same way: the branch the event sits in.
-  const Lit *innermost(const Path &p, const Path &q, size_t len);
+  const Lit *innermost(const Path &p, const Path &q, size_t len, size_t at);
 
   // The last rank-dependent decision on a path: the condition of its early exit.
   const Lit *lastLit(const Path &p);

@@ -162,6 +162,13 @@ struct PythonApi {
   // Methods that write a model's weights to a folder (`model.save_pretrained(dir)`);
   // an `is_main_process=` argument is the call's own guard.
   NameSet checkpointWriteMethods;
+  // Checkpoint savers of a library (timm's CheckpointSaver): an object made
+  // from one of these classes writes a checkpoint when one of the methods runs.
+  NameSet checkpointSaverClasses; // qualified
+  NameSet checkpointSaverMethods;
+  // Calls whose result names this process alone (a uuid, the pid, a fresh
+  // temporary folder): a folder so named is every process's own.
+  NameSet perProcessIds; // qualified
   NameSet exitFunctions;      // qualified
   std::vector<ImplicitCollective> implicitCollectives;
   std::vector<PyProcessGroupInit> processGroupInits;
