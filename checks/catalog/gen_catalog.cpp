@@ -458,7 +458,7 @@ std::string jsonList(const std::vector<std::string> &v) {
 const char *const kImplicitObjects[] = {"ddp",         "fsdp",           "prepared",
                                         "metric",      "accelerator",    "lightning_self",
                                         "fsdp_full_state", "deepspeed_engine", "any"};
-const char *const kImplicitConditions[] = {"program_wraps_ddp", "outside_no_sync", "no_arguments",
+const char *const kImplicitConditions[] = {"program_wraps_ddp", "outside_no_sync", "no_gradient_argument",
                                            "sync_dist", "module_has_buffers"};
 
 template <size_t N> bool oneOf(const std::string &v, const char *const (&list)[N]) {

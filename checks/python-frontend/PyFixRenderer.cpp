@@ -78,10 +78,10 @@ std::vector<PyEdit> PyFixRenderer::render(const core::Finding &f) const {
     case core::FixKind::InsertTimeoutArg: {
       std::string td = m_.timedeltaSpelling;
       if (td.empty()) {
-        if (!m_.hasImports)
-          return {}; // no safe place for the import: leave the fix to the user
-        out.push_back(insert(m_.importInsertAt, "import datetime\n"));
-        td = "datetime.timedelta";
+        if (!m_.hasImports || m_.timedeltaImport.empty())
+          return {}; // no safe place or name for the import: leave the fix to the user
+        out.push_back(insert(m_.importInsertAt, m_.timedeltaImport));
+        td = m_.importedTimedelta;
       }
       std::string arg = sep;
       arg += "timeout=";

@@ -166,6 +166,13 @@ void Builder::collectImports(SyntaxNode root) {
     else if (full == "datetime" && m_.timedeltaSpelling.empty())
       m_.timedeltaSpelling = local + ".timedelta";
   }
+  // `from datetime import datetime` (PoolFormer's train.py) binds the name
+  // to the class: an added `import datetime` would be shadowed by it.
+  if (auto d = alias_.find("datetime"); d != alias_.end() && d->second != "datetime") {
+    const bool timedeltaTaken = alias_.count("timedelta") != 0;
+    m_.timedeltaImport = timedeltaTaken ? "" : "from datetime import timedelta\n";
+    m_.importedTimedelta = timedeltaTaken ? "" : "timedelta";
+  }
 }
 
 // With a project, `from .misc import x` in util/crop.py is `util.misc.x`;
@@ -366,7 +373,8 @@ bool Builder::makesSaver(SyntaxNode v) const {
   const std::string q = qualified(field(v, "function"));
   if (has(api().checkpointSaverClasses, q))
     return true;
-  if (q.find('.') != std::string::npos || !resolveCallee(field(v, "function")).empty())
+  if (q.find('.') != std::string::npos || !resolveCallee(field(v, "function")).empty() ||
+      classDefs_.count(q))
     return false;
   for (const auto &c : api().checkpointSaverClasses)
     if (lastPart(c) == q)
@@ -780,8 +788,15 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
         holds = holds && noSync_ == 0;
       else if (cond == "module_has_buffers")
         holds = holds && ddpBroadcastsBuffers(ic.callsObject ? str(fn) : recv);
-      else if (cond == "no_arguments")
-        holds = holds && as.empty();
+      else if (cond == "no_gradient_argument") {
+        // `loss.backward()`, `scaler.scale(loss).backward(create_graph=g)`:
+        // retain_graph / create_graph / inputs keep the reduction; a gradient
+        // handed in (`out.backward(grad)`, a pipeline stage's) is not a loss's.
+        bool gradient = false;
+        for (const auto &a : as)
+          gradient = gradient || a.name.empty() || a.name == "gradient" || a.name == "grad_tensors";
+        holds = holds && !gradient;
+      }
       else if (cond == "sync_dist") {
         bool on = false;
         for (const auto &a : as)

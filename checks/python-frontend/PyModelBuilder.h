@@ -89,6 +89,11 @@ struct PyModel {
   std::map<core::Loc, SyntaxNode> ifNodes; // Loc of an `if` -> its statement (fix-its)
   std::string distAlias;         // how the module spells torch.distributed ("dist")
   std::string timedeltaSpelling; // "datetime.timedelta", "timedelta"; "" (needs an import)
+  // The import the fix-it adds when timedeltaSpelling is empty, and the
+  // spelling it then uses; both empty when no import is safe (the module
+  // binds both `datetime` and `timedelta` to something else).
+  std::string timedeltaImport = "import datetime\n";
+  std::string importedTimedelta = "datetime.timedelta";
   unsigned importInsertAt = 0;   // byte offset for a new import line
   bool hasImports = false;
   unsigned functionsAnalysed = 0;

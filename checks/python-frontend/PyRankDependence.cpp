@@ -227,7 +227,6 @@ Val Builder::value(SyntaxNode e) {
   }
   if (k == "none") {
     v.none = true;
-    v.presenceUniform = true;
     return v;
   }
   if (k == "integer" || k == "float" || k == "true" || k == "false")

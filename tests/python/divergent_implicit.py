@@ -48,6 +48,27 @@ def skip_backward_on_nan(local_rank, batches, optimizer):
         optimizer.step()
 
 
+def skip_scaled_backward_on_nan(local_rank, batches, optimizer, scaler):
+    # A scaler's backward with create_graph= (MAE-family NativeScaler) still
+    # runs DDP's gradient allreduce.
+    ddp_model = DDP(build(local_rank), device_ids=[local_rank])
+    for x, y in batches:
+        loss = ddp_model(x).sub(y).pow(2).mean()
+        if torch.isnan(loss):
+            continue
+        scaler.scale(loss).backward(create_graph=False)  # CHECK-MESSAGES: :[[@LINE]]:9: error: {{.*}} [ddp-divergent-collective]
+        scaler.step(optimizer)
+
+
+def pipeline_stage_backward(local_rank, acts, grads):
+    # hard negative: a gradient handed in (a pipeline stage's backward of its
+    # output) is not a DDP loss's backward
+    for a, g in zip(acts, grads):
+        if torch.isnan(g).any():
+            continue
+        a.backward(g)
+
+
 def uneven_manual_split(local_rank, samples, optimizer):
     ddp_model = DDP(build(local_rank), device_ids=[local_rank])
     rank, world = dist.get_rank(), dist.get_world_size()
