@@ -838,3 +838,18 @@ def progress_bar_on_rank0_only(n, iterations, rank, model):
         model(torch.randn(n))
         dist.barrier()
 
+
+
+def exit_on_nan_then_clip_setting(model, loader, max_norm):
+    # VideoMAEv2's engine: after one rank's exit on a non-finite loss, the
+    # others take a setting's branch (the same on every rank), one arm of
+    # which all-reduces: the exiting rank never makes that decision
+    for batch in loader:
+        loss = model(batch).mean()
+        if not math.isfinite(loss.item()):
+            sys.exit(2)
+        if max_norm > 0:
+            print("clip", max_norm)
+        else:
+            dist.all_reduce(loss)
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: error: collective 'all_reduce' is skipped by ranks where 'math.isfinite(loss.item())' does not hold (a rank-local value): they exit ('sys.exit') {{.*}} [ddp-divergent-collective]

@@ -1005,12 +1005,21 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
         // alike after it (`if is_master: ... if i % 10 == 0: return`) is not
         // where the ranks part, and the other ranks never reach it.
         const size_t upTo = static_cast<size_t>(cand - p.guard.data()) + 1;
+        // Of q's decisions, only those p made too count: what q decides
+        // after p has left (`if max_norm > 0:` after the NaN exit) is no
+        // difference between the two, p never gets there.
         auto distance = [&](const Path &q) {
-          size_t same = 0;
+          size_t same = 0, shared = 0;
+          for (const auto &m : q.guard) {
+            bool made = false;
+            for (size_t i = 0; i < upTo && !made; ++i)
+              made = p.guard[i].atom == m.atom && p.guard[i].loc == m.loc;
+            shared += made;
+          }
           for (size_t i = 0; i < upTo; ++i)
             for (const auto &m : q.guard)
               same += p.guard[i] == m && p.guard[i].loc == m.loc;
-          return upTo + q.guard.size() - 2 * same;
+          return upTo + shared - 2 * same;
         };
         std::stable_sort(order.begin(), order.end(), [&](const Path *x, const Path *y) {
           return distance(*x) < distance(*y);
