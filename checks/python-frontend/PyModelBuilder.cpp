@@ -562,10 +562,6 @@ const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
     if (inst != externInstances_.end())
       return project_->function(inst->second + "." + str(field(fn, "attribute")));
   }
-  // `loss_scaler(loss, optimizer)`: the object is called, its `__call__` runs.
-  if (is(fn, "identifier"))
-    if (auto inst = externInstances_.find(str(fn)); inst != externInstances_.end())
-      return project_->function(inst->second + ".__call__");
   std::string q = qualified(fn);
   // Only names that come from an import: a bare local name is not another module's.
   if (q.empty() || (is(fn, "identifier") && !alias_.count(str(fn))))
@@ -2298,11 +2294,6 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     const std::string arg = str(unparen(cs.as[k].value));
     if (objectKind(arg) == ObjKind::Ddp)
       bound[p->name] = wrappedLater(arg, cs.c) ? "plain" : "ddp";
-    // An object of another module's class (`loss_scaler = NativeScaler()`
-    // handed to `train_one_epoch`): its methods, and its `__call__`, are
-    // that class's there too.
-    else if (auto inst = externInstances_.find(arg); inst != externInstances_.end())
-      bound[p->name] = "cls:" + inst->second;
   }
   // A parameter left out takes its default, unless a splat may have set it.
   if (!splat)
@@ -2373,7 +2364,6 @@ void Builder::buildSpecializations() {
       // "{a=1,b=-1}"
       specBindings_.clear();
       std::set<std::string> ddpParams; // "model=ddp": the caller's DDP model
-      std::map<std::string, std::string> classParams; // "scaler=cls:utils.Scaler"
       bool plainModel = false;         // "net=plain": a model not yet wrapped
       std::string_view list(key);
       list = list.substr(brace + 1, list.size() - brace - 2);
@@ -2386,8 +2376,6 @@ void Builder::buildSpecializations() {
           ddpParams.insert(std::string(item.substr(0, eq)));
         else if (eq != std::string_view::npos && item.substr(eq + 1) == "plain")
           plainModel = true;
-        else if (eq != std::string_view::npos && item.substr(eq + 1).rfind("cls:", 0) == 0)
-          classParams[std::string(item.substr(0, eq))] = std::string(item.substr(eq + 5));
         else if (eq != std::string_view::npos && intLiteral(item.substr(eq + 1), v))
           specBindings_[std::string(item.substr(0, eq))] = v;
         list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
@@ -2395,9 +2383,6 @@ void Builder::buildSpecializations() {
       // The parameter holds a DDP model, and the program wraps one, while
       // this specialisation is built.
       const auto savedObjects = objects_;
-      const auto savedInstances = externInstances_;
-      for (const auto &[name, cls] : classParams)
-        externInstances_[name] = cls;
       const bool savedHasDdp = hasDdp_;
       for (const auto &name : ddpParams) {
         objects_[name] = ObjKind::Ddp;
@@ -2420,7 +2405,6 @@ void Builder::buildSpecializations() {
       m_.program.functions.push_back(std::move(fn));
       specBindings_.clear();
       objects_ = savedObjects;
-      externInstances_ = savedInstances;
       hasDdp_ = savedHasDdp;
       break; // building may have asked for more: iterate afresh
     }

@@ -1005,13 +1005,14 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
         // alike after it (`if is_master: ... if i % 10 == 0: return`) is not
         // where the ranks part, and the other ranks never reach it.
         const size_t upTo = static_cast<size_t>(cand - p.guard.data()) + 1;
-        // Of q's decisions, only those p made too count: what q decides
-        // after p has left (`if max_norm > 0:` after the NaN exit) is no
-        // difference between the two, p never gets there.
+        // Of q's decisions, a setting's that p never made does not count:
+        // what every rank decides alike after p has left (`if max_norm > 0:`
+        // after the NaN exit) is no difference between the two.  Another
+        // rank-local decision q makes still does (it may be why q goes on).
         auto distance = [&](const Path &q) {
           size_t same = 0, shared = 0;
           for (const auto &m : q.guard) {
-            bool made = false;
+            bool made = atoms[m.atom].dep != Dep::Uniform;
             for (size_t i = 0; i < upTo && !made; ++i)
               made = p.guard[i].atom == m.atom && p.guard[i].loc == m.loc;
             shared += made;
