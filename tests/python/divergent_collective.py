@@ -853,3 +853,17 @@ def exit_on_nan_then_clip_setting(model, loader, max_norm):
         else:
             dist.all_reduce(loss)
             # CHECK-MESSAGES: :[[@LINE-1]]:13: error: collective 'all_reduce' is skipped by ranks where 'math.isfinite(loss.item())' does not hold (a rank-local value): they exit ('sys.exit') {{.*}} [ddp-divergent-collective]
+
+
+def exit_on_agreed_nan_then_clip_setting(model, loader, max_norm):
+    # hard negative: the same shape, but the loss every rank tests was
+    # all-reduced first, so every rank exits or none does
+    for batch in loader:
+        loss = model(batch).mean()
+        dist.all_reduce(loss)
+        if not math.isfinite(loss.item()):
+            sys.exit(2)
+        if max_norm > 0:
+            print("clip", max_norm)
+        else:
+            dist.all_reduce(loss)
