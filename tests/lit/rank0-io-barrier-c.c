@@ -2,7 +2,9 @@
 // MPI in C: rank 0 reads the input and prints; only writing a file is IO that
 // other ranks can race with.
 #include <mpi.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 
 void step(double *x) { MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
 
@@ -42,6 +44,50 @@ void log_progress(double *x, int iters, int rank) {
       FILE *log = fopen("progress.txt", "a");
       fprintf(log, "%d %f\n", i, x[0]);
       fclose(log);
+    }
+  }
+}
+
+// open(2) and creat(2) write like fopen(p, "w"); O_APPEND, or a path that
+// names a log, makes them a log line.
+void write_raw(double *x, int iters) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int i = 0; i < iters; i++) {
+    step(x);
+    if (rank == 0) {
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
+      int fd = open("state.bin", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (write(fd, x, sizeof *x) < 0)
+        break;
+      close(fd);
+    }
+    if (rank == 0) {
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
+      int fd = creat("state2.bin", 0644);
+      close(fd);
+    }
+  }
+}
+
+void log_raw(double *x, int iters) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int i = 0; i < iters; i++) {
+    step(x);
+    if (rank == 0) {
+      int fd = open("state.bin", O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (write(fd, x, sizeof *x) < 0)
+        break;
+      close(fd);
+    }
+    if (rank == 0) {
+      int fd = creat("train.log", 0644);
+      close(fd);
+    }
+    if (rank == 0) {
+      int fd = open("input.txt", O_RDONLY);
+      close(fd);
     }
   }
 }
