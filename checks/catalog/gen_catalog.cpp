@@ -414,6 +414,7 @@ const PythonKey kPythonKeys[] = {
     {"world_size_attributes", "worldSizeAttributes"},
     {"local_functions", "localFunctions"},
     {"local_methods", "localMethods"},
+    {"file_read_methods", "fileReadMethods"},
     {"file_probes", "fileProbes"},
     {"checkpoint_writers", "checkpointWriters"},
     {"file_writers", "fileWriters"},

@@ -314,7 +314,7 @@ Val Builder::callValue(SyntaxNode c) {
   // `int(f.read())` of `open(os.path.join(resume, "step.txt"))`: a file at a
   // path every rank names holds what it holds for every rank, as torch.load's
   // does; the console (`sys.stdin.readline()`) and a rank's own file do not.
-  if ((l == "read" || l == "readline" || l == "readlines") && is(fn, "attribute") &&
+  if (has(api().fileReadMethods, l) && is(fn, "attribute") &&
       str(field(fn, "object")).find("stdin") == std::string::npos) {
     Val h = value(field(fn, "object"));
     v.dep = h.dep == Dep::Uniform && !h.cond && h.rank == RankKind::None ? Dep::Uniform : Dep::Local;

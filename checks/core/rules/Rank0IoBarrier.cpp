@@ -441,24 +441,8 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     // is the same block for the other ranks: the outer one is reported, and a
     // barrier put inside it only rank 0 would reach.
     int inMainBlock = 0;
-    std::function<void(const Node &)> visit = [&](const Node &n) {
-      if (n.kind == Node::Kind::Block) {
-        for (size_t i = 0; i < n.kids.size(); ++i) {
-          stack.push_back({&n, i});
-          visit(n.kids[i]);
-          stack.pop_back();
-        }
-        return;
-      }
-      if (syncLoop(n)) {
-        ++inSyncLoop;
-        visit(n.kids[0]);
-        --inSyncLoop;
-        return;
-      }
-      if (inMainBlock) {
-        // nothing is reported here; only the nesting is followed below
-      } else if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0]) &&
+    const auto reportAt = [&](const Node &n) {
+      if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0]) &&
           syncNear(stack, true, f.key, 0)) {
         bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
                           !barrierNear(stack, false, f.key, 0);
@@ -494,6 +478,24 @@ std::vector<Finding> decide(const RuleContext &ctx) {
             out.push_back(finding(n, missBefore, missAfter, true));
         }
       }
+    };
+    std::function<void(const Node &)> visit = [&](const Node &n) {
+      if (n.kind == Node::Kind::Block) {
+        for (size_t i = 0; i < n.kids.size(); ++i) {
+          stack.push_back({&n, i});
+          visit(n.kids[i]);
+          stack.pop_back();
+        }
+        return;
+      }
+      if (syncLoop(n)) {
+        ++inSyncLoop;
+        visit(n.kids[0]);
+        --inSyncLoop;
+        return;
+      }
+      if (!inMainBlock)
+        reportAt(n);
       if (n.kind == Node::Kind::If && isMainOnly(n.cond)) {
         ++inMainBlock;
         visit(n.kids[0]);

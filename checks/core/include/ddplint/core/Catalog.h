@@ -155,6 +155,7 @@ struct PythonApi {
   NameSet worldSizeAttributes; // `fabric.world_size`, `trainer.num_nodes`
   NameSet localFunctions;     // qualified: rank-local results (clocks, files)
   NameSet localMethods;       // method names with rank-local results
+  NameSet fileReadMethods;    // `f.read()`: as uniform as the file's path
   NameSet fileProbes;         // qualified: tests whether a file exists
   NameSet checkpointWriters;  // qualified; the path is argument 1 (or `f=`)
   NameSet fileWriters;        // qualified functions that write files
