@@ -169,13 +169,13 @@ bool pathNamesLog(const Expr *e) {
     std::string_view t(s->getBytes().data(), s->getBytes().size());
     if (auto slash = t.rfind('/'); slash != std::string_view::npos)
       t = t.substr(slash + 1);
-    return core::namesLogFile(t);
+    return core::namesRecordFile(t);
   }
   if (const auto *d = dyn_cast<DeclRefExpr>(e))
-    return d->getDecl()->getDeclName().isIdentifier() && core::namesLogFile(d->getDecl()->getName());
+    return d->getDecl()->getDeclName().isIdentifier() && core::namesRecordFile(d->getDecl()->getName());
   if (const auto *m = dyn_cast<MemberExpr>(e))
     return m->getMemberDecl()->getDeclName().isIdentifier() &&
-           core::namesLogFile(m->getMemberDecl()->getName());
+           core::namesRecordFile(m->getMemberDecl()->getName());
   return false;
 }
 

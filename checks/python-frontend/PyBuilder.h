@@ -384,6 +384,7 @@ public:
   // -> parameter -> the value.  Read after run(); a second builder seeded
   // with them binds the parameters when it builds the callee.
   std::map<std::string, std::map<std::string, Val>> parameterFacts() const;
+  bool pathLike(SyntaxNode e) const;
   void seedParameters(std::map<std::string, std::map<std::string, Val>> facts) {
     seeded_ = std::move(facts);
   }
@@ -610,7 +611,8 @@ private:
   bool ioCall(const CallSite &cs, std::vector<Node> &out);
   // What an open() call writes: None (reads), a log, or another file.
   enum class OpenKind { None, Log, File };
-  OpenKind openKind(SyntaxNode call) const;
+  // `path`, when given, receives the expression that names the file.
+  OpenKind openKind(SyntaxNode call, SyntaxNode *path = nullptr) const;
   bool namesLog(SyntaxNode path) const;
   bool oneDeviceFramework(SyntaxNode root) const;
   bool namesThisProcess(SyntaxNode e) const;

@@ -557,6 +557,29 @@ const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
   if (!project_)
     return nullptr;
   if (is(fn, "attribute")) {
+    // `self.save_network(...)` in a class whose base comes from another
+    // module (BasicSR's models and their BaseModel): the base's method.
+    const std::string obj = str(field(fn, "object"));
+    std::string cls = obj == "self" ? curClass_ : std::string();
+    if (auto it = instances_.find(obj); it != instances_.end())
+      cls = it->second;
+    const std::string m = str(field(fn, "attribute"));
+    for (int depth = 0; depth < 8 && !cls.empty(); ++depth) {
+      for (const auto &[key, fi] : fns_)
+        if (fi.className == cls && fi.name == m)
+          return nullptr; // this module's own method: resolveCallee's
+      auto b = classBases_.find(cls);
+      if (b == classBases_.end() || b->second.empty())
+        break;
+      const std::string &base = b->second.front();
+      if (classBases_.count(lastPart(base))) {
+        cls = lastPart(base);
+        continue;
+      }
+      if (base.find('.') != std::string::npos && project_->isClass(base))
+        return project_->function(base + "." + m);
+      break;
+    }
     // A method of an object made from a class of another module.
     auto inst = externInstances_.find(str(field(fn, "object")));
     if (inst != externInstances_.end())
@@ -1066,10 +1089,10 @@ bool Builder::namesLog(SyntaxNode path) const {
   std::string_view t = text(path);
   if (is(path, "attribute"))
     t = text(field(path, "attribute"));
-  return core::namesLogFile(t);
+  return core::namesRecordFile(t);
 }
 
-Builder::OpenKind Builder::openKind(SyntaxNode c) const {
+Builder::OpenKind Builder::openKind(SyntaxNode c, SyntaxNode *pathOut) const {
   if (!is(c, "call"))
     return OpenKind::None;
   SyntaxNode fn = field(c, "function");
@@ -1087,18 +1110,31 @@ Builder::OpenKind Builder::openKind(SyntaxNode c) const {
   } else if (is(fn, "attribute") && str(field(fn, "attribute")) == "open" && q != "os.open") {
     // `(output_dir / "log.txt").open("a")`, `path.open(mode="w")`: pathlib's
     // open.  A mode string, not a member name (`zipfile.open("weights.bin")`).
-    const PyArg *mode = arg(as, "mode", 0);
-    bool literal = false;
-    m = mode ? unquote(mode->text, literal) : std::string();
-    if (!literal || m.empty() || m.size() > 3 ||
-        m.find_first_not_of("rwaxbt+") != std::string::npos)
-      return OpenKind::None;
+    auto modeOf = [&](const PyArg *a) {
+      bool literal = false;
+      std::string v = a ? unquote(a->text, literal) : std::string();
+      return literal && !v.empty() && v.size() <= 3 &&
+                     v.find_first_not_of("rwaxbt+") == std::string::npos
+                 ? v
+                 : std::string();
+    };
+    m = modeOf(arg(as, "mode", 0));
     path = field(fn, "object");
+    // iopath's and fvcore's `g_pathmgr.open(path, "wb")`, fsspec's
+    // `fs.open(path, "wb")`: a file system object's open takes the path first.
+    if (m.empty() && as.size() >= 2 && as[0].name.empty()) {
+      m = modeOf(arg(as, "mode", 1));
+      path = as[0].value;
+    }
+    if (m.empty())
+      return OpenKind::None;
   } else {
     return OpenKind::None;
   }
   if (m.find_first_of("wax+") == std::string::npos)
     return OpenKind::None;
+  if (pathOut)
+    *pathOut = path;
   if (m.find('a') != std::string::npos || (!path.isNull() && namesLog(path)))
     return OpenKind::Log;
   return OpenKind::File;
@@ -1135,12 +1171,14 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     return true;
   }
   const bool builtinOpen = cs.q == "open" || cs.q == "io.open" || cs.q == "builtins.open";
-  if (const OpenKind k = openKind(cs.c); k != OpenKind::None) {
+  SyntaxNode written;
+  if (const OpenKind k = openKind(cs.c, &written); k != OpenKind::None) {
+    const bool pathlib = !builtinOpen && !written.isNull() && written == field(cs.fn, "object");
     Node n = Node::makeEvent(k == OpenKind::Log ? EventKind::LogWrite : EventKind::FileWrite,
-                             builtinOpen ? "open" : "Path.open", loc(cs.c));
-    if (builtinOpen)
-      if (const PyArg *p = arg(cs.as, "file", 0))
-        n.pathDep = value(p->value).dep;
+                             builtinOpen ? "open" : pathlib ? "Path.open" : cs.recv + ".open",
+                             loc(cs.c));
+    if (!written.isNull())
+      n.pathDep = value(written).dep;
     out.push_back(std::move(n));
     return true;
   }
@@ -1160,17 +1198,29 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     if (const PyArg *m = arg(cs.as, "is_main_process", -1)) {
       Cond c = cond(m->value);
       stamp(c, at);
+      // The barrier a fix-it adds goes around the statement that holds the call.
+      SyntaxNode st = cs.c;
+      while (!parentOf(st).isNull() && !is(parentOf(st), "block") && !is(parentOf(st), "module"))
+        st = parentOf(st);
+      m_.ifNodes[at] = st;
       out.push_back(Node::makeIf(c, Node::block({std::move(n)}), Node::block(), at));
       return true;
     }
     out.push_back(std::move(n));
     return true;
   }
+  // `yaml.safe_dump(cfg)` without a stream returns the text: no file yet.
+  if ((cs.q == "yaml.dump" || cs.q == "yaml.safe_dump") && !arg(cs.as, "stream", 1))
+    return false;
   if (has(api().fileWriters, cs.q) || (is(cs.fn, "attribute") && has(api().fileWriteMethods, cs.l))) {
     // json.dump(stats, f) into a log's handle adds a line to that log.
     bool intoLog = false;
     for (const auto &a : cs.as)
       intoLog = intoLog || (is(unparen(a.value), "identifier") && logFiles_.count(str(unparen(a.value))));
+    // shutil.copy(args.config, out_dir): a copy of the run's settings file.
+    if (startsWith(cs.q, "shutil.") && !cs.as.empty() && cs.as[0].name.empty())
+      intoLog = intoLog || namesLog(cs.as[0].value) ||
+                (cs.as.size() >= 2 && cs.as[1].name.empty() && namesLog(cs.as[1].value));
     Node n = Node::makeEvent(intoLog ? EventKind::LogWrite : EventKind::FileWrite,
                              cs.q.empty() ? cs.l : cs.q, loc(cs.c));
     out.push_back(std::move(n));
@@ -1217,16 +1267,41 @@ void Builder::recordArguments(const std::string &callee, const CallSite &cs) {
       continue;
     Val v = value(a.value);
     ParamFact &pf = paramFacts_[callee][pname];
-    const bool fact = v.existsWhen || (v.cond && v.cond->dependence() == Dep::Rank);
+    // A path with the rank in it (`f"{out}/rank{args.rank}_feats.npy"`)
+    // handed to a helper that writes it: every rank writes its own file.
+    const bool rankPath = v.dep == Dep::Rank && !v.cond && !v.existsWhen && pathLike(a.value);
+    if (rankPath)
+      v = Val{Dep::Rank, RankKind::None, std::nullopt};
+    const bool fact = v.existsWhen || (v.cond && v.cond->dependence() == Dep::Rank) || rankPath;
     if (!fact) {
       pf.agree = false;
     } else if (pf.sites == 0) {
       pf.v = v;
     } else {
-      pf.agree = pf.agree && sameOpt(pf.v.cond, v.cond) && sameOpt(pf.v.existsWhen, v.existsWhen);
+      pf.agree = pf.agree && sameOpt(pf.v.cond, v.cond) && sameOpt(pf.v.existsWhen, v.existsWhen) &&
+                 pf.v.dep == v.dep;
     }
     ++pf.sites;
   }
+}
+
+// An expression that builds a file name: a string (an f-string), a join of
+// path parts, a `Path / "x"`, a `+` or `%` of strings.
+bool Builder::pathLike(SyntaxNode e) const {
+  e = unparen(e);
+  if (is(e, "string") || is(e, "concatenated_string"))
+    return true;
+  if (is(e, "binary_operator")) {
+    const std::string_view op = text(field(e, "operator"));
+    return (op == "/" || op == "+" || op == "%") &&
+           (pathLike(field(e, "left")) || pathLike(field(e, "right")));
+  }
+  if (is(e, "call")) {
+    const std::string q = qualified(field(e, "function"));
+    return endsWith(q, "path.join") || endsWith(q, "Path") || lastPart(q) == "format" ||
+           lastPart(q) == "joinpath";
+  }
+  return false;
 }
 
 std::map<std::string, std::map<std::string, Val>> Builder::parameterFacts() const {
@@ -2838,8 +2913,7 @@ PyModel Builder::run() {
     fs.guardsOnMain = guardsOnMain_.count(key) > 0;
     m_.summaries.emplace(key, std::move(fs));
   }
-  for (const auto &[cls, bases] : classBases_)
-    m_.classes.insert(cls);
+  m_.classes = classBases_;
   m_.imports = alias_;
   m_.program.distributed = usesDist_ || hasDdp_ || !facts().processGroups.empty() || launcherEnv;
   m_.distributedOnItsOwn =

@@ -101,7 +101,9 @@ struct PyModel {
   // names import (absolute dotted names: a package's re-exports), its classes.
   std::map<std::string, FunctionSummary> summaries;
   std::map<std::string, std::string> imports;
-  std::set<std::string> classes;
+  // Class -> its bases as written, import aliases applied ("pkg.base.Base"):
+  // an importer finds a method the class inherits from another module.
+  std::map<std::string, std::vector<std::string>> classes;
   // The functions of other modules that this one calls (ExternalFunction::key):
   // the linker adds their bodies to the program.
   std::set<std::string> externalCalls;

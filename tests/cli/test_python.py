@@ -1007,6 +1007,70 @@ class PythonAcrossModules(PythonProject):
         got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
         self.assertEqual(got, [("proj6/engine/trainer.py", 13, "ddp-divergent-collective")], p.stdout)
 
+    def test_a_method_inherited_from_another_modules_base_class(self):
+        # BasicSR: SRModel (models/sr_model.py) inherits save_network from
+        # BaseModel (models/base_model.py, imported relatively), which writes
+        # on rank 0 only.  The loop's `model.save(...)` reaches it through
+        # `self.save_network(...)`; `model.save_network(...)` reaches it
+        # directly.  Either way the loop's next all-reduce races with the
+        # write; with a barrier after the save nothing does.
+        self.write("proj9/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj9/models/__init__.py", "")
+        self.write("proj9/models/base_model.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            class BaseModel:
+                def save_network(self, path):
+                    if dist.get_rank() == 0:
+                        torch.save(self.net.state_dict(), path)
+            """)
+        self.write("proj9/models/sr_model.py", """\
+            import torch.distributed as dist
+
+            from .base_model import BaseModel
+
+
+            class SRModel(BaseModel):
+                def __init__(self, net):
+                    self.net = net
+
+                def step(self, x):
+                    loss = self.net(x).sum()
+                    dist.all_reduce(loss)
+
+                def save(self, path):
+                    self.save_network(path)
+            """)
+        train = """\
+            import datetime
+
+            import torch.distributed as dist
+            from models.sr_model import SRModel
+
+
+            def train(net, data, every):
+                dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+                model = SRModel(net)
+                for i, x in enumerate(data):
+                    model.step(x)
+                    if i % every == 0:
+                        model.save("latest.pt")
+            """
+        for call in ('model.save("latest.pt")', 'model.save_network("latest.pt")'):
+            self.write("proj9/train.py", train.replace('model.save("latest.pt")', call))
+            p = self.lint("--format", "json", "proj9")
+            doc = json.loads(p.stdout)
+            got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+            self.assertEqual(got, [("proj9/train.py", 13, "ddp-rank0-io-barrier")], p.stdout)
+            self.assertIn("'BaseModel.save_network' (module 'models.base_model')",
+                          doc["findings"][0]["message"])
+            self.write("proj9/train.py", train.replace(
+                'model.save("latest.pt")', call + "\n                        dist.barrier()"))
+            p = self.lint("--format", "json", "proj9")
+            self.assertEqual(json.loads(p.stdout)["findings"], [], p.stdout)
+
     def test_a_project_package_named_like_a_framework(self):
         # gpt-neox ships its own `megatron` package: a conversion tool that
         # imports only its tokenizer is one process, not a Megatron program.

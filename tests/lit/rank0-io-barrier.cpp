@@ -40,7 +40,8 @@ void barrier_before_only(PG pg, torch::nn::Linear model, std::vector<at::Tensor>
 
 // ---- hard negatives: logs -----------------------------------------------------
 // A log opened for appending, or named for one, takes a line at a time and
-// nobody reads it during the run: no barrier is asked for around it.
+// nobody reads it during the run, nor a record of the run's settings: no
+// barrier is asked for around them.
 void metrics_log(c10d::ProcessGroup &group, float loss, int epochs, std::vector<at::Tensor> &g) {
   const bool is_main = group.getRank() == 0;
   for (int epoch = 0; epoch < epochs; ++epoch) {
@@ -55,20 +56,23 @@ void metrics_log(c10d::ProcessGroup &group, float loss, int epochs, std::vector<
     }
     if (is_main)
       std::ofstream(std::string("out/") + "train.log") << loss;
+    // A record of the run's settings: read by people after the run.
+    if (is_main && epoch == 0)
+      std::ofstream(std::string("out/") + "config.yaml") << epochs;
     group.allreduce(g)->wait();
   }
 }
 
 // ...but a file in a log folder is an ordinary file.
-void config_in_log_dir(c10d::ProcessGroup &group, const std::string &log_dir, std::vector<at::Tensor> &g) {
+void results_in_log_dir(c10d::ProcessGroup &group, const std::string &log_dir, std::vector<at::Tensor> &g) {
   group.barrier()->wait();
   if (group.getRank() == 0) {
 // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
-    std::ofstream cfg(log_dir + "/config.yaml");
+    std::ofstream results(log_dir + "/results.csv");
   }
   group.allreduce(g)->wait();
 }
-// CHECK-FIXES: {{^}}    std::ofstream cfg(log_dir + "/config.yaml");{{$}}
+// CHECK-FIXES: {{^}}    std::ofstream results(log_dir + "/results.csv");{{$}}
 // CHECK-FIXES-NEXT: {{^}}  }{{$}}
 // CHECK-FIXES-NEXT: {{^}}  group.barrier()->wait();{{$}}
 

@@ -5,13 +5,16 @@ other ranks race into it while rank 0 writes).  Fix-its are tested in
 rank0_io_barrier_fix.py.
 """
 import json
+import shutil
 import os
 import sys
 
 import torch
 import torch.distributed as dist
 import wandb
+import yaml
 from accelerate import Accelerator
+from iopath.common.file_io import g_pathmgr
 from olmo_core.distributed import utils as distributed_utils
 from torch.utils.tensorboard import SummaryWriter
 
@@ -207,14 +210,14 @@ def rank0_logs_by_name(args, loss, stats):
         dist.all_reduce(loss)
 
 
-def rank0_writes_config_in_log_dir(args, loss):
-    # A file in a log folder is not a log: the config other tools read.
+def rank0_writes_results_in_log_dir(args, loss):
+    # A file in a log folder is not a log: the results other tools read.
     for step in range(args.steps):
         dist.all_reduce(loss)
         # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
         if dist.get_rank() == 0:
-            with open(os.path.join(args.log_dir, "config.yaml"), "w") as f:
-                f.write(str(vars(args)))
+            with open(os.path.join(args.log_dir, "eval_results.json"), "w") as f:
+                f.write(str(loss.item()))
         dist.all_reduce(loss)
 
 
@@ -309,3 +312,37 @@ def nested_main_blocks(accelerator, text_encoder, prompts, grads):
             for p in prompts:
                 torch.save(text_encoder(p), p)
     accelerator.backward(grads)
+
+
+def write_through_path_manager(model, grads, out_dir):
+    # iopath's `g_pathmgr.open(path, mode)` (fvcore's PathManager alike)
+    # takes the path first: "w" writes the file, "a" appends to a log.
+    for step in range(10):
+        dist.all_reduce(grads)
+        if dist.get_rank() == 0:
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+            with g_pathmgr.open(os.path.join(out_dir, "state.txt"), "w") as f:
+                f.write(str(step))
+        if dist.get_rank() == 0:
+            with g_pathmgr.open(os.path.join(out_dir, "metrics.txt"), "a") as f:
+                f.write(str(step))
+
+
+def record_settings_at_start(args, model, loader):
+    # Hard negatives: a record of the run's settings (timm's and poolformer's
+    # args.yaml, a copy of the config, open_clip's params.txt) is read by
+    # nobody during the run, like a log.  A checkpoint whose name mentions
+    # the config is still a checkpoint.
+    if dist.get_rank() == 0:
+        with open(os.path.join(args.output_dir, "args.yaml"), "w") as f:
+            f.write(yaml.safe_dump(args.__dict__))
+        shutil.copy(args.config, args.output_dir)
+        params_file = os.path.join(args.output_dir, "params.txt")
+        with open(params_file, "w") as f:
+            for k, v in vars(args).items():
+                f.write(f"{k}: {v}\n")
+    if dist.get_rank() == 0:
+    # CHECK-MESSAGES: :[[@LINE-1]]:5: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+        torch.save(model.state_dict(), os.path.join(args.output_dir, "config_init.pt"))
+    for x in loader:
+        dist.all_reduce(model(x))

@@ -6,6 +6,7 @@ node writes the same file, so it is flagged even between barriers.
 import datetime
 import io
 import os
+import pickle
 import uuid
 from pathlib import Path
 
@@ -315,3 +316,25 @@ class TensorProbe:
     def log_tensor(self, name, x):
         dist.barrier()
         torch.save(x, self.tmpdir / f"{name}.pkl")
+
+
+def _save_features(feats, filename):
+    # A hard negative: every call of this helper names a file with the rank
+    # in it (EVA-CLIP's `save_file` of per-rank embeddings).
+    with open(filename, "wb") as fopen:
+        pickle.dump(feats, fopen)
+
+
+def _save_merged(feats, filename):
+    torch.save(feats, filename)
+    # CHECK-MESSAGES: :[[@LINE-1]]:5: error: every rank runs 'torch.save' to the same path, {{.*}} [ddp-unguarded-save]
+
+
+def dump_features(model, loader, out_dir):
+    for step, batch in enumerate(loader):
+        feats = model(batch)
+        _save_features(feats, f"{out_dir}/rank{dist.get_rank()}_feats_{step:08d}.pkl")
+        _save_features(feats, os.path.join(out_dir, f"rank{dist.get_rank()}_last.pkl"))
+        _save_merged(feats, f"{out_dir}/rank{dist.get_rank()}_merged.pt")
+        _save_merged(feats, f"{out_dir}/merged.pt")
+    dist.barrier()

@@ -407,8 +407,18 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       fd.fixes.emplace_back(FixKind::InsertBarrierBefore, n.loc, "", "", 0, &n);
     if (missAfter && !toEnd)
       fd.fixes.emplace_back(FixKind::InsertBarrierAfter, n.loc, "", "", 0, &n);
-    const char *what = toEnd ? "code after this early return runs only on rank 0 and writes files"
-                             : "block runs only on rank 0 and writes files";
+    // A writer guarded by its own argument (`save_pretrained(dir,
+    // is_main_process=...)`): the frontend wraps the call in an `if` at the
+    // call's own location, and "block" would point at no block.
+    const Node *guardedCall = nullptr;
+    if (!toEnd && n.kind == Node::Kind::If && n.kids[0].kids.size() == 1 &&
+        n.kids[0].kids[0].kind == Node::Kind::Event && n.kids[0].kids[0].loc == n.loc)
+      guardedCall = &n.kids[0].kids[0];
+    const std::string what =
+        toEnd         ? "code after this early return runs only on rank 0 and writes files"
+        : guardedCall ? "'" + guardedCall->name +
+                            "' writes files only on rank 0 (its own main-process argument)"
+                      : "block runs only on rank 0 and writes files";
     std::string where = missBefore && missAfter ? "before or after it"
                         : missBefore            ? "before it"
                                                 : "after it";
@@ -420,7 +430,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     if (policy) {
       // No collective can race with it here: the literal rule asks anyway.
       fd.asNote = true;
-      fd.message = std::string(what) + ", with no barrier every rank reaches " + where +
+      fd.message = what + ", with no barrier every rank reaches " + where +
                    " (BarrierAroundEveryWrite: every rank-0 write block is bracketed by "
                    "barriers; no collective can race with this write); put a barrier " + put;
       return fd;
@@ -429,7 +439,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         missAfter ? "other ranks may read a partial file or time out in their next collective "
                     "while rank 0 writes"
                   : "rank 0 may write what the other ranks are still producing";
-    fd.message = std::string(what) + ", with no barrier every rank reaches " + where + "; " + why +
+    fd.message = what + ", with no barrier every rank reaches " + where + "; " + why +
                  "; put a barrier " + put;
     return fd;
   };

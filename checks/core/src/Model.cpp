@@ -1,3 +1,4 @@
+#include <set>
 #include "ddplint/core/Model.h"
 
 #include <cctype>
@@ -132,21 +133,28 @@ Node Node::makeExit(ExitKind k, Loc loc) {
   return n;
 }
 
-bool namesLogFile(std::string_view name) {
-  auto isLogWord = [](const std::string &w) {
-    return w == "log" || w == "logs" || w == "logfile" || w == "logpath" || w == "logfilename";
-  };
+bool namesRecordFile(std::string_view name) {
+  static const std::set<std::string> logWords = {"log", "logs", "logfile", "logpath",
+                                                  "logfilename"};
+  static const std::set<std::string> settingsWords = {
+      "args", "config", "configs", "cfg", "params", "hparams", "hyperparams",
+      "settings", "opts", "options", "argv", "cmdline"};
+  static const std::set<std::string> weightsWords = {
+      "ckpt", "checkpoint", "checkpoints", "weights", "pt", "pth", "bin", "safetensors",
+      "npy", "npz", "pkl", "state", "model"};
+  bool log = false, settings = false, weights = false;
   std::string word;
   for (char ch : std::string(name) + " ") {
     if (std::isalnum(static_cast<unsigned char>(ch))) {
       word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    } else {
-      if (isLogWord(word))
-        return true;
-      word.clear();
+      continue;
     }
+    log = log || logWords.count(word);
+    settings = settings || settingsWords.count(word);
+    weights = weights || weightsWords.count(word);
+    word.clear();
   }
-  return false;
+  return log || (settings && !weights);
 }
 
 const Function *Program::find(const std::string &key) const {

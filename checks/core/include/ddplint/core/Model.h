@@ -159,9 +159,12 @@ struct Function {
 bool isMainOnly(const Cond &c);
 
 // True when a file name, or the name of what holds it, has a word that says
-// it is a log (`train.log`, `log_path`, `logfile`, `os.path.join(d, "log")`):
-// the frontends make such writes LogWrite events.
-bool namesLogFile(std::string_view name);
+// it is a log (`train.log`, `log_path`, `logfile`, `os.path.join(d, "log")`)
+// or a record of the run's settings (`args.yaml`, `config.yaml`,
+// `params_file`, `optimizer_settings.txt`): nobody reads either during the
+// run, so the frontends make such writes LogWrite events.  A name that also
+// says checkpoint or weights (`config_ckpt.pt`) is not one.
+bool namesRecordFile(std::string_view name);
 
 // Who runs a piece of code: every rank, one process per node (a node-local
 // rank 0 test), or one rank or an unknown subset (nobody, for a file that
