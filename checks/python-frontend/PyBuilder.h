@@ -385,6 +385,7 @@ public:
   // with them binds the parameters when it builds the callee.
   std::map<std::string, std::map<std::string, Val>> parameterFacts() const;
   bool pathLike(SyntaxNode e) const;
+  bool mainOnlySetting(SyntaxNode e);
   void seedParameters(std::map<std::string, std::map<std::string, Val>> facts) {
     seeded_ = std::move(facts);
   }

@@ -501,7 +501,8 @@ Val Builder::callValue(SyntaxNode c) {
     if (deviceName(a.name) || deviceName(a.text))
       continue;
     Val av = value(a.value);
-    if ((!a.name.empty() && (av.cond || loggingKeyword(a.name))) || loggerArgument(a.text) ||
+    if ((!a.name.empty() && (av.cond || loggingKeyword(a.name) || mainOnlySetting(a.value))) ||
+        loggerArgument(a.text) ||
         (av.dep == Dep::Rank && trainingStateArgument(a.text)))
       continue;
     // An object that only some ranks made (`ema = EMA(model) if rank == 0 else
@@ -514,6 +515,23 @@ Val Builder::callValue(SyntaxNode c) {
   }
   v.batch = v.dep == Dep::Local && onlyBatches;
   return v;
+}
+
+// `wandb_project=cfg.wandb if is_master(cfg) else None`: a setting that the
+// main process alone turns on says where that process reports (fairseq's
+// progress bar), not what the call computes.
+bool Builder::mainOnlySetting(SyntaxNode e) {
+  e = unparen(e);
+  if (!is(e, "conditional_expression") || namedChildCount(e) != 3)
+    return false;
+  auto off = [&](SyntaxNode x) {
+    x = unparen(x);
+    return is(x, "none") || is(x, "false") || text(x) == "0" || text(x) == "\"\"";
+  };
+  if (!off(namedChild(e, 0)) && !off(namedChild(e, 2)))
+    return false;
+  const Cond c = cond(namedChild(e, 1));
+  return c.dependence() == Dep::Rank;
 }
 
 Cond Builder::atom(SyntaxNode e, Dep d) {

@@ -867,3 +867,27 @@ def exit_on_agreed_nan_then_clip_setting(model, loader, max_norm):
             print("clip", max_norm)
         else:
             dist.all_reduce(loss)
+
+
+def progress_reported_by_the_main_process(trainer, itr, cfg, progress_bar):
+    # hard negative (fairseq's train): the progress bar over the epoch's
+    # batches reports to wandb on the main process only; the batches, and so
+    # the trip count, are every rank's alike
+    progress = progress_bar(
+        itr,
+        wandb_project=cfg.wandb_project if dist.get_rank() == 0 else None,
+        tensorboard_logdir=cfg.tensorboard_logdir if dist.get_rank() == 0 else None,
+        azureml_logging=cfg.azureml_logging if dist.get_rank() == 0 else False,
+    )
+    for i, samples in enumerate(progress):
+        loss = trainer.train_step(samples)
+        dist.all_reduce(loss)
+
+
+def progress_over_the_main_process_batches(itr, progress_bar):
+    # the same call, but the main process alone gets batches: the trip count
+    # is rank-dependent
+    progress = progress_bar(itr if dist.get_rank() == 0 else [])
+    for samples in progress:
+        dist.all_reduce(samples)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs in a loop whose trip count depends on {{.*}} [ddp-divergent-collective]
