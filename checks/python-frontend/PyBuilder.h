@@ -272,6 +272,12 @@ inline Val joinArms(const Val &t, const Val &f, const Cond &c) {
     return t;
   if (!rankDecision && flag(f) && plain(t))
     return f;
+  // `saver = saver if not args.no_saver else None` of a rank-0-only saver:
+  // None everywhere or the saver where it was made, so still rank 0's.
+  if (!rankDecision && t.existsWhen && !t.cond && f.none)
+    return t;
+  if (!rankDecision && f.existsWhen && !f.cond && t.none)
+    return f;
   Val j = joinVal(t, f);
   if (t.rank == f.rank)
     j.rank = t.rank;

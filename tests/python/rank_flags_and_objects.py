@@ -53,6 +53,21 @@ def none_object_ternary(model, args):
             saver.save_checkpoint(model, epoch)
 
 
+def none_object_switched_off(model, args):
+    # FasterViT's train.py: a setting every rank shares may switch the
+    # rank-0 saver off; where it stays on, it is still rank 0's alone.
+    saver = None
+    if args.rank == 0:
+        saver = CheckpointSaver("ckpt.pt")
+    saver = saver if not args.no_saver else None
+    for epoch in range(10):
+        loss = model(torch.ones(2)).sum()
+        dist.all_reduce(loss)
+        if saver is not None:
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier {{.*}} [ddp-rank0-io-barrier]
+            saver.save_checkpoint(model, epoch)
+
+
 def zipped(model, data_loader, start_iter, max_iter):
     for data, iteration in zip(data_loader, range(start_iter, max_iter)):
         loss = model(data).sum()
