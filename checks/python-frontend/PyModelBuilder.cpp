@@ -121,6 +121,8 @@ void Builder::collectImports(SyntaxNode root) {
           alias_[str(k)] = mod + dot + str(k);
         else if (is(k, "aliased_import"))
           alias_[str(field(k, "alias"))] = mod + dot + str(field(k, "name"));
+        else if (is(k, "wildcard_import") && topLevel && !mod.empty() && mod.back() != '.')
+          m_.starImports.push_back(mod);
       }
     } else if (is(n, "module") || is(n, "block") || is(n, "if_statement") ||
                is(n, "try_statement") || is(n, "else_clause") || is(n, "except_clause") ||
@@ -586,6 +588,12 @@ const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
       return project_->function(inst->second + "." + str(field(fn, "attribute")));
   }
   std::string q = qualified(fn);
+  // `is_master()` after `from .dist import *`: the first star-imported module
+  // that defines it (a local definition of the name comes first).
+  if (is(fn, "identifier") && !alias_.count(str(fn)) && !fns_.count(str(fn)))
+    for (const auto &star : m_.starImports)
+      if (const ExternalFunction *ext = project_->function(star + "." + str(fn)))
+        return ext;
   // Only names that come from an import: a bare local name is not another module's.
   if (q.empty() || (is(fn, "identifier") && !alias_.count(str(fn))))
     return nullptr;

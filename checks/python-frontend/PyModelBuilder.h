@@ -101,6 +101,8 @@ struct PyModel {
   // names import (absolute dotted names: a package's re-exports), its classes.
   std::map<std::string, FunctionSummary> summaries;
   std::map<std::string, std::string> imports;
+  // `from .dist import *` (absolute module names): where else a name may come from.
+  std::vector<std::string> starImports;
   // Class -> its bases as written, import aliases applied ("pkg.base.Base"):
   // an importer finds a method the class inherits from another module.
   std::map<std::string, std::vector<std::string>> classes;

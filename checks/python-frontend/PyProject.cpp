@@ -108,7 +108,15 @@ bool isFile(const fs::path &p) {
 
 bool projectMarker(const fs::path &d) {
   std::error_code ec;
-  for (const char *m : {".git", ".ddplint.yaml", "pyproject.toml", "setup.py", "setup.cfg"})
+  for (const char *m : {".git", ".ddplint.yaml"})
+    if (fs::exists(d / m, ec))
+      return true;
+  // A package's own module named setup.py (efficientvit/apps/setup.py, a
+  // helper that sets up a run) does not make the package a project: its
+  // modules are imported as `efficientvit.apps.x` from the folder above.
+  if (isFile(d / "__init__.py"))
+    return false;
+  for (const char *m : {"pyproject.toml", "setup.py", "setup.cfg"})
     if (fs::exists(d / m, ec))
       return true;
   return false;
@@ -523,6 +531,10 @@ const ExternalFunction *PyProject::function(const std::string &dotted, const Roo
         target += "." + parts[k + 1];
       return function(target, mod->roots, depth + 1);
     }
+    // `from .dist import *` in a package's __init__.
+    for (const auto &star : mod->model.starImports)
+      if (const ExternalFunction *f = function(star + "." + key, mod->roots, depth + 1))
+        return f;
     return nullptr;
   }
   return nullptr;
@@ -540,8 +552,12 @@ bool PyProject::isClass(const std::string &dotted, const Roots &roots, int depth
   if (mod->model.classes.count(parts.back()))
     return true;
   auto imp = mod->model.imports.find(parts.back());
-  return imp != mod->model.imports.end() && imp->second != dotted &&
-         isClass(imp->second, mod->roots, depth + 1);
+  if (imp != mod->model.imports.end() && imp->second != dotted)
+    return isClass(imp->second, mod->roots, depth + 1);
+  for (const auto &star : mod->model.starImports)
+    if (isClass(star + "." + parts.back(), mod->roots, depth + 1))
+      return true;
+  return false;
 }
 
 LinkResult PyProject::link(PyModel &model) {

@@ -1071,6 +1071,50 @@ class PythonAcrossModules(PythonProject):
             p = self.lint("--format", "json", "proj9")
             self.assertEqual(json.loads(p.stdout)["findings"], [], p.stdout)
 
+    def test_a_name_from_a_star_import_in_a_package_with_a_setup_module(self):
+        # efficientvit: `is_master` reaches the trainer through the package's
+        # `from .dist import *`, and the package also holds a module named
+        # setup.py (a run's set-up helpers), which does not make the package
+        # folder a project root.  The rank-0 save inside the loop is a rank-0
+        # block, not every rank's save; `from pkg.utils import *` in the
+        # script finds the same helper.
+        self.write("proj10/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj10/pkg/__init__.py", "")
+        self.write("proj10/pkg/setup.py", "def setup_seed(seed):\n    return seed\n")
+        self.write("proj10/pkg/utils/__init__.py", "from .dist import *\n")
+        self.write("proj10/pkg/utils/dist.py", """\
+            import os
+
+
+            def get_dist_rank():
+                return int(os.environ["RANK"])
+
+
+            def is_master():
+                return get_dist_rank() == 0
+            """)
+        trainer = """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+            from pkg.utils import is_master
+
+
+            def train(model, data, every):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                for i, x in enumerate(data):
+                    loss = model(x).sum()
+                    dist.all_reduce(loss)
+                    if i % every == 0 and is_master():
+                        torch.save(model.state_dict(), "latest.pt")
+            """
+        for imp in ("from pkg.utils import is_master", "from pkg.utils import *"):
+            self.write("proj10/pkg/trainer.py", trainer.replace("from pkg.utils import is_master", imp))
+            p = self.lint("--format", "json", "proj10")
+            got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+            self.assertEqual(got, [("proj10/pkg/trainer.py", 13, "ddp-rank0-io-barrier")], p.stdout)
+
     def test_a_project_package_named_like_a_framework(self):
         # gpt-neox ships its own `megatron` package: a conversion tool that
         # imports only its tokenizer is one process, not a Megatron program.
