@@ -177,3 +177,28 @@ def tuple_rank(t):
         # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
         dist.all_reduce(t)
     return world_size
+
+
+def tuple_rank_by_index(t):
+    # `get_dist_info()[0]`: the tuple's rank element
+    if get_dist_info()[0] == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
+        dist.all_reduce(t)
+    if get_dist_info()[1] > 1:
+        dist.all_reduce(t)
+
+
+def settings_dict_rank(opt, t):
+    # BasicSR keeps the rank in its options dict: `opt['rank']`
+    opt['rank'], opt['world_size'] = get_dist_info()
+    if opt['rank'] == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
+        dist.all_reduce(t)
+    if opt['world_size'] > 1:
+        dist.all_reduce(t)
+
+
+def settings_dict_rank_handed_in(opt, t):
+    if opt["local_rank"] == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
+        dist.all_reduce(t)
