@@ -678,6 +678,7 @@ private:
   std::set<std::string> importerSpecs_;
   std::map<std::string, std::pair<bool, std::vector<ParamSig>>> sigCache_; // key -> (method, params)
   std::map<std::string, std::int64_t> specBindings_; // while a specialisation is built
+  std::set<std::string> specRankPaths_; // its parameters bound to a per-rank file name
   bool reuseLocs_ = false;
   // Inside an except handler (and not in a try nested in it): a `raise` there
   // propagates the failure, the rule's own fix (see tryStatement).

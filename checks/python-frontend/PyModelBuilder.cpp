@@ -2103,6 +2103,8 @@ Env Builder::paramEnv(const FnInfo &fi) {
         v = Val{};
         v.known = b->second;
       }
+      if (specRankPaths_.count(name))
+        v = Val{Dep::Rank, RankKind::None, std::nullopt};
       if (v.dep != Dep::Uniform || v.existsWhen || v.cond || v.known)
         env.vars[name] = v;
       ++i;
@@ -2219,7 +2221,7 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
     return out;
   // Provisional, for recursion: untested.
   sigCache_[fi.key] = {method, out};
-  std::set<std::string> params, tested;
+  std::set<std::string> params, tested, written;
   for (const auto &p : out)
     params.insert(p.name);
   const std::string savedFn = curFn_, savedClass = curClass_;
@@ -2292,6 +2294,17 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
       if (acts(namedChild(n, 0)) || acts(namedChild(n, 2)))
         names(namedChild(n, 1));
     } else if (is(n, "call")) {
+      // The path of a file the body writes (`g_pathmgr.open(filename, "wb")`,
+      // `torch.save(obj, path)`).
+      SyntaxNode path;
+      if (openKind(n, &path) == OpenKind::None || path.isNull()) {
+        path = SyntaxNode();
+        if (has(api().checkpointWriters, qualified(field(n, "function"))))
+          if (const auto as = args(n); const PyArg *f = arg(as, "f", 1))
+            path = f->value;
+      }
+      if (!path.isNull() && is(unparen(path), "identifier") && params.count(str(unparen(path))))
+        written.insert(str(unparen(path)));
       // Handed on to a parameter the callee tests (`zero_first(rank)`).
       bool handsParam = false;
       for (const auto &a : args(n))
@@ -2305,6 +2318,8 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
           SyntaxNode v = unparen(as[k].value);
           if (to[k] && to[k]->tested && is(v, "identifier") && params.count(str(v)))
             tested.insert(str(v));
+          if (to[k] && to[k]->writtenTo && is(v, "identifier") && params.count(str(v)))
+            written.insert(str(v));
         }
       }
     }
@@ -2327,8 +2342,10 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
     scan(field(fi.def, "body"));
   curFn_ = savedFn;
   curClass_ = savedClass;
-  for (auto &p : out)
+  for (auto &p : out) {
     p.tested = tested.count(p.name) > 0;
+    p.writtenTo = written.count(p.name) > 0;
+  }
   sigCache_[fi.key] = {method, out};
   return out;
 }
@@ -2377,6 +2394,14 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     const std::string arg = str(unparen(cs.as[k].value));
     if (objectKind(arg) == ObjKind::Ddp)
       bound[p->name] = wrappedLater(arg, cs.c) ? "plain" : "ddp";
+    // A file name with the rank in it, handed to a helper that writes there
+    // (EVA-CLIP's `save_file(feats, f"{d}/rank{args.rank}_x.npy")`): every
+    // rank writes its own file.
+    if (p->writtenTo && pathLike(cs.as[k].value)) {
+      const Val v = value(cs.as[k].value);
+      if (v.dep == Dep::Rank && !v.cond && !v.existsWhen)
+        bound[p->name] = "rankpath";
+    }
   }
   // A parameter left out takes its default, unless a splat may have set it.
   if (!splat)
@@ -2446,6 +2471,7 @@ void Builder::buildSpecializations() {
         break;
       // "{a=1,b=-1}"
       specBindings_.clear();
+      specRankPaths_.clear();
       std::set<std::string> ddpParams; // "model=ddp": the caller's DDP model
       bool plainModel = false;         // "net=plain": a model not yet wrapped
       std::string_view list(key);
@@ -2459,6 +2485,8 @@ void Builder::buildSpecializations() {
           ddpParams.insert(std::string(item.substr(0, eq)));
         else if (eq != std::string_view::npos && item.substr(eq + 1) == "plain")
           plainModel = true;
+        else if (eq != std::string_view::npos && item.substr(eq + 1) == "rankpath")
+          specRankPaths_.insert(std::string(item.substr(0, eq)));
         else if (eq != std::string_view::npos && intLiteral(item.substr(eq + 1), v))
           specBindings_[std::string(item.substr(0, eq))] = v;
         list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
@@ -2487,6 +2515,7 @@ void Builder::buildSpecializations() {
       fn.key = key;
       m_.program.functions.push_back(std::move(fn));
       specBindings_.clear();
+      specRankPaths_.clear();
       objects_ = savedObjects;
       hasDdp_ = savedHasDdp;
       break; // building may have asked for more: iterate afresh

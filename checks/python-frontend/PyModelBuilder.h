@@ -24,6 +24,7 @@ struct ParamSig {
   std::string name;
   std::optional<std::int64_t> literalDefault; // `rank=-1`, `verbose=False`
   bool tested = false; // a condition in the body reads it
+  bool writtenTo = false; // the body writes a file at this path (`open(path, "wb")`)
   bool keywordOnly = false; // after `*` or `*args`: never bound by position
 };
 

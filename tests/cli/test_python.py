@@ -1115,6 +1115,50 @@ class PythonAcrossModules(PythonProject):
             got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
             self.assertEqual(got, [("proj10/pkg/trainer.py", 13, "ddp-rank0-io-barrier")], p.stdout)
 
+    def test_a_per_rank_file_name_handed_to_another_modules_writer(self):
+        # EVA-CLIP: `save_file(feats, f"{out}/rank{args.rank}_...npy")` with
+        # save_file in training/utils.py, writing through iopath's
+        # g_pathmgr.open.  Every rank writes its own file: no report.  The
+        # same helper handed one shared name by every rank is reported, at
+        # that call.
+        self.write("proj11/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj11/training/__init__.py", "")
+        self.write("proj11/training/utils.py", """\
+            import pickle
+
+            from iopath.common.file_io import g_pathmgr
+
+
+            def save_file(data, filename):
+                with g_pathmgr.open(filename, "wb") as fopen:
+                    pickle.dump(data, fopen)
+            """)
+        self.write("proj11/training/train.py", """\
+            import datetime
+
+            import torch.distributed as dist
+
+            from training.utils import save_file
+
+
+            def extract(args, model, loader):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                for idx, x in enumerate(loader):
+                    feats = model(x)
+                    dist.all_reduce(feats)
+                    save_file(feats, f"{args.out}/rank{args.rank}_img_emb_{idx:08d}.pkl")
+
+
+            def extract_shared(args, model, loader):
+                for idx, x in enumerate(loader):
+                    feats = model(x)
+                    dist.all_reduce(feats)
+                    save_file(feats, f"{args.out}/img_emb_{idx:08d}.pkl")
+            """)
+        p = self.lint("--format", "json", "proj11")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("proj11/training/train.py", 20, "ddp-unguarded-save")], p.stdout)
+
     def test_a_project_package_named_like_a_framework(self):
         # gpt-neox ships its own `megatron` package: a conversion tool that
         # imports only its tokenizer is one process, not a Megatron program.
