@@ -72,10 +72,15 @@ std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
         return RankKind::Local;
       return std::nullopt;
     }
-    // BasicSR's `opt['rank']`: a settings dict's rank entry, as `args.rank`.
+    // BasicSR's `opt['rank']`: the run options' rank entry, as `args.rank`.
+    // A bare "rank" only in a dict named for the run's options: LoRA's
+    // `hparams["rank"]` is the adapter's rank.
     bool literal = false;
     const std::string key = unquote(text(field(e, "subscript")), literal);
-    if (literal && has(api().rankAttributes, key))
+    static const std::set<std::string> optionDicts = {"opt", "opts", "options", "args", "cfg",
+                                                      "config", "conf"};
+    if (literal && has(api().rankAttributes, key) &&
+        (key != "rank" || optionDicts.count(lastPart(std::string(text(field(e, "value")))))))
       return RankKind::Global;
     if (literal && has(api().localRankAttributes, key))
       return RankKind::Local;
