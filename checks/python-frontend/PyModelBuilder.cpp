@@ -578,8 +578,11 @@ const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
         cls = lastPart(base);
         continue;
       }
-      if (base.find('.') != std::string::npos && project_->isClass(base))
-        return project_->function(base + "." + m);
+      if (base.find('.') != std::string::npos && project_->isClass(base)) {
+        std::string inherited = base;
+        inherited.append(".").append(m);
+        return project_->function(inherited);
+      }
       break;
     }
     // A method of an object made from a class of another module.

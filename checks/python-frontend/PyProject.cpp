@@ -532,9 +532,12 @@ const ExternalFunction *PyProject::function(const std::string &dotted, const Roo
       return function(target, mod->roots, depth + 1);
     }
     // `from .dist import *` in a package's __init__.
-    for (const auto &star : mod->model.starImports)
-      if (const ExternalFunction *f = function(star + "." + key, mod->roots, depth + 1))
+    for (const auto &star : mod->model.starImports) {
+      std::string there = star;
+      there.append(".").append(key);
+      if (const ExternalFunction *f = function(there, mod->roots, depth + 1))
         return f;
+    }
     return nullptr;
   }
   return nullptr;
