@@ -2400,7 +2400,7 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     // A file name with the rank in it, handed to a helper that writes there
     // (EVA-CLIP's `save_file(feats, f"{d}/rank{args.rank}_x.npy")`): every
     // rank writes its own file.
-    if (p->writtenTo && pathLike(cs.as[k].value)) {
+    if (p->writtenTo) {
       const Val v = value(cs.as[k].value);
       if (v.dep == Dep::Rank && !v.cond && !v.existsWhen)
         bound[p->name] = "rankpath";

@@ -1116,7 +1116,8 @@ class PythonAcrossModules(PythonProject):
             self.assertEqual(got, [("proj10/pkg/trainer.py", 13, "ddp-rank0-io-barrier")], p.stdout)
 
     def test_a_per_rank_file_name_handed_to_another_modules_writer(self):
-        # EVA-CLIP: `save_file(feats, f"{out}/rank{args.rank}_...npy")` with
+        # EVA-CLIP: `save_file(feats, out_file)`, out_file a name with the rank
+        # in it (f"{out}/rank{args.rank}_...npy"), with
         # save_file in training/utils.py, writing through iopath's
         # g_pathmgr.open.  Every rank writes its own file: no report.  The
         # same helper handed one shared name by every rank is reported, at
@@ -1146,7 +1147,8 @@ class PythonAcrossModules(PythonProject):
                 for idx, x in enumerate(loader):
                     feats = model(x)
                     dist.all_reduce(feats)
-                    save_file(feats, f"{args.out}/rank{args.rank}_img_emb_{idx:08d}.pkl")
+                    out_file = f"{args.out}/rank{args.rank}_img_emb_{idx:08d}.pkl"
+                    save_file(feats, out_file)
 
 
             def extract_shared(args, model, loader):
@@ -1157,7 +1159,7 @@ class PythonAcrossModules(PythonProject):
             """)
         p = self.lint("--format", "json", "proj11")
         got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
-        self.assertEqual(got, [("proj11/training/train.py", 20, "ddp-unguarded-save")], p.stdout)
+        self.assertEqual(got, [("proj11/training/train.py", 21, "ddp-unguarded-save")], p.stdout)
 
     def test_a_project_package_named_like_a_framework(self):
         # gpt-neox ships its own `megatron` package: a conversion tool that
