@@ -390,7 +390,6 @@ public:
   // -> parameter -> the value.  Read after run(); a second builder seeded
   // with them binds the parameters when it builds the callee.
   std::map<std::string, std::map<std::string, Val>> parameterFacts() const;
-  bool pathLike(SyntaxNode e) const;
   bool mainOnlySetting(SyntaxNode e);
   void seedParameters(std::map<std::string, std::map<std::string, Val>> facts) {
     seeded_ = std::move(facts);
@@ -645,6 +644,7 @@ private:
   std::string resolveCallee(SyntaxNode fn) const;
   // A callee in another module of the project (null: none, or no project).
   const ExternalFunction *externalCallee(SyntaxNode fn) const;
+  std::string methodOf(std::string cls, const std::string &m, std::string *external) const;
   std::string absoluteModule(const std::string &mod) const; // ".misc" -> "util.misc"
   std::map<std::string, std::string> externInstances_; // variable -> dotted class of another module
   void forwardFacts(const FnInfo &fi);

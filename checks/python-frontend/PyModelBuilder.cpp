@@ -545,12 +545,28 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
   // backward's collectives in the backward pass, not here).
   if (throughClass && m == "apply")
     m = "forward";
+  const std::string key = methodOf(cls, m, nullptr);
+  return !key.empty() && takesArgsAsWritten(fns_.at(key)) ? key : "";
+}
+
+// Method `m` of class `cls` or of the first base up its chain in this module
+// (Python's lookup for single inheritance): its key; or "" and, where the
+// chain goes on into another module's class, that class (`external`).
+std::string Builder::methodOf(std::string cls, const std::string &m, std::string *external) const {
   for (int depth = 0; depth < 8 && !cls.empty(); ++depth) {
     for (const auto &[key, fi] : fns_)
       if (fi.className == cls && fi.name == m)
-        return takesArgsAsWritten(fi) ? key : "";
+        return key;
     auto b = classBases_.find(cls);
-    cls = b == classBases_.end() || b->second.empty() ? "" : lastPart(b->second.front());
+    if (b == classBases_.end() || b->second.empty())
+      break;
+    const std::string &base = b->second.front();
+    if (!classBases_.count(lastPart(base))) {
+      if (external && base.find('.') != std::string::npos)
+        *external = base;
+      break;
+    }
+    cls = lastPart(base);
   }
   return "";
 }
@@ -565,25 +581,11 @@ const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
     std::string cls = obj == "self" ? curClass_ : std::string();
     if (auto it = instances_.find(obj); it != instances_.end())
       cls = it->second;
-    const std::string m = str(field(fn, "attribute"));
-    for (int depth = 0; depth < 8 && !cls.empty(); ++depth) {
-      for (const auto &[key, fi] : fns_)
-        if (fi.className == cls && fi.name == m)
-          return nullptr; // this module's own method: resolveCallee's
-      auto b = classBases_.find(cls);
-      if (b == classBases_.end() || b->second.empty())
-        break;
-      const std::string &base = b->second.front();
-      if (classBases_.count(lastPart(base))) {
-        cls = lastPart(base);
-        continue;
-      }
-      if (base.find('.') != std::string::npos && project_->isClass(base)) {
-        std::string inherited = base;
-        inherited.append(".").append(m);
-        return project_->function(inherited);
-      }
-      break;
+    std::string base;
+    if (!cls.empty() && methodOf(cls, str(field(fn, "attribute")), &base).empty() &&
+        !base.empty() && project_->isClass(base)) {
+      base.append(".").append(str(field(fn, "attribute")));
+      return project_->function(base);
     }
     // A method of an object made from a class of another module.
     auto inst = externInstances_.find(str(field(fn, "object")));
@@ -1265,6 +1267,11 @@ void Builder::recordArguments(const std::string &callee, const CallSite &cs) {
                     ? 1
                     : 0;
   ++callSites_[callee];
+  std::set<std::string> writtenTo;
+  bool method = false;
+  for (const auto &p : signature(f->second, method))
+    if (p.writtenTo)
+      writtenTo.insert(p.name);
   for (const auto &a : cs.as) {
     std::string pname;
     if (a.name.empty()) {
@@ -1278,9 +1285,10 @@ void Builder::recordArguments(const std::string &callee, const CallSite &cs) {
       continue;
     Val v = value(a.value);
     ParamFact &pf = paramFacts_[callee][pname];
-    // A path with the rank in it (`f"{out}/rank{args.rank}_feats.npy"`)
-    // handed to a helper that writes it: every rank writes its own file.
-    const bool rankPath = v.dep == Dep::Rank && !v.cond && !v.existsWhen && pathLike(a.value);
+    // A name with the rank in it (`f"{out}/rank{args.rank}_feats.npy"`)
+    // handed to a parameter the helper writes a file at: every rank writes
+    // its own file (the same test as specialize's "rankpath").
+    const bool rankPath = v.dep == Dep::Rank && !v.cond && !v.existsWhen && writtenTo.count(pname);
     if (rankPath)
       v = Val{Dep::Rank, RankKind::None, std::nullopt};
     const bool fact = v.existsWhen || (v.cond && v.cond->dependence() == Dep::Rank) || rankPath;
@@ -1294,25 +1302,6 @@ void Builder::recordArguments(const std::string &callee, const CallSite &cs) {
     }
     ++pf.sites;
   }
-}
-
-// An expression that builds a file name: a string (an f-string), a join of
-// path parts, a `Path / "x"`, a `+` or `%` of strings.
-bool Builder::pathLike(SyntaxNode e) const {
-  e = unparen(e);
-  if (is(e, "string") || is(e, "concatenated_string"))
-    return true;
-  if (is(e, "binary_operator")) {
-    const std::string_view op = text(field(e, "operator"));
-    return (op == "/" || op == "+" || op == "%") &&
-           (pathLike(field(e, "left")) || pathLike(field(e, "right")));
-  }
-  if (is(e, "call")) {
-    const std::string q = qualified(field(e, "function"));
-    return endsWith(q, "path.join") || endsWith(q, "Path") || lastPart(q) == "format" ||
-           lastPart(q) == "joinpath";
-  }
-  return false;
 }
 
 std::map<std::string, std::map<std::string, Val>> Builder::parameterFacts() const {

@@ -501,28 +501,25 @@ const ExternalFunction *PyProject::function(const std::string &dotted, const Roo
     // `Class.method` that the class inherits: from a base in this module
     // (first base first, as Python's lookup for single inheritance), or from
     // one it imports.
-    if (rest == 2)
-      if (auto c = mod->model.classes.find(parts[k]); c != mod->model.classes.end()) {
-        std::string cls = parts[k];
-        for (int hop = 0; hop < 8; ++hop) {
-          auto here = mod->model.classes.find(cls);
-          if (here == mod->model.classes.end() || here->second.empty())
-            break;
-          const std::string &base = here->second.front();
-          const std::string baseLocal = base.substr(base.rfind('.') + 1);
-          if (base.find('.') == std::string::npos || mod->model.classes.count(baseLocal)) {
-            if (!mod->model.classes.count(baseLocal))
-              break;
-            if (mod->model.summaries.count(baseLocal + "." + parts[k + 1]))
-              return function(join(parts, 0, k) + "." + baseLocal + "." + parts[k + 1], roots,
-                              depth + 1);
-            cls = baseLocal;
-            continue;
-          }
+    if (rest == 2 && mod->model.classes.count(parts[k])) {
+      std::string cls = parts[k];
+      for (int hop = 0; hop < 8; ++hop) {
+        auto here = mod->model.classes.find(cls);
+        if (here == mod->model.classes.end() || here->second.empty())
+          break;
+        const std::string &base = here->second.front();
+        cls = base.substr(base.rfind('.') + 1);
+        if (mod->model.classes.count(cls)) {
+          if (mod->model.summaries.count(cls + "." + parts[k + 1]))
+            return function(join(parts, 0, k) + "." + cls + "." + parts[k + 1], roots, depth + 1);
+        } else if (base.find('.') != std::string::npos) {
           return function(base + "." + parts[k + 1], mod->roots, depth + 1);
+        } else {
+          break;
         }
-        return nullptr;
       }
+      return nullptr;
+    }
     // A name the module imports: a package's re-export, a helper's alias.
     auto imp = mod->model.imports.find(parts[k]);
     if (imp != mod->model.imports.end() && imp->second != dotted) {
