@@ -414,11 +414,24 @@ private:
   PyModel m_;
   std::map<std::string, std::string> alias_; // local name -> dotted qualified name
   std::map<std::string, FnInfo> fns_;        // key -> function
+  bool madeOnEveryPath(SyntaxNode call) const;
   std::set<std::string> initsGroup_;         // functions that create the process group
+  bool initPlain_ = false, initGuarded_ = false; // a group made on every path / under a condition
+  bool horovodBarrier_ = false;                  // the fix-it's barrier is hvd's
+  // Project helpers called with no argument, in source order (key, spelling):
+  // the barrier fix-it's candidates (PyModel::barrierHelper).
+  std::vector<std::pair<std::string, std::string>> argumentlessHelpers_;
+  std::map<std::string, bool> externalBarrierOnly_;
   std::set<std::string> guardsOnMain_;       // decorators that call what they wrap on rank 0 only
   std::set<std::string> launches_;           // functions that start the ranks (Function::launchesRanks)
   std::map<std::string, std::vector<std::string>> classBases_;
   std::map<std::string, ObjKind> objects_; // spelling ("model", "self.model") -> kind
+  // The classes whose methods set a `self.` object: denoising-diffusion's
+  // Trainer prepares `self.model` with Accelerate, while its GaussianDiffusion's
+  // `self.model` is the plain Unet.  Read through findObject.
+  std::map<std::string, std::set<std::string>> selfObjectClasses_;
+  void noteSelfObject(const std::string &spelling, SyntaxNode at);
+  std::map<std::string, ObjKind>::const_iterator findObject(const std::string &spelling) const;
   std::map<std::string, Val> attrs_;       // "self.rank", "args.local_rank" -> value
   std::map<std::string, Val> globals_;
   std::set<std::string> spawned_; // functions started by mp.spawn: first parameter is the rank
@@ -619,7 +632,8 @@ private:
   enum class OpenKind { None, Log, File };
   // `path`, when given, receives the expression that names the file.
   OpenKind openKind(SyntaxNode call, SyntaxNode *path = nullptr) const;
-  bool namesLog(SyntaxNode path) const;
+  bool namesLog(SyntaxNode path, int depth = 0) const;
+  SyntaxNode assignedBefore(SyntaxNode name) const; // the last `name = ...` before it, in its function
   bool oneDeviceFramework(SyntaxNode root) const;
   bool namesThisProcess(SyntaxNode e) const;
   bool makesSaver(SyntaxNode v) const;

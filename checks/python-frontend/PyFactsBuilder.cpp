@@ -580,12 +580,50 @@ const core::PyProcessGroupInit *Builder::processGroupInit(const CallSite &cs) co
   return nullptr;
 }
 
+// Whether a call runs whenever its function does: under no `if`, `try` or
+// conditional expression, and after no `return` (`init_distributed_mode`
+// returns early when the launcher set no rank: the script also runs as one
+// process).
+bool Builder::madeOnEveryPath(SyntaxNode call) const {
+  SyntaxNode fn;
+  for (SyntaxNode p = parentOf(call); !p.isNull(); p = parentOf(p)) {
+    if (is(p, "function_definition")) {
+      fn = p;
+      break;
+    }
+    if (is(p, "if_statement") || is(p, "elif_clause") || is(p, "else_clause") ||
+        is(p, "try_statement") || is(p, "except_clause") || is(p, "conditional_expression") ||
+        is(p, "boolean_operator") || is(p, "for_statement") || is(p, "while_statement"))
+      return false;
+  }
+  if (fn.isNull())
+    return true;
+  bool earlyReturn = false;
+  std::vector<SyntaxNode> stack{field(fn, "body")};
+  while (!stack.empty() && !earlyReturn) {
+    SyntaxNode s = stack.back();
+    stack.pop_back();
+    if (startByte(s) >= startByte(call))
+      continue;
+    if (is(s, "return_statement")) {
+      earlyReturn = true;
+      break;
+    }
+    if (is(s, "function_definition") || is(s, "class_definition") || is(s, "lambda"))
+      continue;
+    for (SyntaxNode k : namedKids(s))
+      stack.push_back(k);
+  }
+  return !earlyReturn;
+}
+
 bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
   if (const core::PyProcessGroupInit *init = processGroupInit(cs)) {
     core::ProcessGroupCreation pg;
     pg.kind = core::ProcessGroupCreation::Kind::Init;
     if (!curFn_.empty())
       initsGroup_.insert(curFn_);
+    (madeOnEveryPath(cs.c) ? initPlain_ : initGuarded_) = true;
     pg.loc = loc(cs.c);
     pg.api = cs.l;
     const PyArg *b = arg(cs.as, init->name == "deepspeed.init_distributed" ||

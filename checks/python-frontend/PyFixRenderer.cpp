@@ -50,19 +50,62 @@ unsigned PyFixRenderer::lineStart(unsigned at) const {
   return b == std::string::npos ? 0 : static_cast<unsigned>(b + 1);
 }
 
-// `dist.barrier()` on a line of its own right before, or right after, the `if`.
+// A block guarded by a framework's own main-process test waits the way that
+// framework does, which works with one process and with no torch.distributed
+// group (Accelerate, Fabric, a Lightning trainer): "" for any other test.
+std::string PyFixRenderer::frameworkWait(SyntaxNode ifStatement) const {
+  const SyntaxNode c = field(ifStatement, "condition");
+  if (c.isNull() || !is(c, "attribute"))
+    return "";
+  const std::string attr(tree_.text(field(c, "attribute")));
+  const std::string recv(tree_.text(field(c, "object")));
+  auto endsWith = [&](const std::string &s) {
+    return recv.size() >= s.size() && recv.compare(recv.size() - s.size(), s.size(), s) == 0;
+  };
+  if ((attr == "is_main_process" || attr == "is_local_main_process") && endsWith("accelerator"))
+    return recv + ".wait_for_everyone()";
+  if (attr == "is_global_zero" && endsWith("fabric"))
+    return recv + ".barrier()";
+  if (attr == "is_global_zero" && endsWith("trainer"))
+    return recv + ".strategy.barrier()";
+  return "";
+}
+
+// A wait on a line of its own right before, or right after, the `if`: the
+// project's barrier helper, `dist.barrier()`, or `dist.barrier()` only when a
+// process group exists (PyModel::barrierHelper).
 void PyFixRenderer::barrier(const core::FixHint &h, std::vector<PyEdit> &out) const {
   auto it = m_.ifNodes.find(h.anchor);
-  if (it == m_.ifNodes.end() || m_.distAlias.empty() || is(it->second, "elif_clause"))
+  if (it == m_.ifNodes.end() || is(it->second, "elif_clause"))
     return;
-  const std::string call = m_.distAlias + ".barrier()";
+  if (m_.barrierHelper.empty() && m_.distAlias.empty())
+    return;
   const SyntaxNode s = it->second;
   const unsigned start = startByte(s);
   const std::string ind = indentAt(start);
+  std::string wait;
+  if (std::string w = frameworkWait(s); !w.empty())
+    wait = ind + w;
+  else if (!m_.barrierHelper.empty())
+    wait = ind + m_.barrierHelper + "()";
+  else if (m_.initAlways)
+    wait = ind + m_.distAlias + ".barrier()";
+  else {
+    // One level deeper, as the file indents: the `if`'s own block says how.
+    std::string unit = "    ";
+    const SyntaxNode body = field(s, "consequence");
+    if (!body.isNull()) {
+      const std::string inner = indentAt(startByte(body));
+      if (inner.size() > ind.size() && inner.compare(0, ind.size(), ind) == 0)
+        unit = inner.substr(ind.size());
+    }
+    wait = ind + "if " + m_.distAlias + ".is_initialized():\n" + ind + unit + m_.distAlias +
+           ".barrier()";
+  }
   if (h.kind == core::FixKind::InsertBarrierBefore)
-    out.push_back(insert(lineStart(start), ind + call + "\n"));
+    out.push_back(insert(lineStart(start), wait + "\n"));
   else
-    out.push_back(insert(endByte(s), "\n" + ind + call));
+    out.push_back(insert(endByte(s), "\n" + wait));
 }
 
 std::vector<PyEdit> PyFixRenderer::render(const core::Finding &f) const {

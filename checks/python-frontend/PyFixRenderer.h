@@ -40,6 +40,7 @@ private:
   std::string indentAt(unsigned at) const; // the indentation of the line `at` is on
   unsigned lineStart(unsigned at) const;
   void barrier(const core::FixHint &h, std::vector<PyEdit> &out) const;
+  std::string frameworkWait(SyntaxNode ifStatement) const;
 
   const SyntaxTree &tree_;
   const PyModel &m_;

@@ -155,11 +155,14 @@ void Builder::collectImports(SyntaxNode root) {
     if (full == "torch.distributed" && m_.distAlias.empty())
       m_.distAlias = local;
   // A Horovod program has no torch.distributed process group: its barrier is
-  // Horovod's (`hvd.barrier()`).
+  // Horovod's (`hvd.barrier()`), which one process (after the `hvd.init()`
+  // every Horovod program makes) passes at once.
   if (m_.distAlias.empty())
     for (const auto &[local, full] : alias_)
-      if (full == "horovod.torch" && m_.distAlias.empty())
+      if (full == "horovod.torch" && m_.distAlias.empty()) {
         m_.distAlias = local;
+        horovodBarrier_ = true;
+      }
   if (m_.distAlias.empty())
     m_.distAlias = alias_.count("torch") ? "torch.distributed" : "";
   for (const auto &[local, full] : alias_) {
@@ -394,8 +397,10 @@ void Builder::collectObjects(SyntaxNode n) {
     if (is(s, "assignment")) {
       SyntaxNode left = field(s, "left"), right = unparen(field(s, "right"));
       ObjKind k = kindOfCtor(right);
-      if (k != ObjKind::None && (is(left, "identifier") || is(left, "attribute")))
+      if (k != ObjKind::None && (is(left, "identifier") || is(left, "attribute"))) {
         objects_[str(left)] = k;
+        noteSelfObject(str(left), s);
+      }
       if ((is(left, "identifier") || is(left, "attribute")) && makesSaver(right))
         savers_.insert(str(left));
       if (k == ObjKind::Ddp || k == ObjKind::Fsdp)
@@ -409,13 +414,14 @@ void Builder::collectObjects(SyntaxNode n) {
                                : left;
         if (is(first, "identifier") || is(first, "attribute")) {
           objects_[str(first)] = ObjKind::DeepSpeedEngine;
+          noteSelfObject(str(first), s);
           hasDdp_ = true;
         }
       }
       // model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
       if (is(right, "call") && lastPart(qualified(field(right, "function"))) == "prepare") {
         SyntaxNode recv = field(field(right, "function"), "object");
-        if (!recv.isNull() && (objects_.count(str(recv)) || str(recv) == "accelerator")) {
+        if (!recv.isNull() && (findObject(str(recv)) != objects_.end() || str(recv) == "accelerator")) {
           std::vector<SyntaxNode> targets =
               is(left, "pattern_list") || is(left, "tuple_pattern") ? namedKids(left)
                                                                      : std::vector<SyntaxNode>{left};
@@ -425,6 +431,7 @@ void Builder::collectObjects(SyntaxNode n) {
             std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
             if (lower.find("model") != std::string::npos) {
               objects_[name] = ObjKind::Prepared;
+              noteSelfObject(name, s);
               hasDdp_ = true;
             }
           }
@@ -760,8 +767,45 @@ bool Builder::ddpBroadcastsBuffers(const std::string &spelling) const {
   return false;
 }
 
-bool Builder::implicitObject(const std::string &kind, const std::string &spelling) const {
+void Builder::noteSelfObject(const std::string &spelling, SyntaxNode at) {
+  if (!startsWith(spelling, "self."))
+    return;
+  for (SyntaxNode p = parentOf(at); !p.isNull(); p = parentOf(p))
+    if (is(p, "class_definition")) {
+      selfObjectClasses_[spelling].insert(str(field(p, "name")));
+      return;
+    }
+}
+
+// A `self.` object is the one set in this class's methods, or in a class it
+// derives from or that derives from it; one set outside any class (or in a
+// function that is not a method) holds anywhere.
+std::map<std::string, ObjKind>::const_iterator Builder::findObject(const std::string &spelling) const {
   auto it = objects_.find(spelling);
+  if (it == objects_.end() || curClass_.empty())
+    return it;
+  auto cls = selfObjectClasses_.find(spelling);
+  if (cls == selfObjectClasses_.end())
+    return it;
+  auto related = [&](const std::string &a, const std::string &b) {
+    for (std::string c = a; !c.empty();) {
+      if (c == b)
+        return true;
+      auto base = classBases_.find(c);
+      if (base == classBases_.end() || base->second.empty())
+        return false;
+      c = lastPart(base->second.front());
+    }
+    return false;
+  };
+  for (const auto &c : cls->second)
+    if (related(curClass_, c) || related(c, curClass_))
+      return it;
+  return objects_.end();
+}
+
+bool Builder::implicitObject(const std::string &kind, const std::string &spelling) const {
+  auto it = findObject(spelling);
   const ObjKind k = it == objects_.end() ? ObjKind::None : it->second;
   if (kind == "any")
     return true;
@@ -919,7 +963,7 @@ void Builder::emit(std::vector<Node> &out, SyntaxNode at, EventKind kind, std::s
 }
 
 ObjKind Builder::objectKind(const std::string &spelling) const {
-  auto it = objects_.find(spelling);
+  auto it = findObject(spelling);
   return it == objects_.end() ? ObjKind::None : it->second;
 }
 
@@ -1085,7 +1129,7 @@ static bool smallFilesOwner(std::string recv) {
 // A log file by its name: `logfile`, `args.log_path`, "train.log", the last
 // part of os.path.join(out_dir, "log.txt") or out_dir / "log.txt".  A file
 // in a log folder (os.path.join(log_dir, "config.yaml")) is not one.
-bool Builder::namesLog(SyntaxNode path) const {
+bool Builder::namesLog(SyntaxNode path, int depth) const {
   path = unparen(path);
   while (true) {
     if (is(path, "call") && (lastPart(qualified(field(path, "function"))) == "join")) {
@@ -1099,10 +1143,54 @@ bool Builder::namesLog(SyntaxNode path) const {
       break;
     }
   }
+  // `path = os.path.join(out, "config.json")`, then `open(path, "w")`: the
+  // name's last assignment before the use, in the same function.
+  if (is(path, "identifier") && depth == 0) {
+    if (SyntaxNode v = assignedBefore(path); !v.isNull())
+      return namesLog(v, 1);
+    // CvT's `def save_config(cfg, path): ... open(path, 'w')`: a parameter
+    // of a function named for a settings record is where that record goes.
+    for (SyntaxNode p = parentOf(path); !p.isNull(); p = parentOf(p))
+      if (is(p, "function_definition")) {
+        bool param = false;
+        for (SyntaxNode k : namedKids(field(p, "parameters")))
+          param = param || (is(k, "identifier") ? text(k) : text(parameterName(k))) == text(path);
+        return param && core::namesRecordFile(text(field(p, "name")));
+      }
+  }
   std::string_view t = text(path);
   if (is(path, "attribute"))
     t = text(field(path, "attribute"));
   return core::namesRecordFile(t);
+}
+
+SyntaxNode Builder::assignedBefore(SyntaxNode name) const {
+  SyntaxNode scope;
+  for (SyntaxNode p = parentOf(name); !p.isNull(); p = parentOf(p))
+    if (is(p, "function_definition")) {
+      scope = field(p, "body");
+      break;
+    }
+  if (scope.isNull())
+    scope = tree_.root();
+  const std::string_view wanted = text(name);
+  SyntaxNode best;
+  std::vector<SyntaxNode> stack{scope};
+  while (!stack.empty()) {
+    SyntaxNode s = stack.back();
+    stack.pop_back();
+    if (startByte(s) >= startByte(name))
+      continue;
+    if (is(s, "function_definition") || is(s, "class_definition") || is(s, "lambda"))
+      continue;
+    if (is(s, "assignment") && is(field(s, "left"), "identifier") &&
+        text(field(s, "left")) == wanted && endByte(s) <= startByte(name) &&
+        (best.isNull() || startByte(s) > startByte(best)))
+      best = field(s, "right");
+    for (SyntaxNode k : namedKids(s))
+      stack.push_back(k);
+  }
+  return best;
 }
 
 Builder::OpenKind Builder::openKind(SyntaxNode c, SyntaxNode *pathOut) const {
@@ -1326,6 +1414,8 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
     if (is(cs.fn, "attribute") && str(field(cs.fn, "attribute")) == "apply")
       name = str(cs.fn); // `AllReduce.apply`, not its `forward`
     recordArguments(key, cs);
+    if (cs.as.empty())
+      argumentlessHelpers_.emplace_back(key, str(cs.fn));
     bool method = false;
     std::string spec = specialize(key, signature(fi, method), method, cs);
     if (spec != key && (specRequests_.count(spec) || specRequests_.size() < kMaxSpecializations)) {
@@ -1340,6 +1430,10 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
     key = specialize(ext->key, ext->summary.params, ext->summary.method, cs);
     name = str(cs.fn);
     m_.externalCalls.insert(key);
+    if (cs.as.empty()) {
+      argumentlessHelpers_.emplace_back(ext->key, str(cs.fn));
+      externalBarrierOnly_[ext->key] = ext->summary.barrierOnly;
+    }
   }
   if (!key.empty()) {
     Loc at = loc(cs.c);
@@ -2923,6 +3017,30 @@ PyModel Builder::run() {
     buildFunction(fi);
   buildSpecializations();
   markLaunchers();
+  // A function that only waits: barriers, under any guard, and nothing else.
+  std::set<std::string> barrierOnly;
+  for (const auto &f : m_.program.functions) {
+    bool any = false, other = false;
+    std::function<void(const Node &)> visit = [&](const Node &n) {
+      if (n.kind == Node::Kind::Event)
+        (n.event == EventKind::Barrier ? any : other) = true;
+      else if (n.kind == Node::Kind::Call)
+        other = true;
+      for (const auto &k : n.kids)
+        visit(k);
+    };
+    visit(f.body);
+    if (any && !other)
+      barrierOnly.insert(f.key);
+  }
+  for (const auto &[key, spelling] : argumentlessHelpers_) {
+    auto ext = externalBarrierOnly_.find(key);
+    if (ext != externalBarrierOnly_.end() ? ext->second : barrierOnly.count(key) > 0) {
+      m_.barrierHelper = spelling;
+      break;
+    }
+  }
+  m_.initAlways = horovodBarrier_ || (initPlain_ && !initGuarded_);
   for (const auto &[key, fi] : fns_) {
     FunctionSummary fs;
     fs.params = signature(fi, fs.method);
@@ -2940,6 +3058,7 @@ PyModel Builder::run() {
     fs.initsProcessGroup = initsGroup_.count(key) > 0;
     fs.launchesRanks = launches_.count(key) > 0;
     fs.guardsOnMain = guardsOnMain_.count(key) > 0;
+    fs.barrierOnly = barrierOnly.count(key) > 0;
     m_.summaries.emplace(key, std::move(fs));
   }
   m_.classes = classBases_;

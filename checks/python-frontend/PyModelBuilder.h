@@ -55,6 +55,7 @@ struct FunctionSummary {
   bool initsProcessGroup = false;        // `dist.init_process_group(...)` in its body
   bool launchesRanks = false;            // `mp.spawn(worker, ...)`, here or in a callee
   bool guardsOnMain = false;             // a decorator that runs what it wraps on rank 0 only
+  bool barrierOnly = false;              // `def synchronize(): ... dist.barrier()`: waits, nothing else
 };
 
 // A function of another module of the project, as the module being built sees it.
@@ -89,6 +90,13 @@ struct PyModel {
   std::vector<unsigned> byteOffsets; // Loc - 1 -> byte offset
   std::map<core::Loc, SyntaxNode> ifNodes; // Loc of an `if` -> its statement (fix-its)
   std::string distAlias;         // how the module spells torch.distributed ("dist")
+  // How the barrier fix-it waits: the project's own barrier helper that the
+  // module already calls (`comm.synchronize`), else `dist.barrier()` where the
+  // module makes the process group on every path (initAlways), else
+  // `dist.barrier()` under `if dist.is_initialized():` (a script that also
+  // runs as one process has no group to wait in).
+  std::string barrierHelper;
+  bool initAlways = false;
   std::string timedeltaSpelling; // "datetime.timedelta", "timedelta"; "" (needs an import)
   // The import the fix-it adds when timedeltaSpelling is empty, and the
   // spelling it then uses; both empty when no import is safe (the module

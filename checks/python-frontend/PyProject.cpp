@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 namespace fs = std::filesystem;
 
@@ -23,6 +24,7 @@ namespace ddplint::pyfe {
 struct PyProject::Roots {
   std::vector<std::string> dirs;
   std::string key;  // the dirs joined: roots are compared by it
+  size_t id = 0;    // the key interned: what the per-run maps compare
   std::string root; // the project's root
 };
 
@@ -60,7 +62,9 @@ thread_local std::vector<std::set<std::string> *> tReads;
 void noteRead(const PyProject::Module &m) {
   if (tReads.empty())
     return;
-  tReads.back()->insert(m.path);
+  // Seen before: its deps came with it (a module's deps hold its reads' deps).
+  if (!tReads.back()->insert(m.path).second)
+    return;
   tReads.back()->insert(m.deps.begin(), m.deps.end());
 }
 
@@ -233,16 +237,30 @@ public:
       : p_(p), roots_(std::move(r)), package_(std::move(pkg)), imported_(imported) {}
   bool imported() const override { return imported_; }
   std::string package() const override { return package_; }
+  // A builder asks again for the same names, once per question it has of a
+  // call (hundreds of times per module in real code); within one build the
+  // answers cannot change: the modules being built and the reads' owner are
+  // the same until the build ends.
   const ExternalFunction *function(const std::string &dotted) override {
-    return p_.function(dotted, roots_, 0);
+    auto [it, fresh] = functions_.try_emplace(dotted, nullptr);
+    if (fresh)
+      it->second = p_.function(dotted, roots_, 0);
+    return it->second;
   }
-  bool isClass(const std::string &dotted) override { return p_.isClass(dotted, roots_, 0); }
+  bool isClass(const std::string &dotted) override {
+    auto [it, fresh] = classes_.try_emplace(dotted, false);
+    if (fresh)
+      it->second = p_.isClass(dotted, roots_, 0);
+    return it->second;
+  }
 
 private:
   PyProject &p_;
   Roots roots_;
   std::string package_;
   bool imported_;
+  std::unordered_map<std::string, const ExternalFunction *> functions_;
+  std::unordered_map<std::string, bool> classes_;
 };
 
 PyProject::PyProject(core::Wrappers wrappers, const std::vector<std::string> &folders)
@@ -318,6 +336,11 @@ std::unique_ptr<ModuleContext> PyProject::contextFor(const std::string &file) {
   std::error_code ec;
   if (fs::is_directory(root / "src", ec))
     r.dirs.push_back((root / "src").string());
+  // HRNet-style trees (CvT): `tools/_init_paths.py` puts `lib` on sys.path,
+  // so `from utils.comm import comm` is lib/utils/comm.py.  Only a `lib` that
+  // is not itself a package: a package named lib is imported as `lib.x`.
+  if (fs::is_directory(root / "lib", ec) && !isFile(root / "lib" / "__init__.py"))
+    r.dirs.push_back((root / "lib").string());
   r.dirs.insert(r.dirs.end(), packageDirs.begin(), packageDirs.end());
   for (const auto &d : r.dirs)
     r.key += d + '\n';
@@ -325,6 +348,7 @@ std::unique_ptr<ModuleContext> PyProject::contextFor(const std::string &file) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     rootOf_[file] = r.root;
+    r.id = rootsIds_.emplace(r.key, rootsIds_.size()).first->second;
   }
   fs::path pkgRoot = root;
   return std::make_unique<Context>(*this, std::move(r), packageOf(dir, pkgRoot), false);
@@ -355,7 +379,7 @@ std::shared_ptr<const PyProject::Module> PyProject::loadUnnoted(const std::strin
   std::string path;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = pathOf_.find({roots.key, dotted});
+    auto it = pathOf_.find({roots.id, dotted});
     if (it != pathOf_.end()) {
       if (it->second.empty())
         return nullptr;
@@ -383,7 +407,7 @@ std::shared_ptr<const PyProject::Module> PyProject::loadUnnoted(const std::strin
       }
     }
     std::lock_guard<std::mutex> lock(mu_);
-    pathOf_[{roots.key, dotted}] = path;
+    pathOf_[{roots.id, dotted}] = path;
     if (path.empty())
       return nullptr;
     auto m = modules_.find(path);
@@ -741,11 +765,11 @@ std::vector<PyProject::CallInto> PyProject::computeCallsOf(const std::string &im
   std::string source;
   if (!readSource(importer, source))
     return out;
-  SyntaxTree tree(source);
-  if (!tree.ok())
+  const std::shared_ptr<const SyntaxTree> tree = this->tree(importer, std::move(source));
+  if (!tree->ok())
     return out;
   std::unique_ptr<ModuleContext> ctx = contextFor(importer);
-  PyModel model = buildModel(tree, wrappers_, ctx.get());
+  PyModel model = buildModel(*tree, wrappers_, ctx.get());
   if (model.externalCalls.empty())
     return out;
   const LinkResult linked = link(model);
@@ -1007,8 +1031,29 @@ std::vector<core::ExternalCall> PyProject::callersOf(const std::string &path, bo
   const Index &index = indexOf(root);
   if (truncated)
     *truncated = index.truncated;
+  // The names an importer may reach the module by: its own, and the packages
+  // above it whose __init__ re-exports from it (`from utils import
+  // save_checkpoint`, where utils/__init__.py says `from .checkpoint import
+  // save_checkpoint`), up through packages that re-export those.
+  std::set<std::string> stems{stem};
+  {
+    std::string reached = stem;
+    fs::path pkg = p.filename() == "__init__.py" ? p.parent_path() : p;
+    for (int up = 0; up < 4; ++up) {
+      pkg = pkg.parent_path();
+      const std::string init = (pkg / "__init__.py").lexically_normal().string();
+      auto it = std::find_if(index.files.begin(), index.files.end(),
+                             [&](const auto &f) { return f.first == init; });
+      if (it == index.files.end() || !it->second.count(reached))
+        break;
+      reached = pkg.filename().string();
+      stems.insert(reached);
+    }
+  }
   for (const auto &[file, words] : index.files) {
-    if (file == self || !words.count(stem))
+    if (file == self)
+      continue;
+    if (std::none_of(stems.begin(), stems.end(), [&](const std::string &w) { return words.count(w) > 0; }))
       continue;
     for (const auto &c : callsOf(file, index))
       if (c.target == self)

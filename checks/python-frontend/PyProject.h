@@ -175,7 +175,8 @@ private:
   core::Wrappers wrappers_;
   std::vector<std::string> folders_; // normalised, without a trailing separator
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, std::string> pathOf_; // (roots, dotted) -> path ("" none)
+  std::map<std::pair<size_t, std::string>, std::string> pathOf_; // (roots id, dotted) -> path ("" none)
+  std::map<std::string, size_t> rootsIds_;                         // Roots::key -> Roots::id
   std::map<std::string, std::shared_ptr<const Module>> modules_;       // path -> module
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const Module>> specialized_; // (path, key)
   std::map<std::string, std::string> nameToPath_;                      // dotted -> path (linked keys)

@@ -28,6 +28,20 @@ std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
     auto as = args(e);
     if ((q == "int" || q == "str") && !as.empty() && as[0].name.empty())
       return rankSource(as[0].value);
+    // ml-cvnets' `getattr(opts, "ddp.rank", 0)`: a dotted option name whose
+    // last part is a rank attribute, read as `opts.ddp.rank` would be.
+    if (q == "getattr" && as.size() >= 2 && as[1].name.empty()) {
+      bool literal = false;
+      const std::string key = unquote(as[1].text, literal);
+      const std::string attr = lastPart(key);
+      if (literal && key.find('.') != std::string::npos) {
+        if (has(api().rankAttributes, attr))
+          return RankKind::Global;
+        if (has(api().localRankAttributes, attr))
+          return RankKind::Local;
+      }
+      return std::nullopt;
+    }
     // os.environ.get("RANK"), os.getenv("LOCAL_RANK", 0)
     if ((q == "os.environ.get" || q == "os.getenv" || q == "environ.get") && !as.empty()) {
       bool literal = false;
@@ -360,7 +374,7 @@ Val Builder::callValue(SyntaxNode c) {
     return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
   if (is(fn, "attribute")) {
     const std::string recv = str(field(fn, "object"));
-    auto o = objects_.find(recv);
+    auto o = findObject(recv);
     if (o != objects_.end() && o->second == ObjKind::Metric && l == "compute")
       return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
     // Moving or converting a value keeps its dependence: `x.to(local_rank)`.
@@ -1040,7 +1054,7 @@ bool Builder::isLoaderIterable(SyntaxNode it) const {
   std::string t(text(it));
   if (is(it, "identifier") && loaderNames_.count(t))
     return true;
-  auto o = objects_.find(t);
+  auto o = findObject(t);
   if (o != objects_.end() && o->second == ObjKind::DataLoader)
     return true;
   std::string lower = t;

@@ -1,5 +1,7 @@
 #include "PySyntax.h"
 
+#include <atomic>
+
 #include <cstring>
 
 namespace ddplint::pyfe {
@@ -58,8 +60,14 @@ std::string withoutBracketedStars(const std::string &src) {
 
 } // namespace
 
+namespace {
+std::atomic<unsigned long> gParses{0};
+}
+unsigned long SyntaxTree::parses() { return gParses.load(); }
+
 SyntaxTree::SyntaxTree(std::string source)
     : source_(std::move(source)), kindNames_(&kindNames()) {
+  ++gParses;
   thread_local Parser parser;
   if (!parser.ok)
     return; // the grammar's ABI does not match the runtime: ok() says so

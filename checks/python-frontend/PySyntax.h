@@ -97,6 +97,8 @@ public:
   SyntaxTree &operator=(const SyntaxTree &) = delete;
 
   bool ok() const { return ok_; }
+  // Trees parsed in this process so far (DDPLINT_PY_TIMING's count).
+  static unsigned long parses();
   SyntaxNode root() const { return ok_ ? SyntaxNode(this, 0) : SyntaxNode(); }
   const std::string &source() const { return source_; }
   std::string_view text(SyntaxNode n) const;

@@ -121,8 +121,10 @@ struct Timing {
     if (std::getenv("DDPLINT_PY_TIMING"))
       std::fprintf(stderr,
                    "ddplint: python time: parse %.3f s, model %.3f s (of which linking other "
-                   "modules %.3f s, their callers %.3f s), rules %.3f s, placing findings %.3f s\n",
-                   parse / 1e9, model / 1e9, link / 1e9, callers / 1e9, rules / 1e9, place / 1e9);
+                   "modules %.3f s, their callers %.3f s), rules %.3f s, placing findings %.3f s; "
+                   "%lu trees parsed\n",
+                   parse / 1e9, model / 1e9, link / 1e9, callers / 1e9, rules / 1e9, place / 1e9,
+                   SyntaxTree::parses());
   }
 };
 Timing gTiming;
@@ -144,8 +146,10 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
     return core::ExternalPlace{m.path, p.line, p.column};
   };
   std::vector<core::Finding> out;
+  std::vector<bool> reachedThroughCall; // out[i] is another module's code, placed at a call
   std::set<std::tuple<std::string, core::Loc, std::string>> seen;
   for (auto &f : findings) {
+    const bool elsewhere = linked.moduleOf(f.loc) != nullptr;
     if (const LinkedModule *m = linked.moduleOf(f.loc)) {
       auto key = [&](core::Loc l) {
         return PyProject::placeKey(l && l <= model.positions.size() ? model.positions[l - 1]
@@ -195,8 +199,34 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
         n.external = place(*m, n.loc);
         n.loc = 0;
       }
-    if (seen.emplace(f.rule, f.loc, f.message).second)
+    if (seen.emplace(f.rule, f.loc, f.message).second) {
       out.push_back(std::move(f));
+      reachedThroughCall.push_back(elsewhere);
+    }
+  }
+  // One bug, one report: a helper's rank-0 write reached from a call inside
+  // a rank-0 block of this file that is reported itself (CvT's `if best_model
+  // and comm.is_main_process(): save_model_on_master(...)`, whose helper also
+  // returns early off rank 0) is that block's finding, with its fix-it.
+  std::vector<std::pair<unsigned, unsigned>> blocks;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i].rule == "ddp-rank0-io-barrier" && !reachedThroughCall[i])
+      if (auto it = model.ifNodes.find(out[i].loc); it != model.ifNodes.end())
+        blocks.emplace_back(startByte(it->second), endByte(it->second));
+  if (!blocks.empty()) {
+    std::vector<core::Finding> kept;
+    for (size_t i = 0; i < out.size(); ++i) {
+      core::Finding &f = out[i];
+      const bool relocated = f.rule == "ddp-rank0-io-barrier" && reachedThroughCall[i] && f.loc &&
+                             f.loc <= model.byteOffsets.size() && !linked.moduleOf(f.loc);
+      const unsigned at = relocated ? model.byteOffsets[f.loc - 1] : 0;
+      const bool inside = relocated && std::any_of(blocks.begin(), blocks.end(), [&](const auto &b) {
+                            return at > b.first && at < b.second;
+                          });
+      if (!inside)
+        kept.push_back(std::move(f));
+    }
+    out = std::move(kept);
   }
   return out;
 }

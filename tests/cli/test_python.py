@@ -385,6 +385,53 @@ PROJECT = {
 }
 
 
+class PythonSourceRoots(PythonProject):
+    """Where a project's imports start besides its root (no marker file)."""
+
+    def test_lib_folder_on_sys_path_and_one_report_per_block(self):
+        # CvT/HRNet: tools/_init_paths.py puts lib/ on sys.path, so
+        # `from utils.utils import ...` is lib/utils/utils.py.  The helper
+        # returns early off rank 0 and saves; called inside a rank-0 block of
+        # train.py that is reported itself, it is that block's one finding
+        # (line 14), not a second one at the call (line 15).
+        self.write("cvt/lib/utils/__init__.py", "")
+        self.write("cvt/lib/utils/utils.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def is_main_process():
+                return dist.get_rank() == 0
+
+
+            def save_model_on_master(model, path):
+                if not is_main_process():
+                    return
+                torch.save(model.state_dict(), path)
+            """)
+        self.write("cvt/tools/train.py", """\
+            import datetime
+            import torch
+            import torch.distributed as dist
+            from utils.utils import save_model_on_master, is_main_process
+
+
+            def main(model, loader, opt, epochs):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                model = torch.nn.parallel.DistributedDataParallel(model)
+                for epoch in range(epochs):
+                    for x in loader:
+                        model(x).sum().backward()
+                        opt.step()
+                    if is_main_process():
+                        save_model_on_master(model.module, "best.pth")
+            """)
+        p = self.lint("--no-cache", "--root", "cvt", "--format", "json", "cvt")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
+        self.assertEqual(got, [("tools/train.py", 14, "ddp-rank0-io-barrier")], p.stdout)
+
+
 class PythonAcrossModules(PythonProject):
     """Helpers in other modules of the project are followed (issue 16)."""
 
@@ -415,6 +462,53 @@ class PythonAcrossModules(PythonProject):
         self.assertIn("save_on_master", by_line[18]["message"])
         # Hard negative: the early stop on a flag that the helper all-reduces
         # is agreed by every rank (no finding at line 21/22).
+
+    def test_barrier_fix_calls_the_projects_barrier_helper(self):
+        # train.py already waits through comm.synchronize() (a helper that only
+        # runs a barrier): the fix-it for the rank-0 block at line 23 calls it
+        # too, at the block's indentation, rather than a bare dist.barrier().
+        p = self.lint("--fix", "--fail-on", "never", "proj/train.py")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        lines = open(os.path.join(self.tmp, "proj/train.py")).read().splitlines()
+        self.assertEqual(lines[23:25], ['            log.write("epoch done")',
+                                        "        comm.synchronize()"], lines)
+        self.assertNotIn("dist.barrier()", "\n".join(lines))
+
+    def test_callers_through_a_package_reexport_guard_the_helper(self):
+        # GroupViT: `from utils import save_checkpoint`, which utils/__init__.py
+        # re-exports from utils/checkpoint.py.  The callers guard it with the
+        # rank and a barrier, so the helper module (which imports
+        # torch.distributed) has no every-rank save: linted alone or whole.
+        self.write("gv/utils/__init__.py", "from .checkpoint import save_checkpoint\n")
+        self.write("gv/utils/checkpoint.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def save_checkpoint(model, path):
+                torch.save(model.state_dict(), path)
+            """)
+        self.write("gv/main.py", """\
+            import datetime
+            import torch
+            import torch.distributed as dist
+            from utils import save_checkpoint
+
+
+            def main(model, loader, opt):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                model = torch.nn.parallel.DistributedDataParallel(model)
+                for epoch in range(10):
+                    for x in loader:
+                        model(x).sum().backward()
+                        opt.step()
+                    if dist.get_rank() == 0:
+                        save_checkpoint(model.module, "ckpt.pth")
+                    dist.barrier()
+            """)
+        for target in ("gv/utils/checkpoint.py", "gv"):
+            p = self.lint("--no-cache", "--root", "gv", target)
+            self.assertEqual(p.returncode, 0, target + ": " + p.stdout + p.stderr)
 
     def test_helper_module_alone_has_no_finding_of_its_callers(self):
         # The helpers are correct on their own: the hazard is in how train.py

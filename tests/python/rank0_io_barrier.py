@@ -346,3 +346,41 @@ def record_settings_at_start(args, model, loader):
         torch.save(model.state_dict(), os.path.join(args.output_dir, "config_init.pt"))
     for x in loader:
         dist.all_reduce(model(x))
+
+
+def record_settings_through_a_name(config, model, loader):
+    # Hard negative: InternImage names the record first, then opens the name.
+    if dist.get_rank() == 0:
+        path = os.path.join(config.OUTPUT, "config.json")
+        with open(path, "w") as f:
+            f.write(config.dump())
+    # The name's last assignment is what is opened: weights, not the record.
+    if dist.get_rank() == 0:
+    # CHECK-MESSAGES: :[[@LINE-1]]:5: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+        path = os.path.join(config.OUTPUT, "config.json")
+        path = os.path.join(config.OUTPUT, "weights.bin")
+        with open(path, "wb") as f:
+            f.write(model.state_dict_bytes())
+    for x in loader:
+        dist.all_reduce(model(x))
+
+
+def save_config(cfg, path):
+    # Hard negative: a parameter of a function named for a settings record
+    # (CvT's save_config) is where the record goes.
+    if dist.get_rank() == 0:
+        with open(path, "w") as f:
+            f.write(cfg.dump())
+
+
+def save_weights(state, path):
+    if dist.get_rank() == 0:  # CHECK-MESSAGES: :[[@LINE]]:5: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+        with open(path, "wb") as f:
+            f.write(state)
+
+
+def train_with_records(cfg, model, loader):
+    save_config(cfg, os.path.join(cfg.OUTPUT, "run.yaml"))
+    save_weights(model.state_dict_bytes(), os.path.join(cfg.OUTPUT, "init.bin"))
+    for x in loader:
+        dist.all_reduce(model(x))
