@@ -638,6 +638,8 @@ private:
   bool namesThisProcess(SyntaxNode e) const;
   bool makesSaver(SyntaxNode v) const;
   void helperCall(const CallSite &cs, std::vector<Node> &out);
+  void checkThatMayRaise(const CallSite &cs, const std::vector<ParamSig> &params, bool method,
+                         std::vector<Node> &out);
   void emit(std::vector<Node> &out, SyntaxNode at, EventKind kind, std::string name);
   ObjKind objectKind(const std::string &spelling) const;
   // --- facts (PyFactsBuilder.cpp) ------------------------------------------
@@ -692,7 +694,7 @@ private:
   std::set<std::string> importerSpecs_;
   std::map<std::string, std::pair<bool, std::vector<ParamSig>>> sigCache_; // key -> (method, params)
   std::map<std::string, std::int64_t> specBindings_; // while a specialisation is built
-  std::set<std::string> specRankPaths_; // its parameters bound to a per-rank file name
+  std::set<std::string> specRankPaths_; // its parameters seeded rank-local ("rankpath": a per-rank file name; "local": a value an exit test reads)
   bool reuseLocs_ = false;
   // Inside an except handler (and not in a try nested in it): a `raise` there
   // propagates the failure, the rule's own fix (see tryStatement).

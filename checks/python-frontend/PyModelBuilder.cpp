@@ -1404,9 +1404,40 @@ std::map<std::string, std::map<std::string, Val>> Builder::parameterFacts() cons
 }
 
 // A call of one of this module's functions: its summary applies here.
+// A check that raises or exits on what it is handed (TimeSformer's
+// `misc.check_nan_losses(loss)`: `if math.isnan(loss): raise ...`), handed a
+// rank's own value: the call is where some ranks leave, as the same test
+// written here would be.  The callee's exit is not a path of the caller's (a
+// call contributes its collectives, not its exits), so it is made one here.
+void Builder::checkThatMayRaise(const CallSite &cs, const std::vector<ParamSig> &params,
+                                bool method, std::vector<Node> &out) {
+  bool any = false;
+  for (const auto &p : params)
+    any = any || p.guardsExit;
+  if (!any)
+    return;
+  bool splat = false;
+  const auto to = boundParameters(cs.as, cs.fn, params, method, splat);
+  for (size_t k = 0; k < cs.as.size() && k < to.size(); ++k) {
+    if (!to[k] || !to[k]->guardsExit)
+      continue;
+    const Val v = value(cs.as[k].value);
+    if (v.dep == Dep::Uniform || v.rank != RankKind::None || v.cond || v.existsWhen || v.agreed)
+      continue;
+    const Loc at = loc(cs.c);
+    Cond c = Cond::atom(str(cs.c), v.dep);
+    c.text = str(cs.c) + " raises";
+    stamp(c, at);
+    out.push_back(Node::makeIf(c, Node::block({Node::makeExit(ExitKind::Throw, at)}), Node::block(), at));
+    return;
+  }
+}
+
 void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
   std::string key = resolveCallee(cs.fn);
   std::string name, plainKey;
+  std::vector<ParamSig> calleeParams;
+  bool calleeMethod = false;
   if (!key.empty()) {
     plainKey = key;
     const FnInfo &fi = fns_[key];
@@ -1417,7 +1448,9 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
     if (cs.as.empty())
       argumentlessHelpers_.emplace_back(key, str(cs.fn));
     bool method = false;
-    std::string spec = specialize(key, signature(fi, method), method, cs);
+    calleeParams = signature(fi, method);
+    calleeMethod = method;
+    std::string spec = specialize(key, calleeParams, method, cs);
     if (spec != key && (specRequests_.count(spec) || specRequests_.size() < kMaxSpecializations)) {
       specRequests_.insert(spec);
       key = spec;
@@ -1427,6 +1460,8 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
     plainKey = ext->key;
     if (ext->summary.launchesRanks)
       launches_.insert(fnKey());
+    calleeParams = ext->summary.params;
+    calleeMethod = ext->summary.method;
     key = specialize(ext->key, ext->summary.params, ext->summary.method, cs);
     name = str(cs.fn);
     m_.externalCalls.insert(key);
@@ -1438,6 +1473,7 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
   if (!key.empty()) {
     Loc at = loc(cs.c);
     out.push_back(Node::makeCall(key, name, at));
+    checkThatMayRaise(cs, calleeParams, calleeMethod, out);
     core::HelperCall hc;
     hc.loc = at;
     hc.caller = fnKey();
@@ -2358,11 +2394,27 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
     actsMemo[n.index()] = r;
     return r;
   };
-  std::function<void(SyntaxNode)> names = [&](SyntaxNode n) {
+  std::set<std::string> exitTested;
+  std::function<void(SyntaxNode, std::set<std::string> &)> names = [&](SyntaxNode n,
+                                                                      std::set<std::string> &into) {
     if (is(n, "identifier") && params.count(str(n)))
-      tested.insert(str(n));
+      into.insert(str(n));
     for (SyntaxNode k : namedKids(n))
-      names(k);
+      names(k, into);
+  };
+  // Whether an arm raises or exits the process (not in a nested function).
+  std::function<bool(SyntaxNode)> exits = [&](SyntaxNode n) -> bool {
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda") ||
+        is(n, "try_statement"))
+      return false;
+    if (is(n, "raise_statement"))
+      return true;
+    if (is(n, "call") && has(api().exitFunctions, qualified(field(n, "function"))))
+      return true;
+    for (SyntaxNode k : namedKids(n))
+      if (exits(k))
+        return true;
+    return false;
   };
   std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
     if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
@@ -2370,15 +2422,26 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
     if (is(n, "if_statement") || is(n, "elif_clause") || is(n, "while_statement")) {
       // The statement's arms: everything but the condition.
       SyntaxNode c = field(n, "condition");
-      bool armsAct = false;
+      bool armsAct = false, armsExit = false;
       for (SyntaxNode k : namedKids(n))
-        if (!(k == c) && !is(k, "elif_clause") && acts(k))
-          armsAct = true;
+        if (!(k == c) && !is(k, "elif_clause")) {
+          armsAct = armsAct || acts(k);
+          armsExit = armsExit || ((is(n, "if_statement") || is(n, "elif_clause")) && exits(k));
+        }
       if (armsAct)
-        names(c);
+        names(c, tested);
+      // Only a health check of a number (`math.isnan(loss)`, `not
+      // torch.isfinite(x)`): a helper that validates its arguments (types,
+      // shapes, a batch's keys) raises alike on every rank for a given
+      // program, and reading those as rank-local exits was mostly wrong.
+      const std::string_view ct = text(c);
+      if (armsExit && (ct.find("nan") != std::string_view::npos ||
+                       ct.find("inf") != std::string_view::npos ||
+                       ct.find("finite") != std::string_view::npos))
+        names(c, exitTested);
     } else if (is(n, "conditional_expression") && namedChildCount(n) == 3) {
       if (acts(namedChild(n, 0)) || acts(namedChild(n, 2)))
-        names(namedChild(n, 1));
+        names(namedChild(n, 1), tested);
     } else if (is(n, "call")) {
       // The path of a file the body writes (`g_pathmgr.open(filename, "wb")`,
       // `torch.save(obj, path)`).
@@ -2431,6 +2494,7 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
   for (auto &p : out) {
     p.tested = tested.count(p.name) > 0;
     p.writtenTo = written.count(p.name) > 0;
+    p.guardsExit = exitTested.count(p.name) > 0;
   }
   sigCache_[fi.key] = {method, out};
   return out;
@@ -2488,6 +2552,7 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
       if (v.dep == Dep::Rank && !v.cond && !v.existsWhen)
         bound[p->name] = "rankpath";
     }
+
   }
   // A parameter left out takes its default, unless a splat may have set it.
   if (!splat)

@@ -510,6 +510,42 @@ class PythonAcrossModules(PythonProject):
             p = self.lint("--no-cache", "--root", "gv", target)
             self.assertEqual(p.returncode, 0, target + ": " + p.stdout + p.stderr)
 
+    def test_check_in_another_module_that_raises_on_a_ranks_loss(self):
+        # TimeSformer: misc.check_nan_losses(loss) raises on one rank's NaN
+        # loss; the others go on into the gradient all-reduce.  Reported at
+        # the skipped collective of the caller, the condition at the call.
+        self.write("ts/utils/__init__.py", "")
+        self.write("ts/utils/misc.py", """\
+            import math
+
+
+            def check_nan_losses(loss):
+                if math.isnan(loss):
+                    raise RuntimeError("ERROR: Got NaN losses")
+            """)
+        self.write("ts/train_net.py", """\
+            import datetime
+            import torch
+            import torch.distributed as dist
+            import ts.utils.misc as misc
+
+
+            def train(model, loader, opt):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                model = torch.nn.parallel.DistributedDataParallel(model)
+                for x in loader:
+                    loss = model(x).sum()
+                    misc.check_nan_losses(loss)
+                    loss.backward()
+                    opt.step()
+            """)
+        p = self.lint("--no-cache", "--format", "json", "ts/train_net.py")
+        doc = json.loads(p.stdout)
+        got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+        self.assertEqual(got, [("ts/train_net.py", 13, "ddp-divergent-collective")], p.stdout)
+        self.assertIn("misc.check_nan_losses(loss) raises", doc["findings"][0]["message"])
+        self.assertEqual(doc["findings"][0]["notes"][0]["line"], 12, p.stdout)
+
     def test_helper_module_alone_has_no_finding_of_its_callers(self):
         # The helpers are correct on their own: the hazard is in how train.py
         # calls them, so linting the helper module alone reports nothing.

@@ -317,7 +317,8 @@ bool PathEngine::holdsSync(const Node &n) {
       return false;
     const FnResult *callee = analyze(n.callee);
     // A callee still being analysed (recursion) may hold anything.
-    return !callee || callee->running || !callee->summary.empty() || callee->alwaysTerminates;
+    return !callee || callee->running || !callee->summary.empty() || callee->alwaysTerminates ||
+           callee->alwaysThrows;
   }
   default:
     break;
@@ -490,6 +491,10 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         if (callee->alwaysTerminates) {
           p.exit = ExitKind::Terminate;
           p.exitVia.clear();
+        } else if (callee->alwaysThrows) {
+          p.exit = ExitKind::Throw;
+          p.exitLoc = n.loc;
+          p.exitVia = callee->throwsVia;
         }
       }
     }
@@ -1142,6 +1147,11 @@ PathEngine::FnResult *PathEngine::analyze(const std::string &key) {
     if (p.exit != ExitKind::Terminate)
       allTerm = false;
   res.alwaysTerminates = allTerm;
+  res.alwaysThrows = !res.paths.empty() && !allTerm &&
+                     std::all_of(res.paths.begin(), res.paths.end(),
+                                 [](const Path &p) { return p.exit == ExitKind::Throw; });
+  if (res.alwaysThrows)
+    res.throwsVia = res.paths.front().exitVia;
   // What a call contributes: the longest synchronising sequence of a path
   // that returns.  Paths that differ by rank decisions are reported inside
   // the callee; those that differ by uniform ones (`if force or step % n`)

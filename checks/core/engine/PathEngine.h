@@ -146,6 +146,11 @@ public:
     std::vector<Path> paths;
     std::vector<Ev> summary; // collectives a call contributes
     bool alwaysTerminates = false;
+    // Every path raises (a Python `def error(msg): ...; sys.exit(msg)`, a
+    // C++ `[[noreturn]] fail()` that throws): a call of it is where the
+    // caller's path ends, as a `raise` written there would end it.
+    bool alwaysThrows = false;
+    std::string throwsVia; // how its first path leaves (`sys.exit`), for messages
   };
   std::map<std::string, FnResult> fns;
   std::vector<Atom> atoms;

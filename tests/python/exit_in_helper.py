@@ -1,0 +1,66 @@
+"""A helper that raises or exits ends the caller's rank there.
+
+TimeSformer's `misc.check_nan_losses(loss)` raises on a NaN loss, ml-cvnets'
+`logger.error(msg)` always ends with `sys.exit`: called on one rank's own
+value, that rank leaves while the others go on into the gradient all-reduce,
+as the same test written in the loop would.
+"""
+import datetime
+import math
+import sys
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def check_nan_losses(loss):
+    if math.isnan(loss):
+        raise RuntimeError("ERROR: Got NaN losses")
+
+
+def check_config(cfg):
+    if cfg.batch_size <= 0:
+        raise ValueError("batch size must be positive")
+
+
+def error(message):
+    print("ERROR", message, flush=True)
+    sys.exit("{}. Exiting!!!".format(message))
+
+
+def train(model, loader, optimizer, cfg):
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    check_config(cfg)  # hard negative: every rank reads the same settings
+    model = DDP(model)
+    for batch in loader:
+        loss = model(batch).sum()
+        check_nan_losses(loss)
+        loss.backward()  # CHECK-MESSAGES: :[[@LINE]]:9: error: collective 'backward (DDP gradient allreduce)' is skipped by ranks where 'check_nan_losses(loss) raises' holds (a rank-local value): they throw {{.*}} [ddp-divergent-collective]
+        optimizer.step()
+
+
+def train_with_logger(model, loader, optimizer):
+    model = DDP(model)
+    for batch in loader:
+        loss = model(batch).sum()
+        if torch.isnan(loss):
+            error("Nan encountered in the loss.")
+        loss.backward()  # CHECK-MESSAGES: :[[@LINE]]:9: error: collective 'backward (DDP gradient allreduce)' is skipped by ranks where 'torch.isnan(loss)' holds (a rank-local value): they exit ('sys.exit') {{.*}} [ddp-divergent-collective]
+        optimizer.step()
+
+
+def train_agreed(model, loader, optimizer):
+    # Hard negatives: the loss every rank agreed on is checked; the logger's
+    # exit under a setting every rank shares.
+    model = DDP(model)
+    for batch in loader:
+        loss = model(batch).sum()
+        loss.backward()
+        optimizer.step()
+        total = loss.detach().clone()
+        dist.all_reduce(total)
+        check_nan_losses(total.item())
+        if optimizer.param_groups[0]["lr"] <= 0:
+            error("learning rate reached zero")
+        dist.all_reduce(total)
