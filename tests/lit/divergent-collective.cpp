@@ -242,6 +242,21 @@ void rank0_validation_throw(PG pg, std::vector<at::Tensor> &grads) {
 // CHECK-MESSAGES: :[[@LINE-6]]:7: note: rank-dependent condition here
 }
 
+// A reporter whose every path throws ends its caller's path at the call, as
+// a `throw` written there would: rank 0 leaves, the others wait in the
+// allreduce.  The same reporter on a check every rank makes alike is not one.
+[[noreturn]] void fail(const char *why) { throw std::runtime_error(why); }
+void rank0_reporter_throws(PG pg, std::vector<at::Tensor> &grads) {
+  if (pg->getRank() == 0)
+    fail("rank 0 cannot open its log");
+  pg->allreduce(grads)->wait();
+// CHECK-MESSAGES: :[[@LINE-1]]:7: warning: collective 'allreduce' is never reached by ranks where 'pg->getRank() == 0' holds: they throw early{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-4]]:7: note: rank-dependent condition here
+  if (!init_ok())
+    fail("init failed");
+  pg->allreduce(grads)->wait();
+}
+
 // Error handling every rank does alike is not a rank decision: a uniform
 // check's throw, and a throw its own try block catches, are not reported.
 void error_paths(PG pg, std::vector<at::Tensor> &grads) {
