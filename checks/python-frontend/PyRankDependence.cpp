@@ -771,6 +771,23 @@ Cond Builder::cond(SyntaxNode e) {
       if (obj.dep == Dep::Rank && obj.rank == RankKind::None && !obj.cond)
         return atom(e, Dep::Uniform);
     }
+    // `"total_loss" not in loss_dict.keys()`: which keys a loss or output
+    // dict has is the code's that made it, the same on every rank (only its
+    // values are the rank's); a batch's keys may be the rank's own (a loader
+    // that mixes tasks: `"image" in samples`), so only result dicts by name.
+    if ((op == "in" || op == "not in") && is(unparen(lhs), "string")) {
+      SyntaxNode box = unparen(rhs);
+      if (is(box, "call") && is(field(box, "function"), "attribute") &&
+          str(field(field(box, "function"), "attribute")) == "keys")
+        box = field(field(box, "function"), "object");
+      std::string name = lastPart(str(box));
+      std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+      bool result = false;
+      for (std::string_view w : {"loss", "output", "outs", "pred", "result", "metric", "stat"})
+        result = result || name.find(w) != std::string::npos;
+      if (result && (is(box, "identifier") || is(box, "attribute")))
+        return atom(e, Dep::Uniform);
+    }
     std::int64_t modL = 0, modR = 0, lit = 0;
     std::optional<RankKind> rkL, rkR;
     evalSide(lhs, modL, rkL);

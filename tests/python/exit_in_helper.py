@@ -64,3 +64,4 @@ def train_agreed(model, loader, optimizer):
         if optimizer.param_groups[0]["lr"] <= 0:
             error("learning rate reached zero")
         dist.all_reduce(total)
+
