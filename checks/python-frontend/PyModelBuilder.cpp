@@ -1612,7 +1612,24 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
       if (is(left, "subscript") &&
           (qualified(field(left, "value")) == "os.environ" || qualified(field(left, "value")) == "environ"))
         envSet(field(left, "subscript"), right, e);
-      // A name assigned from the loop variable is the loop's too.
+      // A name assigned from the loop variable is the loop's too; so is an
+      // object one of whose attributes is (ibot's `args_copy.checkpoint_key =
+      // checkpoint_key`, then `eval_linear(args_copy)`: one run per key).
+      if (!loops_.empty() && is(left, "attribute")) {
+        SyntaxNode root = left;
+        while (is(root, "attribute"))
+          root = field(root, "object");
+        bool fromLoop = false;
+        std::function<void(SyntaxNode)> uses = [&](SyntaxNode x) {
+          if (is(x, "identifier") && loops_.back().vars.count(str(x)))
+            fromLoop = true;
+          for (SyntaxNode kk : namedKids(x))
+            uses(kk);
+        };
+        uses(right);
+        if (fromLoop && is(root, "identifier") && str(root) != "self")
+          loops_.back().vars.insert(str(root));
+      }
       if (!loops_.empty() && is(left, "identifier")) {
         bool fromLoop = false;
         std::function<void(SyntaxNode)> uses = [&](SyntaxNode x) {
@@ -2150,6 +2167,21 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
                                  Node::block({Node::makeExit(ExitKind::Terminate, loc(s))}),
                                  loc(s)));
       return;
+    }
+    // `assert not np.isnan(loss)` (msn): a health check of a number, as
+    // `if np.isnan(loss): raise` would be; a rank whose own loss fails it
+    // leaves the others in their next collective.  Other asserts on data stay
+    // invariants (see above).
+    if (const std::string_view t = text(test);
+        t.find("nan") != std::string_view::npos || t.find("inf") != std::string_view::npos ||
+        t.find("finite") != std::string_view::npos) {
+      Cond c = cond(test);
+      if (c.dependence() != Dep::Uniform) {
+        stamp(c, loc(s));
+        out.push_back(Node::makeIf(std::move(c), Node::block(),
+                                   Node::block({Node::makeExit(ExitKind::Throw, loc(s))}), loc(s)));
+        return;
+      }
     }
     const bool negated = is(test, "not_operator");
     SyntaxNode flag = negated ? unparen(field(test, "argument")) : test;

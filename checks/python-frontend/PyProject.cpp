@@ -584,6 +584,51 @@ bool PyProject::isClass(const std::string &dotted, const Roots &roots, int depth
   return false;
 }
 
+void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
+  std::set<std::string> called;
+  std::function<void(const core::Node &)> visit = [&](const core::Node &n) {
+    if (n.kind == core::Node::Kind::Call)
+      called.insert(n.callee.substr(0, n.callee.find('{')));
+    for (const auto &k : n.kids)
+      visit(k);
+  };
+  for (const auto &f : model.program.functions)
+    visit(f.body);
+  for (const auto &c : model.program.externalCalls)
+    called.insert(c.callee.substr(0, c.callee.find('{')));
+  auto occurrences = [&](const std::string &word) {
+    size_t n = 0;
+    for (size_t at = source.find(word); at != std::string_view::npos; at = source.find(word, at + 1)) {
+      const bool before = at > 0 && (std::isalnum(static_cast<unsigned char>(source[at - 1])) || source[at - 1] == '_');
+      const size_t end = at + word.size();
+      const bool after = end < source.size() && (std::isalnum(static_cast<unsigned char>(source[end])) || source[end] == '_');
+      n += !before && !after;
+    }
+    return n;
+  };
+  std::vector<std::string> uncalled;
+  for (const auto &f : model.program.functions) {
+    if (f.key.find(':') != std::string::npos || f.key.find('.') != std::string::npos ||
+        f.key.find('{') != std::string::npos || f.key == "<module>" || called.count(f.key))
+      continue;
+    auto s = model.summaries.find(f.key);
+    if (s == model.summaries.end() ||
+        std::none_of(s->second.params.begin(), s->second.params.end(),
+                     [](const ParamSig &p) { return p.writtenTo; }))
+      continue;
+    std::function<bool(const core::Node &)> writes = [&](const core::Node &n) {
+      if (n.kind == core::Node::Kind::Event && n.event == core::EventKind::CheckpointWrite)
+        return true;
+      return std::any_of(n.kids.begin(), n.kids.end(), writes);
+    };
+    if (!writes(f.body) || occurrences(f.key) != 1)
+      continue; // named again: handed to mp.spawn, a callback, __all__
+    uncalled.push_back(f.key);
+  }
+  for (const auto &key : uncalled)
+    model.program.externalCalls.push_back({key, core::Reach::Restricted, std::string()});
+}
+
 LinkResult PyProject::link(PyModel &model) {
   LinkResult res;
   // The file's own calls into other modules, first position first.
@@ -1092,8 +1137,10 @@ std::set<PyProject::AloneFinding> PyProject::findingsAlone(
   const LinkResult linked = link(alone);
   if (distributedThroughLinks(linked, modulePath))
     alone.program.distributed = true;
-  if (writesCheckpoints)
+  if (writesCheckpoints) {
     alone.program.externalCalls = callersOf(modulePath);
+    markUncalledApis(alone, parsed->source());
+  }
   auto at = [&](core::Loc l) { return placeKey(alone.positions[l - 1]); };
   core::RuleRunner runner(alone.program);
   for (const auto &[id, options] : rules) {

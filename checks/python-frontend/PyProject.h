@@ -105,6 +105,12 @@ public:
   }
   static std::string conditionKey(std::string_view rule) { return "condition:" + std::string(rule); }
   // The note a path rule puts at the rank-dependent decision.
+  // Module functions that nothing in the project calls or names, and that
+  // write a checkpoint at a path their caller hands them (a vendored mmcv
+  // `save_checkpoint(model, filename)`): who runs them is their caller's
+  // decision, so they are not read as code every rank runs.  After
+  // program.externalCalls holds the module's callers.
+  static void markUncalledApis(PyModel &model, std::string_view source);
   static bool isConditionNote(const core::Note &n) {
     return n.message == core::kRankLocalConditionNote || n.message == core::kRankConditionNote;
   }

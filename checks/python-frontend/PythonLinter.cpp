@@ -264,8 +264,11 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     const long long l1 = nowNs();
     gTiming.link += l1 - l0;
     bool truncated = false;
-    if (writesCheckpoints)
+    if (writesCheckpoints) {
       model.program.externalCalls = options.project->callersOf(options.path, &truncated);
+      if (!truncated)
+        PyProject::markUncalledApis(model, tree.source());
+    }
     gTiming.callers += nowNs() - l1;
     if (truncated) {
       core::AnalysisNotice n;

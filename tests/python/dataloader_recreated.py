@@ -4,6 +4,7 @@ dataset does not depend on the loop variable (every epoch re-forks the workers).
 Severity `note` (rules/catalog.yaml); reported at the DataLoader call, or at the
 call of a helper that builds one.
 """
+import copy
 import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler, Subset
@@ -141,3 +142,28 @@ def helper_called_once(model, train_ds, epochs, step_fn):
         for batch in loader:
             step_fn(model, batch)
     dist.barrier()
+
+
+def run_linear_eval(args):
+    loader = DataLoader(args.dataset, batch_size=64, num_workers=args.workers, persistent_workers=True)
+    for epoch in range(args.epochs):
+        for batch in loader:
+            pass
+
+
+def evaluate_each_checkpoint(args):
+    # Hard negative: ibot's eval scripts run one whole evaluation per
+    # checkpoint key, handing each its own copy of the settings; the loop
+    # is over inputs, not epochs.
+    for checkpoint_key in args.checkpoint_key.split(","):
+        args_copy = copy.deepcopy(args)
+        args_copy.checkpoint_key = checkpoint_key
+        run_linear_eval(args_copy)
+
+
+def evaluate_same_settings_repeatedly(args, repeats):
+    # The same settings object every pass: the loader is built again for
+    # nothing (the loop's variable reaches the call through no argument).
+    for _ in range(repeats):
+        args.seed = 0
+        run_linear_eval(args)  # CHECK-MESSAGES: :[[@LINE]]:9: warning: 'run_linear_eval' builds a data loader{{.*}} [ddp-dataloader-recreated]

@@ -65,3 +65,20 @@ def train_agreed(model, loader, optimizer):
             error("learning rate reached zero")
         dist.all_reduce(total)
 
+
+
+def train_with_assert(model, loader, optimizer):
+    # msn: an assert is a raise when it fails.
+    model = DDP(model)
+    for batch in loader:
+        loss = model(batch).sum()
+        assert not math.isnan(loss.item()), "loss is nan"
+        loss.backward()  # CHECK-MESSAGES: :[[@LINE]]:9: error: collective 'backward (DDP gradient allreduce)' is skipped by ranks where 'math.isnan(loss.item())' holds (a rank-local value): they throw {{.*}} [ddp-divergent-collective]
+        optimizer.step()
+        # Hard negatives: the agreed loss; an assert on the batch's shape is
+        # an invariant, not a decision.
+        total = loss.detach().clone()
+        dist.all_reduce(total)
+        assert not math.isnan(total.item())
+        assert batch.shape[0] > 0
+        dist.all_reduce(total)

@@ -159,16 +159,25 @@ std::string shownReplacement(const std::string &s) {
   const bool ownLine = s.find('\n') != std::string::npos;
   if (core.find('\n') == std::string::npos)
     return "'" + core + "'" + (ownLine ? " on a line of its own" : "");
-  std::string out = "these lines:";
-  size_t start = 0;
-  while (start <= core.size()) {
-    size_t nl = core.find('\n', start);
-    std::string line = core.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-    out += "\n    " + line;
-    if (nl == std::string::npos)
-      break;
+  // Shown as written, less the indentation every line shares: the inserted
+  // `if dist.is_initialized():` and the barrier under it keep their nesting.
+  std::vector<std::string> lines;
+  size_t from = s.rfind('\n', b);
+  from = from == std::string::npos ? 0 : from + 1;
+  for (size_t start = from; start <= e;) {
+    size_t nl = s.find('\n', start);
+    if (nl == std::string::npos || nl > e)
+      nl = e + 1;
+    lines.push_back(s.substr(start, nl - start));
     start = nl + 1;
   }
+  size_t common = std::string::npos;
+  for (const auto &l : lines)
+    if (size_t i = l.find_first_not_of(" \t\r"); i != std::string::npos)
+      common = std::min(common, i);
+  std::string out = "these lines:";
+  for (const auto &l : lines)
+    out += "\n    " + (common != std::string::npos && l.size() >= common ? l.substr(common) : l);
   return out;
 }
 
