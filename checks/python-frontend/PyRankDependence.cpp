@@ -230,6 +230,17 @@ Val Builder::value(SyntaxNode e) {
       if (f->second.returnsRankDependent)
         return Val{Dep::Rank, RankKind::None, std::nullopt};
     }
+    // `trainer.is_main` on an object of another module's class (imagen's
+    // ImagenTrainer, whose property returns `accelerator.is_main_process`).
+    if (project_ && !fns_.count(resolveCallee(e)))
+      if (const ExternalFunction *ext = externalCallee(e); ext && ext->summary.method &&
+                                                           ext->summary.returnsCond) {
+        Cond c = *ext->summary.returnsCond;
+        c.text = t;
+        v.dep = c.dependence();
+        v.cond = std::move(c);
+        return v;
+      }
     return Val{value(field(e, "object")).dep, RankKind::None, std::nullopt};
   }
   if (k == "call")

@@ -546,6 +546,48 @@ class PythonAcrossModules(PythonProject):
         self.assertIn("misc.check_nan_losses(loss) raises", doc["findings"][0]["message"])
         self.assertEqual(doc["findings"][0]["notes"][0]["line"], 12, p.stdout)
 
+    def test_rank_property_of_another_modules_class(self):
+        # imagen-pytorch (its issue 309): `trainer.is_main` is a property of
+        # ImagenTrainer, in another module, that returns
+        # accelerator.is_main_process; `save()` starts with
+        # wait_for_everyone, so calling it on the main process alone hangs.
+        self.write("im/imagen/__init__.py", "from .trainer import ImagenTrainer\n")
+        self.write("im/imagen/trainer.py", """\
+            import torch
+            from accelerate import Accelerator
+
+
+            class ImagenTrainer:
+                def __init__(self, model):
+                    self.accelerator = Accelerator()
+                    self.model = self.accelerator.prepare(model)
+
+                @property
+                def is_main(self):
+                    return self.accelerator.is_main_process
+
+                def save(self, path):
+                    self.accelerator.wait_for_everyone()
+                    if self.is_main:
+                        torch.save(self.model.state_dict(), path)
+            """)
+        self.write("im/cli.py", """\
+            from imagen import ImagenTrainer
+
+
+            def train(model, epochs):
+                trainer = ImagenTrainer(model)
+                for i in range(epochs):
+                    if trainer.is_main:
+                        trainer.save("model.pt")
+                trainer.save("model.pt")
+            """)
+        p = self.lint("--no-cache", "--root", "im", "--format", "json", "im/cli.py")
+        doc = json.loads(p.stdout)
+        got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+        self.assertEqual(got, [("cli.py", 8, "ddp-divergent-collective")], p.stdout)
+        self.assertIn("'trainer.is_main' holds", doc["findings"][0]["message"])
+
     def test_helper_module_alone_has_no_finding_of_its_callers(self):
         # The helpers are correct on their own: the hazard is in how train.py
         # calls them, so linting the helper module alone reports nothing.
