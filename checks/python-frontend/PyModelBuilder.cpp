@@ -1983,6 +1983,38 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
 // A try body that only draws the next batch of a loader: `batch = next(it)`
 // where `it = iter(train_loader)`.
 bool Builder::drawsLoaderBatch(SyntaxNode body) {
+  // metaseq: `while True: try: ... samples = next(progress_iter) ... except
+  // StopIteration: break`, the whole step inside the try.  Only `next` raises
+  // StopIteration in a step; a loader's iterator (by what it is, or by its
+  // name: `progress_iter`, `train_iter`) ends on every rank together.  Any
+  // other iterator may run out on one rank first.
+  bool drawsNext = false;
+  auto batchIterator = [&](SyntaxNode x) {
+    x = unparen(x);
+    if (isLoaderIterable(x))
+      return true;
+    if (!is(x, "identifier") && !is(x, "attribute"))
+      return false;
+    std::string name = lastPart(str(x));
+    std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+    return name.find("iter") != std::string::npos || name.find("progress") != std::string::npos;
+  };
+  std::function<void(SyntaxNode)> findNext = [&](SyntaxNode n) {
+    if (drawsNext || is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      return;
+    if (is(n, "call") && str(field(n, "function")) == "next") {
+      std::vector<SyntaxNode> a = namedKids(field(n, "arguments"));
+      if (!a.empty() && batchIterator(a[0])) {
+        drawsNext = true;
+        return;
+      }
+    }
+    for (SyntaxNode k : namedKids(n))
+      findNext(k);
+  };
+  findNext(body);
+  if (drawsNext)
+    return true;
   bool any = false;
   for (SyntaxNode st : namedKids(body)) {
     if (is(st, "comment"))

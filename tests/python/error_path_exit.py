@@ -164,3 +164,19 @@ def recover_from_oom(model, batch, cfg):
             return None
     dist.all_reduce(loss)
     return loss
+
+
+def metaseq_step_loop(progress, trainer, t):
+    # Hard negative: the whole step inside the try (metaseq's train loop);
+    # the only StopIteration is the loader's iterator running out, at the same
+    # step on every rank.
+    progress_iter = iter(progress)
+    while True:
+        try:
+            with torch.no_grad():
+                samples = next(progress_iter)
+            t += trainer.step(samples)
+            dist.all_reduce(t)
+        except StopIteration:
+            break
+    return t
