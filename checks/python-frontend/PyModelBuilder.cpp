@@ -1615,7 +1615,7 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
       // A name assigned from the loop variable is the loop's too; so is an
       // object one of whose attributes is (ibot's `args_copy.checkpoint_key =
       // checkpoint_key`, then `eval_linear(args_copy)`: one run per key).
-      if (!loops_.empty() && is(left, "attribute")) {
+      if (!loops_.empty() && (is(left, "identifier") || is(left, "attribute"))) {
         SyntaxNode root = left;
         while (is(root, "attribute"))
           root = field(root, "object");
@@ -1629,18 +1629,6 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
         uses(right);
         if (fromLoop && is(root, "identifier") && str(root) != "self")
           loops_.back().vars.insert(str(root));
-      }
-      if (!loops_.empty() && is(left, "identifier")) {
-        bool fromLoop = false;
-        std::function<void(SyntaxNode)> uses = [&](SyntaxNode x) {
-          if (is(x, "identifier") && loops_.back().vars.count(str(x)))
-            fromLoop = true;
-          for (SyntaxNode kk : namedKids(x))
-            uses(kk);
-        };
-        uses(right);
-        if (fromLoop)
-          loops_.back().vars.insert(str(left));
       }
       if (right.isNull())
         continue;
