@@ -633,7 +633,8 @@ private:
   // `path`, when given, receives the expression that names the file.
   OpenKind openKind(SyntaxNode call, SyntaxNode *path = nullptr) const;
   bool namesLog(SyntaxNode path, int depth = 0) const;
-  SyntaxNode assignedBefore(SyntaxNode name) const; // the last `name = ...` before it, in its function
+  // The value of the last `name = ...` before `name`, in its function.
+  SyntaxNode assignedBefore(SyntaxNode name) const;
   bool oneDeviceFramework(SyntaxNode root) const;
   bool namesThisProcess(SyntaxNode e) const;
   bool makesSaver(SyntaxNode v) const;
@@ -694,7 +695,7 @@ private:
   std::set<std::string> importerSpecs_;
   std::map<std::string, std::pair<bool, std::vector<ParamSig>>> sigCache_; // key -> (method, params)
   std::map<std::string, std::int64_t> specBindings_; // while a specialisation is built
-  std::set<std::string> specRankPaths_; // its parameters seeded rank-local ("rankpath": a per-rank file name; "local": a value an exit test reads)
+  std::set<std::string> specRankPaths_; // its parameters bound to a per-rank file name
   bool reuseLocs_ = false;
   // Inside an except handler (and not in a try nested in it): a `raise` there
   // propagates the failure, the rule's own fix (see tryStatement).

@@ -421,7 +421,8 @@ void Builder::collectObjects(SyntaxNode n) {
       // model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
       if (is(right, "call") && lastPart(qualified(field(right, "function"))) == "prepare") {
         SyntaxNode recv = field(field(right, "function"), "object");
-        if (!recv.isNull() && (findObject(str(recv)) != objects_.end() || str(recv) == "accelerator")) {
+        if (!recv.isNull() &&
+            (findObject(str(recv)) != objects_.end() || str(recv) == "accelerator")) {
           std::vector<SyntaxNode> targets =
               is(left, "pattern_list") || is(left, "tuple_pattern") ? namedKids(left)
                                                                      : std::vector<SyntaxNode>{left};
@@ -780,7 +781,8 @@ void Builder::noteSelfObject(const std::string &spelling, SyntaxNode at) {
 // A `self.` object is the one set in this class's methods, or in a class it
 // derives from or that derives from it; one set outside any class (or in a
 // function that is not a method) holds anywhere.
-std::map<std::string, ObjKind>::const_iterator Builder::findObject(const std::string &spelling) const {
+std::map<std::string, ObjKind>::const_iterator
+Builder::findObject(const std::string &spelling) const {
   auto it = objects_.find(spelling);
   if (it == objects_.end() || curClass_.empty())
     return it;
@@ -1428,7 +1430,8 @@ void Builder::checkThatMayRaise(const CallSite &cs, const std::vector<ParamSig> 
     Cond c = Cond::atom(str(cs.c), v.dep);
     c.text = str(cs.c) + " raises";
     stamp(c, at);
-    out.push_back(Node::makeIf(c, Node::block({Node::makeExit(ExitKind::Throw, at)}), Node::block(), at));
+    out.push_back(
+        Node::makeIf(c, Node::block({Node::makeExit(ExitKind::Throw, at)}), Node::block(), at));
     return;
   }
 }

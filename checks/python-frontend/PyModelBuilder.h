@@ -58,7 +58,7 @@ struct FunctionSummary {
   bool initsProcessGroup = false;        // `dist.init_process_group(...)` in its body
   bool launchesRanks = false;            // `mp.spawn(worker, ...)`, here or in a callee
   bool guardsOnMain = false;             // a decorator that runs what it wraps on rank 0 only
-  bool barrierOnly = false;              // `def synchronize(): ... dist.barrier()`: waits, nothing else
+  bool barrierOnly = false;              // `def synchronize(): dist.barrier()`: waits, nothing else
 };
 
 // A function of another module of the project, as the module being built sees it.

@@ -596,14 +596,15 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
     visit(f.body);
   for (const auto &c : model.program.externalCalls)
     called.insert(c.callee.substr(0, c.callee.find('{')));
+  auto wordChar = [&](size_t i) {
+    return i < source.size() &&
+           (std::isalnum(static_cast<unsigned char>(source[i])) || source[i] == '_');
+  };
   auto occurrences = [&](const std::string &word) {
     size_t n = 0;
-    for (size_t at = source.find(word); at != std::string_view::npos; at = source.find(word, at + 1)) {
-      const bool before = at > 0 && (std::isalnum(static_cast<unsigned char>(source[at - 1])) || source[at - 1] == '_');
-      const size_t end = at + word.size();
-      const bool after = end < source.size() && (std::isalnum(static_cast<unsigned char>(source[end])) || source[end] == '_');
-      n += !before && !after;
-    }
+    for (size_t at = source.find(word); at != std::string_view::npos;
+         at = source.find(word, at + 1))
+      n += !(at > 0 && wordChar(at - 1)) && !wordChar(at + word.size());
     return n;
   };
   std::vector<std::string> uncalled;
@@ -1098,7 +1099,8 @@ std::vector<core::ExternalCall> PyProject::callersOf(const std::string &path, bo
   for (const auto &[file, words] : index.files) {
     if (file == self)
       continue;
-    if (std::none_of(stems.begin(), stems.end(), [&](const std::string &w) { return words.count(w) > 0; }))
+    if (std::none_of(stems.begin(), stems.end(),
+                     [&](const std::string &w) { return words.count(w) > 0; }))
       continue;
     for (const auto &c : callsOf(file, index))
       if (c.target == self)
