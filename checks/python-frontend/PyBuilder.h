@@ -27,9 +27,21 @@ using core::ExitKind;
 using core::Loc;
 using core::Node;
 
-inline bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-inline bool endsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+// A condition's text that asks whether a number is finite (`math.isnan(loss)`,
+// `not torch.isfinite(x).all()`, `loss == float("inf")`), by its words: not
+// `model_info` or `inference`.
+inline bool testsNonFinite(std::string_view t) {
+  static const std::set<std::string_view> words = {"isnan", "isinf", "isfinite", "isneginf",
+                                                   "isposinf", "nan", "inf", "finite"};
+  for (size_t i = 0; i < t.size();) {
+    size_t j = i;
+    while (j < t.size() && std::isalnum(static_cast<unsigned char>(t[j])))
+      ++j;
+    if (j > i && words.count(t.substr(i, j - i)))
+      return true;
+    i = j + 1;
+  }
+  return false;
 }
 inline std::string lastPart(std::string_view dotted) {
   auto i = dotted.rfind('.');

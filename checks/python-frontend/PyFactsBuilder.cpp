@@ -598,23 +598,19 @@ bool Builder::madeOnEveryPath(SyntaxNode call) const {
   }
   if (fn.isNull())
     return true;
-  bool earlyReturn = false;
   std::vector<SyntaxNode> stack{field(fn, "body")};
-  while (!stack.empty() && !earlyReturn) {
+  while (!stack.empty()) {
     SyntaxNode s = stack.back();
     stack.pop_back();
-    if (startByte(s) >= startByte(call))
+    if (startByte(s) >= startByte(call) || is(s, "function_definition") ||
+        is(s, "class_definition") || is(s, "lambda"))
       continue;
-    if (is(s, "return_statement")) {
-      earlyReturn = true;
-      break;
-    }
-    if (is(s, "function_definition") || is(s, "class_definition") || is(s, "lambda"))
-      continue;
+    if (is(s, "return_statement"))
+      return false;
     for (SyntaxNode k : namedKids(s))
       stack.push_back(k);
   }
-  return !earlyReturn;
+  return true;
 }
 
 bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {

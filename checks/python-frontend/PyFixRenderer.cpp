@@ -59,14 +59,12 @@ std::string PyFixRenderer::frameworkWait(SyntaxNode ifStatement) const {
     return "";
   const std::string attr(tree_.text(field(c, "attribute")));
   const std::string recv(tree_.text(field(c, "object")));
-  auto endsWith = [&](const std::string &s) {
-    return recv.size() >= s.size() && recv.compare(recv.size() - s.size(), s.size(), s) == 0;
-  };
-  if ((attr == "is_main_process" || attr == "is_local_main_process") && endsWith("accelerator"))
+  if ((attr == "is_main_process" || attr == "is_local_main_process") &&
+      endsWith(recv, "accelerator"))
     return recv + ".wait_for_everyone()";
-  if (attr == "is_global_zero" && endsWith("fabric"))
+  if (attr == "is_global_zero" && endsWith(recv, "fabric"))
     return recv + ".barrier()";
-  if (attr == "is_global_zero" && endsWith("trainer"))
+  if (attr == "is_global_zero" && endsWith(recv, "trainer"))
     return recv + ".strategy.barrier()";
   return "";
 }

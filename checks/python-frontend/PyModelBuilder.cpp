@@ -1405,7 +1405,6 @@ std::map<std::string, std::map<std::string, Val>> Builder::parameterFacts() cons
   return out;
 }
 
-// A call of one of this module's functions: its summary applies here.
 // A check that raises or exits on what it is handed (TimeSformer's
 // `misc.check_nan_losses(loss)`: `if math.isnan(loss): raise ...`), handed a
 // rank's own value: the call is where some ranks leave, as the same test
@@ -1436,6 +1435,7 @@ void Builder::checkThatMayRaise(const CallSite &cs, const std::vector<ParamSig> 
   }
 }
 
+// A call of one of this module's functions: its summary applies here.
 void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
   std::string key = resolveCallee(cs.fn);
   std::string name, plainKey;
@@ -2195,9 +2195,7 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
     // `if np.isnan(loss): raise` would be; a rank whose own loss fails it
     // leaves the others in their next collective.  Other asserts on data stay
     // invariants (see above).
-    if (const std::string_view t = text(test);
-        t.find("nan") != std::string_view::npos || t.find("inf") != std::string_view::npos ||
-        t.find("finite") != std::string_view::npos) {
+    if (testsNonFinite(text(test))) {
       // Inside a `try` with a `finally`, the finally's barrier still runs
       // (torchtitan's tests): not modelled, so no exit is made of it.
       bool underFinally = false;
@@ -2499,10 +2497,7 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
       // torch.isfinite(x)`): a helper that validates its arguments (types,
       // shapes, a batch's keys) raises alike on every rank for a given
       // program, and reading those as rank-local exits was mostly wrong.
-      const std::string_view ct = text(c);
-      if (armsExit && (ct.find("nan") != std::string_view::npos ||
-                       ct.find("inf") != std::string_view::npos ||
-                       ct.find("finite") != std::string_view::npos))
+      if (armsExit && testsNonFinite(text(c)))
         names(c, exitTested);
     } else if (is(n, "conditional_expression") && namedChildCount(n) == 3) {
       if (acts(namedChild(n, 0)) || acts(namedChild(n, 2)))
@@ -2617,7 +2612,6 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
       if (v.dep == Dep::Rank && !v.cond && !v.existsWhen)
         bound[p->name] = "rankpath";
     }
-
   }
   // A parameter left out takes its default, unless a splat may have set it.
   if (!splat)

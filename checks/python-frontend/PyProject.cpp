@@ -209,19 +209,16 @@ bool distributedThroughLinks(const LinkResult &linked, const std::string &path) 
   return true;
 }
 
+bool hasCheckpointWrite(const core::Node &n) {
+  if (n.kind == core::Node::Kind::Event && n.event == core::EventKind::CheckpointWrite)
+    return true;
+  return std::any_of(n.kids.begin(), n.kids.end(),
+                     [](const core::Node &k) { return hasCheckpointWrite(k); });
+}
+
 bool hasCheckpointWrite(const core::Program &p) {
-  std::function<bool(const core::Node &)> visit = [&](const core::Node &n) {
-    if (n.kind == core::Node::Kind::Event && n.event == core::EventKind::CheckpointWrite)
-      return true;
-    for (const auto &k : n.kids)
-      if (visit(k))
-        return true;
-    return false;
-  };
-  for (const auto &f : p.functions)
-    if (visit(f.body))
-      return true;
-  return false;
+  return std::any_of(p.functions.begin(), p.functions.end(),
+                     [](const core::Function &f) { return hasCheckpointWrite(f.body); });
 }
 
 const LinkedModule *LinkResult::moduleOf(core::Loc l) const {
@@ -617,12 +614,7 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
         std::none_of(s->second.params.begin(), s->second.params.end(),
                      [](const ParamSig &p) { return p.writtenTo; }))
       continue;
-    std::function<bool(const core::Node &)> writes = [&](const core::Node &n) {
-      if (n.kind == core::Node::Kind::Event && n.event == core::EventKind::CheckpointWrite)
-        return true;
-      return std::any_of(n.kids.begin(), n.kids.end(), writes);
-    };
-    if (!writes(f.body) || occurrences(f.key) != 1)
+    if (!hasCheckpointWrite(f.body) || occurrences(f.key) != 1)
       continue; // named again: handed to mp.spawn, a callback, __all__
     uncalled.push_back(f.key);
   }
@@ -1140,8 +1132,10 @@ std::set<PyProject::AloneFinding> PyProject::findingsAlone(
   if (distributedThroughLinks(linked, modulePath))
     alone.program.distributed = true;
   if (writesCheckpoints) {
-    alone.program.externalCalls = callersOf(modulePath);
-    markUncalledApis(alone, parsed->source());
+    bool truncated = false;
+    alone.program.externalCalls = callersOf(modulePath, &truncated);
+    if (!truncated) // as lintPython: callers beyond the bound may exist
+      markUncalledApis(alone, parsed->source());
   }
   auto at = [&](core::Loc l) { return placeKey(alone.positions[l - 1]); };
   core::RuleRunner runner(alone.program);

@@ -67,6 +67,7 @@ bool distributedThroughLinks(const LinkResult &linked, const std::string &path);
 
 // Whether a program writes a checkpoint anywhere (who calls it then matters).
 bool hasCheckpointWrite(const core::Program &p);
+bool hasCheckpointWrite(const core::Node &n);
 
 class PyProject {
 public:

@@ -22,6 +22,11 @@ extern "C" const TSLanguage *tree_sitter_python(void);
 
 namespace ddplint::pyfe {
 
+inline bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+inline bool endsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
 struct SourcePos {
   unsigned line = 0, column = 0; // 1-based; column counts bytes, as Clang's do
 };

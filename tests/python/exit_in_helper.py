@@ -81,6 +81,9 @@ def train_with_assert(model, loader, optimizer):
         dist.all_reduce(total)
         assert not math.isnan(total.item())
         assert batch.shape[0] > 0
+        # Hard negative: a word that only contains "inf" is no finiteness test.
+        batch_info = batch.describe()
+        assert batch_info.valid
         dist.all_reduce(total)
 
 

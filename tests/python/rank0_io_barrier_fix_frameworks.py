@@ -40,3 +40,21 @@ def fabric_loop(fabric, model, loader, optimizer, epochs):
 
 # CHECK-FIXES: torch.save(model.state_dict(), f"fabric-{epoch}.pt")
 # CHECK-FIXES: {{^}}        fabric.barrier(){{$}}
+
+
+def plain_rank_test(model, loader, optimizer, epochs):
+    # Hard negative: a plain rank test in the same file is no framework's, so
+    # its barrier is torch.distributed's, only when a group exists (this
+    # module makes none itself).
+    model = torch.nn.parallel.DistributedDataParallel(model)
+    for epoch in range(epochs):
+        for batch in loader:
+            model(batch).sum().backward()
+            optimizer.step()
+        if dist.get_rank() == 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: {{.*}} no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+            torch.save(model.state_dict(), f"plain-{epoch}.pt")
+
+
+# CHECK-FIXES: torch.save(model.state_dict(), f"plain-{epoch}.pt")
+# CHECK-FIXES: {{^}}        if dist.is_initialized():{{$}}
+# CHECK-FIXES: {{^}}            dist.barrier(){{$}}
