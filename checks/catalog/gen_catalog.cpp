@@ -419,6 +419,8 @@ const PythonKey kPythonKeys[] = {
     {"checkpoint_writers", "checkpointWriters"},
     {"file_writers", "fileWriters"},
     {"file_write_methods", "fileWriteMethods"},
+    {"image_writers", "imageWriters"},
+    {"image_write_methods", "imageWriteMethods"},
     {"checkpoint_write_methods", "checkpointWriteMethods"},
     {"checkpoint_saver_classes", "checkpointSaverClasses"},
     {"checkpoint_saver_methods", "checkpointSaverMethods"},

@@ -426,7 +426,7 @@ private:
   PyModel m_;
   std::map<std::string, std::string> alias_; // local name -> dotted qualified name
   std::map<std::string, FnInfo> fns_;        // key -> function
-  bool madeOnEveryPath(SyntaxNode call) const;
+  bool madeOnEveryPath(SyntaxNode call, int depth = 0) const;
   std::set<std::string> initsGroup_;         // functions that create the process group
   bool initPlain_ = false, initGuarded_ = false; // a group made on every path / under a condition
   bool horovodBarrier_ = false;                  // the fix-it's barrier is hvd's

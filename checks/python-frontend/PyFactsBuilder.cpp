@@ -584,7 +584,7 @@ const core::PyProcessGroupInit *Builder::processGroupInit(const CallSite &cs) co
 // conditional expression, and after no `return` (`init_distributed_mode`
 // returns early when the launcher set no rank: the script also runs as one
 // process).
-bool Builder::madeOnEveryPath(SyntaxNode call) const {
+bool Builder::madeOnEveryPath(SyntaxNode call, int depth) const {
   SyntaxNode fn;
   for (SyntaxNode p = parentOf(call); !p.isNull(); p = parentOf(p)) {
     if (is(p, "function_definition")) {
@@ -610,6 +610,25 @@ bool Builder::madeOnEveryPath(SyntaxNode call) const {
     for (SyntaxNode k : namedKids(s))
       stack.push_back(k);
   }
+  // tacotron2's `init_distributed(...)`, called under `if
+  // hparams.distributed_run:`: the helper's calls in this module decide.
+  if (depth >= 3)
+    return true;
+  const std::string_view name = text(field(fn, "name"));
+  std::vector<SyntaxNode> calls{tree_.root()};
+  while (!calls.empty()) {
+    SyntaxNode s = calls.back();
+    calls.pop_back();
+    if (is(s, "call")) {
+      SyntaxNode f = field(s, "function");
+      if (is(f, "attribute"))
+        f = field(f, "attribute");
+      if (is(f, "identifier") && text(f) == name && !madeOnEveryPath(s, depth + 1))
+        return false;
+    }
+    for (SyntaxNode k : namedKids(s))
+      calls.push_back(k);
+  }
   return true;
 }
 
@@ -619,7 +638,8 @@ bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
     pg.kind = core::ProcessGroupCreation::Kind::Init;
     if (!curFn_.empty())
       initsGroup_.insert(curFn_);
-    (madeOnEveryPath(cs.c) ? initPlain_ : initGuarded_) = true;
+    const bool everyPath = madeOnEveryPath(cs.c);
+    (everyPath ? initPlain_ : initGuarded_) = true;
     pg.loc = loc(cs.c);
     pg.api = cs.l;
     const PyArg *b = arg(cs.as, init->name == "deepspeed.init_distributed" ||
@@ -651,6 +671,12 @@ bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
       facts().processGroups.push_back(pg);
     if (init->collective)
       emit(out, cs.c, EventKind::Collective, cs.l);
+    // The world's rendezvous: no rank leaves it before every rank, rank 0
+    // too, has come (the store rank 0 hosts, the store barrier).  What rank 0
+    // writes before it (vits' logger and git hash) is over when the others go
+    // on, and no barrier could go there: the group does not exist yet.
+    else if (everyPath)
+      emit(out, cs.c, EventKind::Rendezvous, cs.l);
     return true;
   }
   return false;

@@ -1294,6 +1294,10 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     return true;
   }
   if (is(cs.fn, "attribute") && has(api().checkpointWriteMethods, cs.l) && !smallFilesOwner(cs.recv)) {
+    // trlx's `self.save_pretrained(dir)`: the project's own method of that
+    // name, whose body says on which ranks it writes, not the library's.
+    if (!resolveCallee(cs.fn).empty() || externalCallee(cs.fn))
+      return false;
     const Loc at = loc(cs.c);
     Node n = Node::makeEvent(EventKind::CheckpointWrite, cs.recv + "." + cs.l, at);
     if (const PyArg *p = arg(cs.as, "save_directory", 0))
@@ -1310,6 +1314,11 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
       return true;
     }
     out.push_back(std::move(n));
+    return true;
+  }
+  // A plot or a sample grid: for people, read back by no rank.
+  if (has(api().imageWriters, cs.q) || (is(cs.fn, "attribute") && has(api().imageWriteMethods, cs.l))) {
+    out.push_back(Node::makeEvent(EventKind::LogWrite, cs.q.empty() ? cs.l : cs.q, loc(cs.c)));
     return true;
   }
   // `yaml.safe_dump(cfg)` without a stream returns the text: no file yet.
@@ -2783,8 +2792,11 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
       }
       if (is(x, "attribute")) {
         const std::string a = str(field(x, "attribute"));
-        if (a == "item" || a == "tolist" || a == "cpu")
-          return walk(field(x, "object"));
+        // The same value, or a reduction of it that every rank computes alike.
+        for (std::string_view m : {"item", "tolist", "cpu", "cuda", "numpy", "detach", "clone",
+                                   "float", "double", "mean", "sum", "max", "min"})
+          if (a == m)
+            return walk(field(x, "object"));
         other = true;
         return;
       }
@@ -2813,6 +2825,8 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
           }
         bool onlyTargets = true;
         std::function<void(SyntaxNode)> body = [&](SyntaxNode t) {
+          if (is(t, "attribute")) // `v.mean()`: the method's name is no variable
+            return body(field(t, "object"));
           if (is(t, "identifier") && !targets.count(str(t)))
             onlyTargets = false;
           for (SyntaxNode kk : namedKids(t))

@@ -430,6 +430,21 @@ def early_stop_on_agreed_loss(model, loader):
         dist.barrier()
 
 
+def evaluation_end(outputs, world_size):
+    # trlx's validation_epoch_end: the shards' metrics gathered, then averaged.
+    gathered = torch.empty(outputs.shape[0] * world_size)
+    dist.all_gather_into_tensor(gathered, outputs)
+    return {"val/reward": gathered.mean()}
+
+
+def save_on_gathered_reward(model, loader, world_size):
+    # Hard negative: the helper's mean is over every rank's gathered values.
+    for batch in loader:
+        metrics = evaluation_end(model(batch), world_size)
+        if metrics["val/reward"] > 0:
+            dist.barrier()
+
+
 def save_on_new_best(model, loader, args):
     # Hard negative: `best_val_loss = float("inf")` is a constant, not this
     # rank's loss (pytorch/examples' FSDP T5 trainer).

@@ -51,3 +51,23 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+class DataParallelTrainer:
+    """RWKV's first trainers: one process driving DataParallel, a loader built
+    per epoch.  No rank runs it, so ddp-dataloader-recreated stays silent."""
+
+    def __init__(self, model, data, workers):
+        self.model = torch.nn.DataParallel(model)
+        self.data = data
+        self.workers = workers
+
+    def train(self, epochs):
+        def run_epoch():
+            loader = DataLoader(self.data, batch_size=64, num_workers=self.workers,
+                                pin_memory=True, persistent_workers=True)
+            for x, y in loader:
+                self.model(x).sum().backward()
+
+        for epoch in range(epochs):
+            run_epoch()

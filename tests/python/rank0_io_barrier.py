@@ -270,6 +270,29 @@ def rank0_tensorboard(args, t, step):
     dist.all_reduce(t)
 
 
+def rank0_draws_plots(save_dir, fig, images, t):
+    # yolov9's plots: pictures for people, read back by no rank.
+    import matplotlib.pyplot as plt
+    from torchvision.utils import save_image
+
+    for _ in range(3):
+        dist.all_reduce(t)
+        if dist.get_rank() == 0:
+            plt.plot([t.item()])
+            plt.savefig(os.path.join(save_dir, "loss.png"))
+            fig.savefig(os.path.join(save_dir, "results.png"))
+            save_image(images, os.path.join(save_dir, "samples.png"))
+
+
+def rank0_plot_and_checkpoint(save_dir, fig, model, t):
+    for _ in range(3):
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+        if dist.get_rank() == 0:
+            fig.savefig(os.path.join(save_dir, "results.png"))
+            torch.save(model.state_dict(), os.path.join(save_dir, "last.pt"))
+
+
 def every_rank_writes_its_own_log(log_dir, step, t):
     rank = dist.get_rank()
     with open(os.path.join(log_dir, f"rank{rank}.log"), "a") as f:  # not a rank-0 block

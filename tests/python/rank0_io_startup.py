@@ -9,6 +9,7 @@ that nothing here calls may be called between collectives elsewhere.
 # With RequireBarrierBefore (off by default) the barrier before is asked for too.
 # CONFIG: options:
 # CONFIG:   ddp-rank0-io-barrier.RequireBarrierBefore: true
+import datetime
 import json
 import os
 
@@ -47,3 +48,22 @@ def save_between_unknown_collectives(model, path):
 
 if __name__ == "__main__":
     main()
+
+
+def run(rank, n_gpus, hps):
+    # ---- hard negative: vits' start-up, before the process group exists.
+    # init_process_group is the world's rendezvous: no rank leaves it before
+    # rank 0 has come, and no barrier could go here (no group yet).
+    if rank == 0:
+        os.makedirs(hps.model_dir, exist_ok=True)
+        with open(os.path.join(hps.model_dir, "githash"), "w") as f:
+            f.write("abc123")
+    dist.init_process_group("gloo", world_size=n_gpus, rank=rank,
+                            timeout=datetime.timedelta(minutes=30))
+    t = torch.zeros(1)
+    for _ in range(hps.epochs):
+        dist.all_reduce(t)
+
+
+def spawn_main(hps):
+    torch.multiprocessing.spawn(run, nprocs=2, args=(2, hps))

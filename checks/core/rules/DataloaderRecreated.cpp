@@ -49,6 +49,11 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   const Program &program = ctx.program();
   const char *rule = "ddp-dataloader-recreated";
   const Facts &pf = program.facts;
+  // A program that never runs distributed (RWKV's first trainers: one
+  // process, DataParallel) is outside what these rules reason about, as for
+  // ddp-unguarded-save.
+  if (!program.distributed)
+    return {};
   std::vector<Finding> out;
   std::set<Loc> reported;
   // Functions that build a loader outside any loop of their own, and the

@@ -28,8 +28,17 @@ struct CallSite {
 // Python object (`broadcast_object_list(flags, 0)` after a rank-0 save orders
 // the save before the others go on, as a barrier would).  A tensor
 // collective may return at once on NCCL, the kernel queued.
+// The world's rendezvous (EventKind::Rendezvous, by its name): no rank
+// leaves it before rank 0 has come.
+bool makesWorld(const std::string &op) {
+  for (const auto &init : builtinPythonApi().processGroupInits)
+    if (!init.collective && endsWith(init.name, "." + op))
+      return true;
+  return false;
+}
+
 bool ordersRanks(const std::string &op) {
-  if (op == "barrier")
+  if (op == "barrier" || makesWorld(op))
     return true;
   const auto end = [&](const char *s) {
     const std::string t(s);
@@ -109,7 +118,8 @@ std::vector<Finding> decide(const RuleContext &ctx) {
                                                                      std::string &op) -> bool {
     switch (n.kind) {
     case Node::Kind::Event:
-      if (n.event == EventKind::Collective || n.event == EventKind::Barrier) {
+      if (n.event == EventKind::Collective || n.event == EventKind::Barrier ||
+          n.event == EventKind::Rendezvous) {
         op = n.event == EventKind::Barrier ? "barrier" : n.name;
         return true;
       }
@@ -396,6 +406,20 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         return true;
     return false;
   };
+  // The first thing after a position that synchronises is the world's
+  // rendezvous (vits' rank-0 set-up before init_process_group): nothing can
+  // come before it, and no group exists yet for a barrier before it.
+  auto groupMadeNext = [&](std::vector<Frame> stack) {
+    std::string op;
+    while (!stack.empty()) {
+      Frame fr = stack.back();
+      stack.pop_back();
+      for (size_t i = fr.index + 1; i < fr.block->kids.size(); ++i)
+        if (edge(fr.block->kids[i], true, op))
+          return makesWorld(op);
+    }
+    return false;
+  };
   auto finding = [&](const Node &n, bool missBefore, bool missAfter, bool toEnd,
                      bool policy = false) {
     Finding fd;
@@ -455,7 +479,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0]) &&
           syncNear(stack, true, f.key, 0)) {
         bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
-                          !barrierNear(stack, false, f.key, 0);
+                          !barrierNear(stack, false, f.key, 0) && !groupMadeNext(stack);
         missingAt = 0;
         bool missAfter = !barrierNear(stack, true, f.key, 0);
         const Loc via = missAfter ? missingAt : 0;

@@ -160,6 +160,8 @@ struct PythonApi {
   NameSet checkpointWriters;  // qualified; the path is argument 1 (or `f=`)
   NameSet fileWriters;        // qualified functions that write files
   NameSet fileWriteMethods;   // methods that write files (`to_csv`)
+  NameSet imageWriters;       // qualified functions that draw a picture (written like a log)
+  NameSet imageWriteMethods;  // methods that draw one (`fig.savefig`)
   // Methods that write a model's weights to a folder (`model.save_pretrained(dir)`);
   // an `is_main_process=` argument is the call's own guard.
   NameSet checkpointWriteMethods;

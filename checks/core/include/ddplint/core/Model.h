@@ -97,6 +97,11 @@ enum class EventKind : std::uint8_t {
   // rank can read it half-written or time out waiting for it: only the
   // literal barrier policy (BarrierAroundEveryWrite) asks for barriers round it.
   LogWrite,
+  // The world's rendezvous (Python's init_process_group): no rank leaves it
+  // before every rank has come, so it orders what rank 0 did before it; but
+  // it is no collective of a group the ranks compare (ddp-rank0-io-barrier
+  // alone reads it).
+  Rendezvous,
 };
 
 enum class ExitKind : std::uint8_t { None, Return, Break, Continue, Throw, Terminate };
