@@ -3120,6 +3120,19 @@ PyModel Builder::run() {
           if (v.dep == Dep::Rank || (v.dep == Dep::Local && namesThisProcess(right)))
             attrs_[str(left)] = v;
         }
+        // sam2's `self.local_rank, self.distributed_rank = get_machine_local_and_dist_rank()`:
+        // the helper says which element is the rank.
+        if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call")) {
+          SyntaxNode fn = field(unparen(right), "function");
+          int at = -1;
+          if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end())
+            at = f->second.returnsRankAt;
+          else if (const ExternalFunction *ext = externalCallee(fn))
+            at = ext->summary.returnsRankAt;
+          if (at >= 0 && uint32_t(at) < namedChildCount(left) &&
+              is(namedChild(left, uint32_t(at)), "attribute"))
+            attrs_[str(namedChild(left, uint32_t(at)))] = Val{Dep::Rank, RankKind::Global, std::nullopt};
+        }
       }
       auto kids = namedKids(n);
       for (auto it = kids.rbegin(); it != kids.rend(); ++it)

@@ -202,3 +202,19 @@ def settings_dict_rank_handed_in(opt, t):
     if opt["local_rank"] == 0:
         # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
         dist.all_reduce(t)
+
+
+def machine_local_and_dist_rank():
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    distributed_rank = int(os.environ.get("RANK", 0))
+    return local_rank, distributed_rank
+
+
+class TupleRankTrainer:
+    # sam2's trainer: both ranks unpacked into attributes from one helper.
+    def __init__(self):
+        self.local_rank, self.distributed_rank = machine_local_and_dist_rank()
+
+    def step(self, t):
+        if self.distributed_rank == 0:
+            dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:13: error: barrier [ddp-divergent-collective]

@@ -1205,8 +1205,10 @@ Reach PathEngine::entered(const std::string &key, int depth) {
         continue;
       for (const auto &p : r->paths)
         for (const auto &e : p.seq)
-          if (e.isCall)
+          if (e.isCall) {
             callers_[e.op].emplace_back(f.key, reach(withLoop(p.guard, e)));
+            callerGuards_[e.op].emplace_back(f.key, withLoop(p.guard, e));
+          }
     }
     for (const auto &x : program.externalCalls)
       callers_[x.callee].emplace_back(std::string(), x.reach);
@@ -1227,6 +1229,68 @@ Reach PathEngine::entered(const std::string &key, int depth) {
       res = std::min(res, caller.empty() ? guarded : std::max(guarded, entered(caller, depth + 1)));
   entered_[key] = res;
   return res;
+}
+
+Reach PathEngine::enteredGiven(const std::string &key, const Node *target) {
+  const Reach plain = entered(key);
+  if (plain == Reach::Restricted || !target)
+    return plain;
+  auto c = callerGuards_.find(key);
+  const Function *f = function(key);
+  if (c == callerGuards_.end() || !f)
+    return plain; // a root
+  for (const auto &x : program.externalCalls)
+    if (x.callee == key && x.reach != Reach::Restricted)
+      return plain; // callers elsewhere, whose guards are not here
+  // The settings `target` is under in its function, by spelling and arm:
+  // read off the tree, since an `if` that holds no collective is folded
+  // out of the paths.
+  std::vector<std::pair<std::string, bool>> tests, held;
+  std::function<bool(const Node &)> find = [&](const Node &n) -> bool {
+    if (&n == target) {
+      held = tests;
+      return true;
+    }
+    if (n.kind == Node::Kind::If) {
+      const Cond *cond = &n.cond;
+      bool pol = true;
+      if (cond->kind == Cond::Kind::Not && cond->kids.size() == 1) {
+        cond = &cond->kids[0];
+        pol = false;
+      }
+      const bool setting = cond->kind == Cond::Kind::Atom && cond->dep == Dep::Uniform &&
+                           !cond->text.empty();
+      for (size_t i = 0; i < n.kids.size(); ++i) {
+        if (setting)
+          tests.emplace_back(cond->text, i == 0 ? pol : !pol);
+        const bool found = find(n.kids[i]);
+        if (setting)
+          tests.pop_back();
+        if (found)
+          return true;
+      }
+      return false;
+    }
+    for (const auto &k : n.kids)
+      if (find(k))
+        return true;
+    return false;
+  };
+  if (!find(f->body) || held.empty())
+    return plain;
+  Reach res = Reach::Restricted;
+  for (const auto &[caller, guard] : c->second) {
+    bool contradicts = false;
+    for (const auto &[text, pol] : held)
+      for (const Lit &m : guard) {
+        const Atom &b = atoms[m.atom];
+        if (b.kind == Cond::Kind::Atom && b.dep == Dep::Uniform && b.text == text && m.pol != pol)
+          contradicts = true;
+      }
+    if (!contradicts)
+      res = std::min(res, std::max(reach(guard), entered(caller, 1)));
+  }
+  return std::max(res, plain);
 }
 
 } // namespace ddplint::core::engine

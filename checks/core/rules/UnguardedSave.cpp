@@ -31,7 +31,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         if (e.isCall || e.kind != EventKind::CheckpointWrite || !e.node ||
             e.node->pathDep != Dep::Uniform || seen.count(e.loc))
           continue;
-        const Reach at = std::max(fnReach, I.reach(engine::PathEngine::withLoop(p.guard, e)));
+        Reach at = std::max(fnReach, I.reach(engine::PathEngine::withLoop(p.guard, e)));
+        if (at != Reach::Restricted)
+          at = std::max(at, I.enteredGiven(f.key, e.node));
         if (at == Reach::Restricted)
           continue;
         seen.insert(e.loc);
