@@ -1,5 +1,7 @@
 #include "PyFixRenderer.h"
 
+#include <cctype>
+
 namespace ddplint::pyfe {
 
 PyEdit PyFixRenderer::insert(unsigned at, std::string text) const {
@@ -69,6 +71,52 @@ std::string PyFixRenderer::frameworkWait(SyntaxNode ifStatement) const {
   return "";
 }
 
+// Whether `scope` assigns a name that `text` reads (`best = acc` inside the
+// block, where the barrier's test reads `best`): the test would then differ
+// on rank 0 after the block.
+bool PyFixRenderer::assignsNameIn(SyntaxNode scope, const std::string &text) const {
+  auto reads = [&](const std::string &name) {
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+      const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+      const bool before = at > 0 && (word(text[at - 1]) || text[at - 1] == '.');
+      const bool after = at + name.size() < text.size() && word(text[at + name.size()]);
+      if (!before && !after)
+        return true;
+    }
+    return false;
+  };
+  std::vector<SyntaxNode> stack{scope};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    SyntaxNode target;
+    if (is(n, "assignment") || is(n, "augmented_assignment"))
+      target = field(n, "left");
+    else if (is(n, "for_statement"))
+      target = field(n, "left");
+    else if (is(n, "as_pattern_target"))
+      target = n;
+    if (!target.isNull()) {
+      std::vector<SyntaxNode> names{target};
+      while (!names.empty()) {
+        SyntaxNode t = names.back();
+        names.pop_back();
+        if (is(t, "identifier") || is(t, "attribute") || is(t, "subscript")) {
+          std::string whole(tree_.text(is(t, "subscript") ? field(t, "value") : t));
+          if (reads(whole))
+            return true;
+          continue;
+        }
+        for (SyntaxNode k : namedKids(t))
+          names.push_back(k);
+      }
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return false;
+}
+
 // A wait on a line of its own right before, or right after, the `if`: the
 // project's barrier helper, `dist.barrier()`, or `dist.barrier()` only when a
 // process group exists (PyModel::barrierHelper).
@@ -81,6 +129,14 @@ void PyFixRenderer::barrier(const core::FixHint &h, std::vector<PyEdit> &out) co
   const SyntaxNode s = it->second;
   const unsigned start = startByte(s);
   const std::string ind = indentAt(start);
+  // One level deeper, as the file indents: the `if`'s own block says how.
+  std::string unit = "    ";
+  if (is(s, "if_statement"))
+    if (const SyntaxNode body = field(s, "consequence"); !body.isNull()) {
+      const std::string inner = indentAt(startByte(body));
+      if (inner.size() > ind.size() && inner.compare(0, ind.size(), ind) == 0)
+        unit = inner.substr(ind.size());
+    }
   std::string wait;
   if (std::string w = frameworkWait(s); !w.empty())
     wait = ind + w;
@@ -88,17 +144,28 @@ void PyFixRenderer::barrier(const core::FixHint &h, std::vector<PyEdit> &out) co
     wait = ind + m_.barrierHelper + "()";
   else if (m_.initAlways)
     wait = ind + m_.distAlias + ".barrier()";
-  else {
-    // One level deeper, as the file indents: the `if`'s own block says how.
-    std::string unit = "    ";
-    const SyntaxNode body = field(s, "consequence");
-    if (!body.isNull()) {
-      const std::string inner = indentAt(startByte(body));
-      if (inner.size() > ind.size() && inner.compare(0, ind.size(), ind) == 0)
-        unit = inner.substr(ind.size());
-    }
+  else
     wait = ind + "if " + m_.distAlias + ".is_initialized():\n" + ind + unit + m_.distAlias +
            ".barrier()";
+  // Only under the settings the block writes under (the rule's h.text), when
+  // the block assigns none of the names they read: a barrier on every step
+  // costs a global sync per step.
+  if (h.kind == core::FixKind::InsertBarrierAfter && !h.text.empty() && is(s, "if_statement") &&
+      !assignsNameIn(s, h.text)) {
+    std::string nested;
+    size_t from = 0;
+    while (from <= wait.size()) {
+      size_t nl = wait.find('\n', from);
+      const std::string line = wait.substr(from, nl == std::string::npos ? std::string::npos : nl - from);
+      nested += ind + unit + line.substr(std::min(line.size(), ind.size()));
+      if (nl == std::string::npos)
+        break;
+      nested += "\n";
+      from = nl + 1;
+    }
+    // A test written over several lines inside parentheses keeps them.
+    const bool lines = h.text.find('\n') != std::string::npos;
+    wait = ind + "if " + (lines ? "(" + h.text + ")" : h.text) + ":\n" + nested;
   }
   if (h.kind == core::FixKind::InsertBarrierBefore)
     out.push_back(insert(lineStart(start), wait + "\n"));

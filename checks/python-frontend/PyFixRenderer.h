@@ -41,6 +41,7 @@ private:
   unsigned lineStart(unsigned at) const;
   void barrier(const core::FixHint &h, std::vector<PyEdit> &out) const;
   std::string frameworkWait(SyntaxNode ifStatement) const;
+  bool assignsNameIn(SyntaxNode scope, const std::string &text) const;
 
   const SyntaxTree &tree_;
   const PyModel &m_;

@@ -420,6 +420,49 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     }
     return false;
   };
+  // The settings under which a rank-0 block writes: its own test's uniform
+  // conjuncts (MambaVision's `saver is not None and args.recovery_interval
+  // and (last_batch or ...)`) and one uniform test around every write inside
+  // it (vits' `if global_step % hps.train.eval_interval == 0:`).  The barrier
+  // after the block need wait only then, not on every step.  Python spelling
+  // only (a negation's text is C's); "" when there is none.
+  const bool python = I.program.facts.language == SourceLanguage::Python;
+  auto writeGuard = [&](const Node &n) {
+    std::vector<std::string> parts;
+    std::function<void(const Cond &)> conjuncts = [&](const Cond &c) {
+      if (c.kind == Cond::Kind::And) {
+        for (const auto &k : c.kids)
+          conjuncts(k);
+        return;
+      }
+      if (c.dependence() == Dep::Uniform && c.kind != Cond::Kind::Not &&
+          c.kind != Cond::Kind::Const && !c.text.empty())
+        parts.push_back(c.text);
+    };
+    conjuncts(n.cond);
+    std::string inner;
+    bool every = true;
+    for (const auto &k : n.kids[0].kids) {
+      if (!writes(k))
+        continue;
+      const bool uniformIf = k.kind == Node::Kind::If && k.cond.kind != Cond::Kind::Not &&
+                             k.cond.dependence() == Dep::Uniform && !k.cond.text.empty() &&
+                             (k.kids.size() < 2 || !writes(k.kids[1]));
+      if (uniformIf && (inner.empty() || inner == k.cond.text))
+        inner = k.cond.text;
+      else
+        every = false;
+    }
+    if (every && !inner.empty())
+      parts.push_back(inner);
+    std::string out;
+    for (const auto &p : parts) {
+      const bool wrap = parts.size() > 1 && (p.find(" or ") != std::string::npos ||
+                                             p.find(" if ") != std::string::npos);
+      out += (out.empty() ? "" : " and ") + (wrap ? "(" + p + ")" : p);
+    }
+    return out;
+  };
   auto finding = [&](const Node &n, bool missBefore, bool missAfter, bool toEnd,
                      bool policy = false) {
     Finding fd;
@@ -430,7 +473,8 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     if (missBefore)
       fd.fixes.emplace_back(FixKind::InsertBarrierBefore, n.loc, "", "", 0, &n);
     if (missAfter && !toEnd)
-      fd.fixes.emplace_back(FixKind::InsertBarrierAfter, n.loc, "", "", 0, &n);
+      fd.fixes.emplace_back(FixKind::InsertBarrierAfter, n.loc,
+                            python && n.kind == Node::Kind::If ? writeGuard(n) : "", "", 0, &n);
     // A writer guarded by its own argument (`save_pretrained(dir,
     // is_main_process=...)`): the frontend wraps the call in an `if` at the
     // call's own location, and "block" would point at no block.
@@ -467,6 +511,33 @@ std::vector<Finding> decide(const RuleContext &ctx) {
                  "; put a barrier " + put;
     return fd;
   };
+  // vits' `if rank == 0: train_and_evaluate(..., writers) else:
+  // train_and_evaluate(..., None)`: every rank runs the helper; what it writes
+  // is under its own rank-0 test, reported there.  The `if` writes only
+  // through what its other arm does not call too.
+  auto mainArmWrites = [&](const Node &n) {
+    if (n.kids.size() < 2)
+      return writes(n.kids[0]);
+    std::set<std::string> elsewhere;
+    std::function<void(const Node &)> calls = [&](const Node &k) {
+      if (k.kind == Node::Kind::Call)
+        elsewhere.insert(k.name);
+      for (const auto &kk : k.kids)
+        calls(kk);
+    };
+    calls(n.kids[1]);
+    std::function<bool(const Node &)> own = [&](const Node &k) -> bool {
+      if (k.kind == Node::Kind::Call && elsewhere.count(k.name))
+        return false;
+      if (k.kind == Node::Kind::Call || k.kind == Node::Kind::Event)
+        return writes(k);
+      for (const auto &kk : k.kids)
+        if (own(kk))
+          return true;
+      return false;
+    };
+    return own(n.kids[0]);
+  };
   std::vector<Finding> out;
   for (const auto &f : I.program.functions) {
     std::vector<Frame> stack;
@@ -476,7 +547,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     // barrier put inside it only rank 0 would reach.
     int inMainBlock = 0;
     const auto reportAt = [&](const Node &n) {
-      if (n.kind == Node::Kind::If && isMainOnly(n.cond) && writes(n.kids[0]) &&
+      if (n.kind == Node::Kind::If && isMainOnly(n.cond) && mainArmWrites(n) &&
           syncNear(stack, true, f.key, 0)) {
         bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
                           !barrierNear(stack, false, f.key, 0) && !groupMadeNext(stack);
