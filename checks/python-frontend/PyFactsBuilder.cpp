@@ -415,7 +415,18 @@ void Builder::forwardFacts(const FnInfo &fi) {
             "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
             "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
             "PixelShuffle", "ZeroPad2d"};
-        if (!method && t != attrType.end() && parameterless.count(t->second)) {
+        // torch.nn's loss modules (LLaMA-Adapter's `nn.CrossEntropyLoss()`
+        // criterion) hold no parameters either: skipping one leaves no
+        // gradient out.  (AdaptiveLogSoftmaxWithLoss does, and a project's
+        // own `CenterLoss` may.)
+        static const std::set<std::string> losses = {
+            "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "CTCLoss", "CosineEmbeddingLoss",
+            "MarginRankingLoss", "TripletMarginLoss", "MultiLabelSoftMarginLoss",
+            "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
+            "MultiMarginLoss", "MultiLabelMarginLoss"};
+        const bool lossModule = t != attrType.end() && losses.count(t->second);
+        if (!method && t != attrType.end() && (parameterless.count(t->second) || lossModule)) {
           if (reshaping.count(t->second))
             u.shapes.push_back(name + "()");
         } else if (!method && !contains(u.modules, name)) {

@@ -604,8 +604,34 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
       n += !(at > 0 && wordChar(at - 1)) && !wordChar(at + word.size());
     return n;
   };
+  // A model class: one of torch's or Hugging Face's module bases, or a
+  // class of this module that has one.
+  std::function<bool(const std::string &, int)> modelBase = [&](const std::string &cls, int depth) {
+    auto c = model.classes.find(cls);
+    if (c == model.classes.end() || depth > 4)
+      return false;
+    for (const auto &b : c->second) {
+      const std::string last = b.substr(b.rfind('.') + 1);
+      if (last == "Module" || last == "PreTrainedModel" || last == "PeftModel" ||
+          modelBase(last, depth + 1))
+        return true;
+    }
+    return false;
+  };
+  auto modelClass = [&](const std::string &cls) { return modelBase(cls, 0); };
   std::vector<std::string> uncalled;
   for (const auto &f : model.program.functions) {
+    // A model class's own `save_pretrained(self, *args, **kwargs)` (trl's and
+    // trlx's value-head wrappers) that nothing in the project calls through
+    // its class: an API the framework's saver calls on the rank it chose.
+    const size_t dot = f.key.find('.');
+    if (dot != std::string::npos && f.key.find('.', dot + 1) == std::string::npos &&
+        f.key.find(':') == std::string::npos && f.key.find('{') == std::string::npos &&
+        !called.count(f.key) && f.key.compare(dot + 1, 4, "save") == 0 &&
+        hasCheckpointWrite(f.body) && modelClass(f.key.substr(0, dot))) {
+      uncalled.push_back(f.key);
+      continue;
+    }
     if (f.key.find(':') != std::string::npos || f.key.find('.') != std::string::npos ||
         f.key.find('{') != std::string::npos || f.key == "<module>" || called.count(f.key))
       continue;

@@ -378,7 +378,8 @@ Val Builder::callValue(SyntaxNode c) {
     return v;
   }
   // A collective's result is the same on every rank (`data = comm.bcast(data)`).
-  if (startsWith(q, "torch.distributed.") || (is(fn, "attribute") && has(api().agreeingMethods, l)))
+  if (startsWith(q, "torch.distributed.") || (is(fn, "attribute") && has(api().agreeingMethods, l)) ||
+      (startsWith(q, "accelerate.utils.") && has(api().agreeingMethods, l)))
     return v;
   if (startsWith(q, "mpi4py.MPI.COMM_WORLD.") && has(api().collectiveFunctions, q) &&
       l != "gather" && l != "scatter" && l != "reduce")
@@ -776,6 +777,37 @@ Cond Builder::cond(SyntaxNode e) {
       }
       if (obj.presenceUniform)
         return atom(e, Dep::Uniform);
+      // Whether a value is there at all is the code's, alike on every rank,
+      // where the caller or the collator decides it: a forward()'s optional
+      // argument (`labels is not None`), a batch key read with `.get("k")`,
+      // a field of a model's output (`outputs.token_accuracy is not None`);
+      // trl's and InternVL's trainers.  (A batch drawn with `next(it, None)`
+      // is the rank's own: it stays rank-local.)
+      {
+        SyntaxNode tested = unparen(is(unparen(rhs), "none") ? lhs : rhs);
+        bool structural = false;
+        // `labels = inputs.get("labels")`, then `if labels is not None:`.
+        if (is(tested, "identifier"))
+          if (SyntaxNode v = assignedBefore(tested); !v.isNull() && is(unparen(v), "call"))
+            tested = unparen(v);
+        if (is(tested, "call") && is(field(tested, "function"), "attribute") &&
+            str(field(field(tested, "function"), "attribute")) == "get") {
+          auto as = args(tested);
+          structural = !as.empty() && as[0].name.empty() && is(unparen(as[0].value), "string");
+        } else if (is(tested, "attribute") && is(field(tested, "object"), "identifier")) {
+          std::string o = str(field(tested, "object"));
+          std::transform(o.begin(), o.end(), o.begin(), ::tolower);
+          structural = o.find("output") != std::string::npos || o == "out" || o == "outs";
+        } else if (is(tested, "identifier")) {
+          auto f = fns_.find(curFn_);
+          if (f != fns_.end() && f->second.name == "forward" && !f->second.def.isNull())
+            for (SyntaxNode k : namedKids(field(f->second.def, "parameters")))
+              structural = structural ||
+                           (is(k, "identifier") ? text(k) : text(parameterName(k))) == text(tested);
+        }
+        if (structural && !obj.existsWhen && !obj.cond)
+          return atom(e, Dep::Uniform);
+      }
       // `val_loader is not None` where the loader was made with the rank
       // (`DistributedDataLoader(path, B, T, rank, world)`) under a decision
       // every rank takes alike: made from the rank is not None by rank.
@@ -791,12 +823,11 @@ Cond Builder::cond(SyntaxNode e) {
       if (is(box, "call") && is(field(box, "function"), "attribute") &&
           str(field(field(box, "function"), "attribute")) == "keys")
         box = field(field(box, "function"), "object");
-      std::string name = lastPart(str(box));
-      std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-      bool result = false;
-      for (std::string_view w : {"loss", "output", "outs", "pred", "result", "metric", "stat"})
-        result = result || name.find(w) != std::string::npos;
-      if (result && (is(box, "identifier") || is(box, "attribute")))
+      // A batch's keys too: the collator and the config that made it are
+      // every rank's (trl's `"attention_mask" in inputs`, open-instruct's
+      // `"cu_seq_lens_q" in batch`; no true report on the corpora rested on
+      // a loader that mixes key sets across ranks).
+      if (is(box, "identifier") || is(box, "attribute") || is(box, "subscript"))
         return atom(e, Dep::Uniform);
     }
     std::int64_t modL = 0, modR = 0, lit = 0;

@@ -1,9 +1,12 @@
-"""Which keys a loss or output dict has is the code's, alike on every rank.
+"""Which keys a loss, output or batch dict has is the code's, alike on every rank.
 
 ml-cvnets exits when its loss function's dict lacks "total_loss": every rank
 runs the same loss function, so every rank takes that exit or none does.  A
-batch's keys are the rank's own (a loader that mixes tasks), so a test of
-them still decides per rank.
+batch's keys come from the collator and the config every rank shares (trl's
+`"attention_mask" in inputs`, open-instruct's `"cu_seq_lens_q" in batch`);
+a loader that mixes key sets across ranks is the accepted miss.  Whether a
+value is there at all (a forward()'s optional argument, a `.get("k")` of a
+batch, a field of a model's output) is decided alike too.
 """
 import sys
 
@@ -26,8 +29,40 @@ def train(model, criteria, loader, opt):
 def train_mixed_tasks(model, loader, opt):
     model = torch.nn.parallel.DistributedDataParallel(model)
     for samples in loader:
-        if "image" not in samples:
+        if "image" not in samples:  # hard negative: the collator's keys
             sys.exit("a batch without images")
-        loss = model(samples["image"]).sum()  # CHECK-MESSAGES: :[[@LINE]]:16: error: collective `forward of the DistributedDataParallel model 'model' (buffer broadcast)` is skipped by ranks where `"image" not in samples` holds (a rank-local value){{.*}} [ddp-divergent-collective]
+        loss = model(samples["image"]).sum()
         loss.backward()
+        opt.step()
+
+
+def step_with_optional_labels(model, inputs, accelerator):
+    # Hard negatives (trl's trainers): a batch key read with .get() and a
+    # field of the model's output are there on every rank or on none.
+    outputs = model(**inputs)
+    accelerator.backward(outputs.loss)
+    labels = inputs.get("labels")
+    if labels is not None:
+        accelerator.gather((labels != -100).sum())
+    if outputs.token_accuracy is not None:
+        accelerator.gather(outputs.token_accuracy)
+
+
+class Head(torch.nn.Module):
+    def forward(self, hidden, labels=None):
+        # Hard negative (InternVL): the caller passes labels on every rank or on none.
+        if labels is not None:
+            dist.all_reduce(hidden)
+        return hidden
+
+
+def skip_exhausted(model, loader, opt):
+    # The rank's own batch: next(it, None) runs out on the rank with fewer batches.
+    model = torch.nn.parallel.DistributedDataParallel(model)
+    it = iter(loader)
+    while True:
+        batch = next(it, None)
+        if batch is None:
+            break
+        model(batch).sum().backward()  # CHECK-MESSAGES: :[[@LINE]]:9: error: {{.*}} [ddp-divergent-collective]
         opt.step()

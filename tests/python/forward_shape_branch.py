@@ -499,3 +499,37 @@ class ViewHead(nn.Module):
         if x.ndim == 3 and x.dim() == 3:
             return self.patch_norm(x)
         return x
+
+
+class MaskedCriterion(nn.Module):
+    # Hard negative (LLaMA-Adapter): the skipped submodule is a loss of
+    # torch.nn, with no parameters; the other arm keeps the body in the graph.
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(8, 10)
+        self.criterion = nn.CrossEntropyLoss(ignore_index=0)
+
+    def forward(self, x, labels):
+        out = self.body(x)
+        if labels.sum() == 0:
+            loss = out.mean() * 0
+        else:
+            loss = self.criterion(out, labels)
+        return loss
+
+
+class LearnedLossHead(nn.Module):
+    # A loss module with parameters still counts.
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(8, 10)
+        self.criterion = nn.AdaptiveLogSoftmaxWithLoss(10, 100, cutoffs=[10, 50])
+
+    def forward(self, x, labels):
+        out = self.body(x)
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: criterion [ddp-forward-shape-branch]
+        if labels.sum() == 0:
+            loss = out.mean() * 0
+        else:
+            loss = self.criterion(out, labels).loss
+        return loss

@@ -6,6 +6,7 @@ under a rank test), and hard negatives where every rank makes the call.
 tests/consistency checks that every library name of the catalog is used here.
 """
 import datetime
+import random
 
 import deepspeed
 import deepspeed.comm as ds_comm
@@ -14,6 +15,9 @@ import torch
 import torch.distributed as dist
 from mpi4py import MPI
 from detectron2.utils import comm
+from accelerate.utils import broadcast_object_list as acc_broadcast_object_list
+from apex.transformer import parallel_state as apex_ps
+from fairscale.nn.model_parallel import initialize as fs_init
 from megatron.core import mpu as legacy_mpu
 from megatron.core import parallel_state as mpu
 from megatron.core.utils import barrier as mbarrier
@@ -406,3 +410,46 @@ def timm_saver_then_barrier(args, model, optimizer, loader, epochs):
         if saver is not None:
             saver.save_checkpoint(epoch, metric=0.0)
         dist.barrier()
+
+
+def apex_dp_rank(t):
+    if apex_ps.get_data_parallel_rank() == 0:
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def apex_tp_rank(t):
+    if apex_ps.get_tensor_model_parallel_rank() == 0:
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def apex_pp_rank(t):
+    if apex_ps.get_pipeline_model_parallel_rank() == 0:
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def fairscale_consolidated_save(model, save_dir):
+    # LLaMA's checkpoint: data-parallel rank 0 of each model-parallel group
+    # writes its own shard (hard negative, not every rank to one path).
+    mp_rank = fs_init.get_model_parallel_rank()
+    if fs_init.get_data_parallel_rank() == 0:
+        torch.save(model.state_dict(), f"{save_dir}/consolidated.{mp_rank:02d}.pth")
+    dist.barrier()
+
+
+def fairscale_dp_rank(t):
+    if fs_init.get_data_parallel_rank() == 0:
+        dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def accelerate_broadcast_flags(accelerator, model, n):
+    # Hard negative (trl's GOLD trainer): rank 0 draws, accelerate.utils
+    # hands every rank its list, and every rank then takes the same arms.
+    flags = [random.random() < 0.5 for _ in range(n)] if accelerator.is_main_process else [False] * n
+    flags = acc_broadcast_object_list(flags, from_process=0)
+    chosen = [i for i, f in enumerate(flags) if f]
+    if chosen:
+        accelerator.wait_for_everyone()

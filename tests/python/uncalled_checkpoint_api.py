@@ -37,3 +37,25 @@ def worker(rank, model, path):
 
 def launch(model, path):
     mp.spawn(worker, args=(model, path), nprocs=2)
+
+
+class ValueHeadWrapper(torch.nn.Module):
+    """trl's and trlx's value-head wrappers: `save_pretrained` is what the
+    framework's saver calls, on the rank it chose; nothing here calls it."""
+
+    def __init__(self, pretrained_model):
+        super().__init__()
+        self.pretrained_model = pretrained_model
+        self.v_head = torch.nn.Linear(8, 1)
+
+    def save_pretrained(self, *args, **kwargs):
+        # Hard negative: the framework's caller guards it.
+        torch.save(self.v_head.state_dict(), f"{args[0]}/value_head.bin")
+        return self.pretrained_model.save_pretrained(*args, **kwargs)
+
+
+class Recorder:
+    """Not a model: its own uncalled saver is still every rank's."""
+
+    def save_state(self, path):
+        torch.save({"step": 1}, path)  # CHECK-MESSAGES: :[[@LINE]]:9: error: every rank runs 'torch.save' to the same path{{.*}} [ddp-unguarded-save]

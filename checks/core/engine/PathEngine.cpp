@@ -1203,12 +1203,55 @@ Reach PathEngine::entered(const std::string &key, int depth) {
       auto *r = analyze(f.key);
       if (!r)
         continue;
+      // Each call site's guards over all the paths that reach it, merged
+      // where two differ only in one test (`if local_rank == 0: saver =
+      // Saver(...)` earlier in `main`: the call after it is reached on both
+      // arms, by every rank, not only by the ranks of one arm).
+      std::map<std::pair<std::string, Loc>, std::set<std::vector<std::pair<int, bool>>>> sites;
       for (const auto &p : r->paths)
         for (const auto &e : p.seq)
           if (e.isCall) {
-            callers_[e.op].emplace_back(f.key, reach(withLoop(p.guard, e)));
             callerGuards_[e.op].emplace_back(f.key, withLoop(p.guard, e));
+            std::vector<std::pair<int, bool>> g;
+            for (const Lit &l : withLoop(p.guard, e)) {
+              // `if not os.path.exists(train_dir): exit(1)` long before the
+              // call: the run's inputs, there for every rank.  (Where the
+              // path goes on only while a file is absent, the create-once
+              // idiom, the test still decides who writes.)
+              if (atoms[l.atom].probesFile && l.pol && l.closedAt <= e.at)
+                continue;
+              g.emplace_back(l.atom, l.pol);
+            }
+            std::sort(g.begin(), g.end());
+            g.erase(std::unique(g.begin(), g.end()), g.end());
+            sites[{e.op, e.loc}].insert(std::move(g));
           }
+      for (auto &[site, guards] : sites) {
+        for (int round = 0; round < 8 && guards.size() <= 256; ++round) {
+          std::set<std::vector<std::pair<int, bool>>> merged;
+          for (const auto &g : guards)
+            for (size_t i = 0; i < g.size(); ++i) {
+              auto flipped = g;
+              flipped[i].second = !flipped[i].second;
+              std::sort(flipped.begin(), flipped.end());
+              if (!guards.count(flipped))
+                continue;
+              auto without = g;
+              without.erase(without.begin() + long(i));
+              merged.insert(std::move(without));
+            }
+          const size_t before = guards.size();
+          guards.insert(merged.begin(), merged.end());
+          if (guards.size() == before)
+            break;
+        }
+        for (const auto &g : guards) {
+          Conj c;
+          for (const auto &[atom, pol] : g)
+            c.push_back(Lit{atom, pol});
+          callers_[site.first].emplace_back(f.key, reach(c));
+        }
+      }
     }
     for (const auto &x : program.externalCalls)
       callers_[x.callee].emplace_back(std::string(), x.reach);
@@ -1222,10 +1265,19 @@ Reach PathEngine::entered(const std::string &key, int depth) {
   if (depth > limits.maxCallDepth)
     return Reach::Restricted;
   entered_[key] = Reach::Restricted; // recursion: assume guarded
-  auto c = callers_.find(key);
-  Reach res = c == callers_.end() ? Reach::AllRanks : Reach::Restricted;
-  if (c != callers_.end())
-    for (const auto &[caller, guarded] : c->second)
+  // A function whose every call passes a setting it is specialised on
+  // (RepVGG's `save_checkpoint(..., is_best=True)`, key `f{is_best=True}`):
+  // its callers are its specialisations' callers, not none.
+  std::vector<const std::vector<std::pair<std::string, Reach>> *> sites;
+  if (auto c = callers_.find(key); c != callers_.end())
+    sites.push_back(&c->second);
+  else if (key.find('{') == std::string::npos)
+    for (auto s = callers_.lower_bound(key + "{");
+         s != callers_.end() && s->first.compare(0, key.size() + 1, key + "{") == 0; ++s)
+      sites.push_back(&s->second);
+  Reach res = sites.empty() ? Reach::AllRanks : Reach::Restricted;
+  for (const auto *c : sites)
+    for (const auto &[caller, guarded] : *c)
       res = std::min(res, caller.empty() ? guarded : std::max(guarded, entered(caller, depth + 1)));
   entered_[key] = res;
   return res;
