@@ -1684,8 +1684,29 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
         return !l.empty() && std::isupper(static_cast<unsigned char>(l[0])) &&
                l.find_first_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos;
       };
-      if (is(left, "identifier") && v.dep == Dep::Uniform && !v.agreed && !v.cond &&
-          perRankDataName(text(left)) && !literalCall(unparen(right)) &&
+      // `c_loss, m_loss = model(examples, labels)` (LLaMA-Adapter): a tuple
+      // whose names say they are the rank's data.
+      auto namesData = [&](SyntaxNode l) {
+        if (is(l, "identifier"))
+          return perRankDataName(text(l));
+        if (!is(l, "pattern_list") && !is(l, "tuple_pattern"))
+          return false;
+        // Only a model's forward: `loss, acc = evaluate(...)` is often agreed.
+        SyntaxNode r = unparen(right);
+        if (!is(r, "call") ||
+            (!is(field(r, "function"), "identifier") && !is(field(r, "function"), "attribute")))
+          return false;
+        std::string callee = lastPart(std::string(text(field(r, "function"))));
+        std::transform(callee.begin(), callee.end(), callee.begin(), ::tolower);
+        if (callee.find("model") == std::string::npos && callee != "net" && callee != "engine")
+          return false;
+        for (SyntaxNode k : namedKids(l))
+          if (is(k, "identifier") && perRankDataName(text(k)))
+            return true;
+        return false;
+      };
+      if (namesData(left) && v.dep == Dep::Uniform && !v.agreed && !v.cond &&
+          !literalCall(unparen(right)) &&
           !constructs(unparen(right)) &&
           (is(unparen(right), "call") || is(unparen(right), "subscript") ||
            is(unparen(right), "attribute")))

@@ -463,6 +463,41 @@ class PythonAcrossModules(PythonProject):
         # Hard negative: the early stop on a flag that the helper all-reduces
         # is agreed by every rank (no finding at line 21/22).
 
+    def test_each_call_of_a_rank0_helper_is_reported(self):
+        # mdetr's and ibot's second `save_on_master(...)` in the same loop: each
+        # call leaves a rank-0 write before the next collectives, each is a fix.
+        self.write("proj/train_best.py", """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+
+            from proj.util import save_on_master
+
+
+            def main(evaluate):
+                dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+                model = torch.nn.Linear(2, 2)
+                best = 0.0
+                for epoch in range(3):
+                    loss = model(torch.ones(2)).sum()
+                    dist.all_reduce(loss)
+                    save_on_master(model.state_dict(), "checkpoint.pth")
+                    metric = evaluate(model)
+                    dist.all_reduce(metric)
+                    if metric > best:
+                        best = metric
+                        save_on_master(model.state_dict(), "best.pth")
+                        save_on_master(model.state_dict(), "best-copy.pth")
+            """)
+        p = self.lint("--format", "json", "proj/train_best.py")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
+        # The checkpoint races with the all_reduce after it, the best model
+        # with the next epoch's; its copy right after it shares that barrier.
+        self.assertEqual(got, [("proj/train_best.py", 16, "ddp-rank0-io-barrier"),
+                               ("proj/train_best.py", 21, "ddp-rank0-io-barrier")], p.stdout)
+
     def test_barrier_fix_calls_the_projects_barrier_helper(self):
         # train.py already waits through comm.synchronize() (a helper that only
         # runs a barrier): the fix-it for the rank-0 block at line 23 calls it

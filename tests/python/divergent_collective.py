@@ -906,3 +906,17 @@ def progress_over_the_main_process_batches(itr, progress_bar):
     for samples in progress:
         dist.all_reduce(samples)
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' runs in a loop whose trip count depends on {{.*}} [ddp-divergent-collective]
+
+
+def stop_on_non_finite_pair(model, loader, log_every):
+    # LLaMA-Adapter: the model returns two losses, unpacked; a batch drawn
+    # through the logger's generator.
+    for step, (examples, labels) in enumerate(log_every(loader, 10)):
+        c_loss, m_loss = model(examples, labels)
+        loss = c_loss + m_loss * 0
+        loss_value = loss.item()
+        if not math.isfinite(loss_value):
+            sys.exit(1)
+        loss.backward()
+        dist.all_reduce(loss)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' is skipped by ranks where 'math.isfinite(loss_value)' does not hold (a rank-local value){{.*}} [ddp-divergent-collective]

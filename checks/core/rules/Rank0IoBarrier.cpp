@@ -287,6 +287,11 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   // of a function the search goes on at every call site (all must have one);
   // `missingAt` is then the call where one is missing.
   Loc missingAt = 0;
+  // Every outermost call that misses one, for the first function's callers
+  // (mdetr's and ibot's second `save_on_master(...)` in the same loop): each
+  // is its own fix, so each is reported where another module reaches it.
+  std::vector<Loc> missingSites;
+  bool collectSites = false;
   std::function<bool(std::vector<Frame>, bool, const std::string &, int)> barrierNear =
       [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
     const std::set<std::string> held = after ? heldTests(stack) : std::set<std::string>();
@@ -331,18 +336,33 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     auto sites = callSites.find(fn);
     if (sites == callSites.end() || depth >= 4)
       return false;
-    for (const auto &site : sites->second)
+    const bool collect = collectSites && depth == 0;
+    bool missing = false;
+    for (const auto &site : sites->second) {
+      const Loc outer = missingAt;
+      if (collect)
+        missingAt = 0;
       if (!barrierNear(site.frames, after, site.caller, depth + 1)) {
         // A call after which nothing synchronises (the eval-only branch's
         // save, then `return`) races with nothing.
         // The literal rule (BarrierAroundEveryWrite) asks there too.
-        if (after && !everyWrite && !syncNear(site.frames, after, site.caller, depth + 1))
+        if (after && !everyWrite && !syncNear(site.frames, after, site.caller, depth + 1)) {
+          if (collect)
+            missingAt = outer;
           continue;
+        }
         if (!missingAt)
           missingAt = site.at; // the deepest search's: the outermost call
-        return false;
+        if (!collect)
+          return false;
+        missingSites.push_back(missingAt);
+        missingAt = outer ? outer : missingAt;
+        missing = true;
+      } else if (collect) {
+        missingAt = outer;
       }
-    return true;
+    }
+    return !missing;
   };
   // Can anything synchronise the ranks after (before) a position: a collective
   // or barrier later (earlier) in the function, around any of its call sites,
@@ -405,6 +425,39 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       if (syncNear(site.frames, after, site.caller, depth + 1))
         return true;
     return false;
+  };
+  // Where each call is (its caller and frames), by the call's location.
+  std::map<Loc, const CallSite *> siteAt;
+  for (const auto &[callee, sites] : callSites)
+    for (const auto &site : sites)
+      siteAt.emplace(site.at, &site);
+  // Whether a collective runs on the way from call `a` to call `b` of the
+  // same function (b after a): the nodes after a's position, up to b's, on
+  // b's path (an arm that b's path does not take is passed over).
+  auto syncBetween = [&](const std::vector<Frame> &a, const std::vector<Frame> &b) {
+    std::string op;
+    std::map<const Node *, size_t> onPathToB;
+    for (const auto &fr : b)
+      onPathToB[fr.block] = fr.index;
+    for (size_t level = a.size(); level-- > 0;) {
+      const Frame &fr = a[level];
+      auto stop = onPathToB.find(fr.block);
+      const size_t end = stop != onPathToB.end() ? stop->second : fr.block->kids.size();
+      for (size_t i = fr.index + 1; i < end; ++i)
+        if (edge(fr.block->kids[i], true, op))
+          return true;
+      if (stop != onPathToB.end()) {
+        // The node that holds b: what runs in it before b.
+        for (size_t j = level + 1; j < b.size(); ++j)
+          for (size_t i = 0; i < b[j].index; ++i)
+            if (edge(b[j].block->kids[i], true, op))
+              return true;
+        // And b itself, when its helper synchronises before it writes
+        // (DINO's `evaluate(...)`, whose rank-0 save comes after its loop).
+        return edge(b.back().block->kids[b.back().index], true, op);
+      }
+    }
+    return true; // b is not after a in one function: keep it
   };
   // The first thing after a position that synchronises is the world's
   // rendezvous (vits' rank-0 set-up before init_process_group): nothing can
@@ -552,13 +605,41 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
                           !barrierNear(stack, false, f.key, 0) && !groupMadeNext(stack);
         missingAt = 0;
+        missingSites.clear();
+        collectSites = true;
         bool missAfter = !barrierNear(stack, true, f.key, 0);
+        collectSites = false;
         const Loc via = missAfter ? missingAt : 0;
         // The literal rule wants the barrier before wherever it is missing.
         const bool literalBefore = everyWrite && !barrierNear(stack, false, f.key, 0);
         if (missBefore || missAfter) {
           out.push_back(finding(n, missBefore || literalBefore, missAfter, false));
           out.back().viaCall = via;
+          // The other calls that miss one: the same finding where another
+          // module reaches it (in this module they are one block, one report),
+          // each a fix of its own when a collective runs between it and the
+          // one before (mdetr's checkpoint, then evaluate(), then the best
+          // model); the arms of one `if` share the barrier after it.
+          if (python && missAfter && missingSites.size() > 1) {
+            std::vector<const CallSite *> sites;
+            for (const Loc site : missingSites)
+              if (auto it = siteAt.find(site); it != siteAt.end())
+                sites.push_back(it->second);
+            std::sort(sites.begin(), sites.end(),
+                      [](const CallSite *a, const CallSite *b) { return a->at < b->at; });
+            const CallSite *kept = nullptr;
+            for (const CallSite *site : sites) {
+              const bool own = !kept || kept->caller != site->caller ||
+                               syncBetween(kept->frames, site->frames);
+              if (!own)
+                continue;
+              kept = site;
+              if (site->at != via) {
+                out.push_back(out.back());
+                out.back().viaCall = site->at;
+              }
+            }
+          }
         }
         else if (literalBefore)
           out.push_back(finding(n, true, false, false, true));
