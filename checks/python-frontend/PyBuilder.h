@@ -673,6 +673,9 @@ private:
   std::string resolveCallee(SyntaxNode fn) const;
   // A callee in another module of the project (null: none, or no project).
   const ExternalFunction *externalCallee(SyntaxNode fn) const;
+  // Which element of the tuple a call returns is the rank (`rank, world =
+  // get_dist_info()`), this module's helper or another's; -1 when none.
+  int rankElementOf(SyntaxNode call) const;
   std::string methodOf(std::string cls, const std::string &m, std::string *external) const;
   std::string absoluteModule(const std::string &mod) const; // ".misc" -> "util.misc"
   std::map<std::string, std::string> externInstances_; // variable -> dotted class of another module

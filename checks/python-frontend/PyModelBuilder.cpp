@@ -579,6 +579,15 @@ std::string Builder::methodOf(std::string cls, const std::string &m, std::string
   return "";
 }
 
+int Builder::rankElementOf(SyntaxNode call) const {
+  SyntaxNode fn = field(call, "function");
+  if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end())
+    return f->second.returnsRankAt;
+  if (const ExternalFunction *ext = externalCallee(fn))
+    return ext->summary.returnsRankAt;
+  return -1;
+}
+
 const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
   if (!project_)
     return nullptr;
@@ -1726,16 +1735,9 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
       } else {
         bind(left, v);
         // `rank, world_size = get_dist_info()`: the helper says which is the rank.
-        if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call")) {
-          SyntaxNode fn = field(unparen(right), "function");
-          int at = -1;
-          if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end())
-            at = f->second.returnsRankAt;
-          else if (const ExternalFunction *ext = externalCallee(fn))
-            at = ext->summary.returnsRankAt;
-          if (at >= 0 && uint32_t(at) < namedChildCount(left))
+        if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call"))
+          if (const int at = rankElementOf(unparen(right)); at >= 0 && uint32_t(at) < namedChildCount(left))
             bind(namedChild(left, uint32_t(at)), Val{Dep::Rank, RankKind::Global, std::nullopt});
-        }
       }
       if (is(left, "identifier") && is(unparen(right), "conditional_expression") &&
           isLoaderIterable(unparen(right))) {
@@ -3143,17 +3145,10 @@ PyModel Builder::run() {
         }
         // sam2's `self.local_rank, self.distributed_rank = get_machine_local_and_dist_rank()`:
         // the helper says which element is the rank.
-        if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call")) {
-          SyntaxNode fn = field(unparen(right), "function");
-          int at = -1;
-          if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end())
-            at = f->second.returnsRankAt;
-          else if (const ExternalFunction *ext = externalCallee(fn))
-            at = ext->summary.returnsRankAt;
-          if (at >= 0 && uint32_t(at) < namedChildCount(left) &&
-              is(namedChild(left, uint32_t(at)), "attribute"))
+        if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call"))
+          if (const int at = rankElementOf(unparen(right));
+              at >= 0 && uint32_t(at) < namedChildCount(left) && is(namedChild(left, uint32_t(at)), "attribute"))
             attrs_[str(namedChild(left, uint32_t(at)))] = Val{Dep::Rank, RankKind::Global, std::nullopt};
-        }
       }
       auto kids = namedKids(n);
       for (auto it = kids.rbegin(); it != kids.rend(); ++it)

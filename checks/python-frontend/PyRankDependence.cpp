@@ -99,15 +99,9 @@ std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
     if (literal && has(api().localRankAttributes, key))
       return RankKind::Local;
     // `get_dist_info()[0]`: the element of the helper's tuple that is the rank.
-    if (SyntaxNode c = unparen(field(e, "value")); is(c, "call") && is(field(e, "subscript"), "integer")) {
-      int at = -1;
-      if (auto f = fns_.find(resolveCallee(field(c, "function"))); f != fns_.end())
-        at = f->second.returnsRankAt;
-      else if (const ExternalFunction *ext = externalCallee(field(c, "function")))
-        at = ext->summary.returnsRankAt;
-      if (at >= 0 && text(field(e, "subscript")) == std::to_string(at))
+    if (SyntaxNode c = unparen(field(e, "value")); is(c, "call") && is(field(e, "subscript"), "integer"))
+      if (const int at = rankElementOf(c); at >= 0 && text(field(e, "subscript")) == std::to_string(at))
         return RankKind::Global;
-    }
     return std::nullopt;
   }
   if (is(e, "attribute") || is(e, "identifier")) {
