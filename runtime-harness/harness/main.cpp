@@ -325,10 +325,21 @@ int cmdRun(Options& o, const Catalog& cat) {
     }
     std::string why;
     // In a child: initialising CUDA here would make the later forks unsafe.
-    if (!ddpg::probeGpuInChild(&why)) {
+    int devices = 0;
+    if (!ddpg::probeGpuInChild(&why, &devices)) {
       std::fprintf(stderr, "ddp-harness: --backend nccl: %s. NCCL %s is compiled in, but it needs a GPU; "
                            "use --backend gloo here, or run on a GPU node\n",
                    why.c_str(), ddpg::ncclVersionString().c_str());
+      return 3;
+    }
+    // The forked ranks all run here, one GPU each: NCCL refuses two ranks on
+    // one device, and a rank without one fails in cudaSetDevice, which a
+    // verdict would read as that rank's divergence (seen on a one-GPU H200).
+    if (o.launcher == "fork" && devices < o.world) {
+      std::fprintf(stderr, "ddp-harness: --backend nccl: this host has %d GPU%s and --world-size %d starts %d ranks "
+                           "here, one GPU each (NCCL does not share a device between ranks); run on a host with %d "
+                           "GPUs, on several hosts (--launcher env), or with --backend gloo\n",
+                   devices, devices == 1 ? "" : "s", o.world, o.world, o.world);
       return 3;
     }
   }

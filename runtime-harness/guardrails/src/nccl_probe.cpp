@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -29,7 +30,7 @@ std::string ncclVersionString() {
   return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
 }
 
-bool gpuDriverAvailable(std::string* why) {
+bool gpuDriverAvailable(std::string* why, int* devices) {
   int driver = 0;
   cudaError_t e = cudaDriverGetVersion(&driver);
   if (e != cudaSuccess || driver == 0) {
@@ -45,18 +46,20 @@ bool gpuDriverAvailable(std::string* why) {
                     ", driver API version " + std::to_string(driver) + ")";
     return false;
   }
+  if (devices) *devices = n;
   return true;
 }
 #else
 bool ncclCompiledIn() { return false; }
 std::string ncclVersionString() { return ""; }
-bool gpuDriverAvailable(std::string* why) {
+bool gpuDriverAvailable(std::string* why, int* devices) {
   if (why) *why = "this ddp-harness was built without NCCL (CUDA toolkit with NCCL not found at configure time)";
+  if (devices) *devices = 0;
   return false;
 }
 #endif
 
-bool probeGpuInChild(std::string* why) {
+bool probeGpuInChild(std::string* why, int* devices) {
   int fds[2];
   if (pipe(fds) != 0) {
     if (why) *why = "pipe() failed";
@@ -70,8 +73,10 @@ bool probeGpuInChild(std::string* why) {
   if (pid == 0) {
     close(fds[0]);
     std::string w;
-    bool ok = gpuDriverAvailable(&w);
-    std::string msg = (ok ? "1" : "0") + w;
+    int n = 0;
+    bool ok = gpuDriverAvailable(&w, &n);
+    // "<ok><device count>:<why>"
+    std::string msg = (ok ? "1" : "0") + std::to_string(n) + ":" + w;
     ssize_t unused = write(fds[1], msg.data(), msg.size());
     (void)unused;
     _exit(0);
@@ -100,7 +105,9 @@ bool probeGpuInChild(std::string* why) {
     if (why) *why = "GPU probe crashed (status " + std::to_string(status) + ")";
     return false;
   }
-  if (why) *why = msg.substr(1);
+  const size_t colon = msg.find(':');
+  if (devices) *devices = colon == std::string::npos ? 0 : std::atoi(msg.substr(1, colon - 1).c_str());
+  if (why) *why = colon == std::string::npos ? msg.substr(1) : msg.substr(colon + 1);
   return msg[0] == '1';
 }
 

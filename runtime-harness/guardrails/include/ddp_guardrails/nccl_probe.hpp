@@ -11,7 +11,8 @@ std::string ncclVersionString();
 // explains a false answer in words a user can act on.  It initialises the
 // CUDA runtime, which is not fork-safe: a process that forks ranks afterwards
 // must call probeGpuInChild() instead.
-bool gpuDriverAvailable(std::string* why);
+// `devices`, when given, receives how many devices are visible.
+bool gpuDriverAvailable(std::string* why, int* devices = nullptr);
 // Runs gpuDriverAvailable() in a short-lived child process (bounded wait).
-bool probeGpuInChild(std::string* why);
+bool probeGpuInChild(std::string* why, int* devices = nullptr);
 }  // namespace ddpg
