@@ -314,11 +314,12 @@ public:
   // a callee by whoever reaches one of its calls, here or in another module
   // (Program::externalCalls).
   Reach entered(const std::string &key, int depth = 0);
-  // Who may reach `target`, a node of function `key`: as entered(), but a caller's path whose guard tests the same setting the
-  // other way (RWKV's `if trainer.is_global_zero or 'deepspeed_stage_3' in
+  // Who may reach `target`, a node of function `key`: as entered(), but a
+  // caller's path whose guard tests the same setting the other way does not
+  // reach it (RWKV's `if trainer.is_global_zero or 'deepspeed_stage_3' in
   // args.strategy: my_save(args, ...)`, and in my_save `if 'deepspeed_stage_3'
-  // in args.strategy: ... else: torch.save(...)`) does not reach it.  The
-  // setting is matched by its spelling, the same words in both functions.
+  // in args.strategy: ... else: torch.save(...)`).  The setting is matched by
+  // its spelling, the same words in both functions.
   Reach enteredGiven(const std::string &key, const Node *target);
   std::map<std::string, std::vector<std::pair<std::string, Conj>>> callerGuards_;
   std::map<std::string, std::vector<std::pair<std::string, Reach>>> callers_;
