@@ -239,7 +239,15 @@ void Builder::forwardFacts(const FnInfo &fi) {
       "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
       "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
       "AdaptiveMaxPool2d", "Upsample", "LeakyReLU", "ELU", "Mish", "Hardswish", "Softplus",
-      "PixelShuffle", "ZeroPad2d", "Tanhshrink", "Softsign", "GLU", "Callable"};
+      "PixelShuffle", "ZeroPad2d", "Tanhshrink", "Softsign", "GLU", "Callable",
+      // torch.nn's losses (LLaMA-Adapter's `nn.CrossEntropyLoss()` criterion);
+      // not AdaptiveLogSoftmaxWithLoss, which has parameters, nor a project's
+      // own `CenterLoss`, which may.
+      "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+      "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "CTCLoss", "CosineEmbeddingLoss",
+      "MarginRankingLoss", "TripletMarginLoss", "MultiLabelSoftMarginLoss", "SoftMarginLoss",
+      "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MultiMarginLoss",
+      "MultiLabelMarginLoss"};
   std::function<bool(SyntaxNode)> fromInput = [&](SyntaxNode e) {
     if (is(e, "identifier"))
       return inputs.count(str(e)) > 0;
@@ -415,18 +423,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
             "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
             "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
             "PixelShuffle", "ZeroPad2d"};
-        // torch.nn's loss modules (LLaMA-Adapter's `nn.CrossEntropyLoss()`
-        // criterion) hold no parameters either: skipping one leaves no
-        // gradient out.  (AdaptiveLogSoftmaxWithLoss does, and a project's
-        // own `CenterLoss` may.)
-        static const std::set<std::string> losses = {
-            "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "CTCLoss", "CosineEmbeddingLoss",
-            "MarginRankingLoss", "TripletMarginLoss", "MultiLabelSoftMarginLoss",
-            "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
-            "MultiMarginLoss", "MultiLabelMarginLoss"};
-        const bool lossModule = t != attrType.end() && losses.count(t->second);
-        if (!method && t != attrType.end() && (parameterless.count(t->second) || lossModule)) {
+        if (!method && t != attrType.end() && parameterless.count(t->second)) {
           if (reshaping.count(t->second))
             u.shapes.push_back(name + "()");
         } else if (!method && !contains(u.modules, name)) {
