@@ -81,6 +81,12 @@ if [ -n "$mirrors" ]; then
   extract xllm jd-opensource/xllm xllm
   extract DeepSpeed microsoft/DeepSpeed csrc/cpu/comm csrc/includes
   extract _deps/argparse p-ranav/argparse include
+  extract llm.c karpathy/llm.c train_gpt2.cu llmc dev/cuda
+  extract multi-gpu-programming-models NVIDIA/multi-gpu-programming-models
+  extract baidu-allreduce baidu-research/baidu-allreduce
+  extract HPCCG Mantevo/HPCCG
+  extract CoMD ECP-copa/CoMD src-mpi
+  extract miniMD Mantevo/miniMD ref
 fi
 
 [ -x "$ddplint" ] || { echo "real-world.sh: no ddplint binary at '$ddplint' (build it, or pass --ddplint)" >&2; exit 2; }

@@ -281,12 +281,13 @@ CallInfo ApiMatcher::classify(const CallExpr *call) const {
         if (dr->getDecl()->getDeclName().isIdentifier() &&
             (dr->getDecl()->getName() == "stdout" || dr->getDecl()->getName() == "stderr"))
           return {};
-    // fprintf(log, ...) into `FILE *log = fopen("train.log", "a")`: a log line.
+    // A write through a stream that is open already adds to the file its
+    // `fopen` created: that open is the write a reader can race with (and
+    // is where a rank-0 block writes one).  miniMD's rank-0 blocks, each
+    // printing a few lines of one report between two allreduces, are one
+    // file, and its `fopen` is what asks for the barrier.
     if (stream >= 0 && unsigned(stream) < call->getNumArgs())
-      if (const auto *dr = dyn_cast<DeclRefExpr>(call->getArg(unsigned(stream))->IgnoreParenImpCasts()))
-        if (const auto *vd = dyn_cast<VarDecl>(dr->getDecl()); vd && vd->getInit())
-          if (const auto *open = dyn_cast<CallExpr>(vd->getInit()->IgnoreParenImpCasts()); open && open != call)
-            info.log = classify(open).log;
+      info.log = true;
   }
   if (info.role == CallRole::FileWrite && call->getNumArgs() >= 2 && (info.op == "open" || info.op == "open64")) {
     const Expr *flags = call->getArg(1)->IgnoreParenImpCasts();

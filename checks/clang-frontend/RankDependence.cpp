@@ -577,6 +577,8 @@ struct DependenceAnalyzer::Impl {
       }
       if (info.role == CallRole::PointToPoint && !fnStack.empty())
         I.distributedFns.insert(fnStack.back()->getCanonicalDecl());
+      if (info.role == CallRole::LocalSource && !fnStack.empty() && isFileProbe(c->getDirectCallee()))
+        I.probeFunction[c] = fnStack.back();
       if (const FunctionDecl *fd = c->getDirectCallee(); fd && info.role == CallRole::None) {
         if (!fnStack.empty())
           userCalls.emplace_back(c, fnStack.back());
@@ -875,6 +877,8 @@ struct DependenceAnalyzer::Impl {
     case CallRole::LocalSource: {
       const auto *m = dyn_cast<CXXMemberCallExpr>(c);
       if (m && objectAgreed(m->getImplicitObjectArgument()))
+        return Dep::Uniform;
+      if (isFileProbe(c->getDirectCallee()) && !probeRacesWrite(c))
         return Dep::Uniform;
       return Dep::Local;
     }
@@ -1517,19 +1521,102 @@ struct DependenceAnalyzer::Impl {
     return nameIn(qualifiedName(fd), names);
   }
 
+  static bool isFileProbe(const FunctionDecl *fd) {
+    static const std::vector<std::string> probes = {
+        "std::filesystem::exists", "std::filesystem::is_regular_file", "access", "stat",
+        "std::experimental::filesystem::exists"};
+    return fd && nameIn(qualifiedName(fd), probes);
+  }
+
+  // What a function writes to: the variables and literals its file writes,
+  // checkpoint writes and directory creations are given as paths.
+  struct WrittenPaths {
+    std::set<const ValueDecl *> decls;
+    std::set<std::string> literals;
+  };
+  std::map<const FunctionDecl *, WrittenPaths> writtenPaths;
+
+  static void pathParts(const Expr *e, WrittenPaths &out) {
+    struct Walk : RecursiveASTVisitor<Walk> {
+      WrittenPaths *out;
+      bool VisitDeclRefExpr(DeclRefExpr *r) {
+        if (isa<VarDecl>(r->getDecl()))
+          out->decls.insert(cast<ValueDecl>(r->getDecl()->getCanonicalDecl()));
+        return true;
+      }
+      bool VisitMemberExpr(MemberExpr *m) {
+        if (isa<FieldDecl>(m->getMemberDecl()))
+          out->decls.insert(cast<ValueDecl>(m->getMemberDecl()->getCanonicalDecl()));
+        return true;
+      }
+      bool VisitStringLiteral(StringLiteral *l) {
+        out->literals.insert(std::string(l->getBytes()));
+        return true;
+      }
+    } w;
+    w.out = &out;
+    w.TraverseStmt(const_cast<Expr *>(e));
+  }
+
+  // The function each file probe is in (filled by the indexer).
+  std::unordered_map<const CallExpr *, const FunctionDecl *> probeFunction;
+
+  // A file probe (`access(path, F_OK)`, `std::filesystem::exists(p)`)
+  // answers alike on every rank of a job on shared storage, where a run's
+  // inputs are.  It races when the same function writes what it asks about
+  // (the create-once cache): one rank may ask after another wrote it.
+  bool probeRacesWrite(const CallExpr *probe) {
+    auto where = probeFunction.find(probe);
+    const FunctionDecl *fn = where == probeFunction.end() ? nullptr : where->second;
+    if (!fn || !fn->hasBody())
+      return true;
+    auto [it, fresh] = writtenPaths.try_emplace(fn->getCanonicalDecl());
+    if (fresh) {
+      struct Walk : RecursiveASTVisitor<Walk> {
+        const ApiMatcher *api;
+        WrittenPaths *out;
+        bool VisitCallExpr(CallExpr *c) {
+          const CallRole r = api->classify(c).role;
+          const FunctionDecl *fd = c->getDirectCallee();
+          const std::string q = fd ? qualifiedName(fd) : std::string();
+          if (r == CallRole::FileWrite || r == CallRole::CheckpointWrite || q == "mkdir" ||
+              q == "std::filesystem::create_directory" ||
+              q == "std::filesystem::create_directories")
+            for (const Expr *a : c->arguments())
+              pathParts(a, *out);
+          return true;
+        }
+        bool VisitCXXConstructExpr(CXXConstructExpr *c) {
+          if (api->classifyConstruct(c).role == CallRole::FileWrite)
+            for (const Expr *a : c->arguments())
+              pathParts(a, *out);
+          return true;
+        }
+      } w;
+      w.api = &api;
+      w.out = &it->second;
+      w.TraverseStmt(fn->getBody());
+    }
+    WrittenPaths asked;
+    for (const Expr *a : probe->arguments())
+      pathParts(a, asked);
+    for (const ValueDecl *d : asked.decls)
+      if (it->second.decls.count(d))
+        return true;
+    for (const std::string &l : asked.literals)
+      if (it->second.literals.count(l))
+        return true;
+    return false;
+  }
+
   // Does the expression test for a file (std::filesystem::exists, access, stat)?
   bool probesFile(const Expr *e, int depth = 0) {
     e = strip(e);
     if (!e || depth > 6)
       return false;
     if (const auto *c = dyn_cast<CallExpr>(e))
-      if (const FunctionDecl *fd = c->getDirectCallee()) {
-        static const std::vector<std::string> probes = {
-            "std::filesystem::exists", "std::filesystem::is_regular_file", "access", "stat",
-            "std::experimental::filesystem::exists"};
-        if (nameIn(qualifiedName(fd), probes))
-          return true;
-      }
+      if (isFileProbe(c->getDirectCallee()))
+        return true;
     if (const ValueDecl *d = declOf(e); d && isTruthTyped(e, ctx)) {
       const std::vector<const Expr *> ds = realDefs(d);
       if (ds.size() == 1)

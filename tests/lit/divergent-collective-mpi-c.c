@@ -188,3 +188,33 @@ int rank0_checks_residual(double *r, int steps) {
   }
   return 0;
 }
+
+// ---- file probes ------------------------------------------------------------
+// An input that is there or not on the shared storage every rank reads from
+// (llm.c's `access(hellaswag_path, F_OK)` before its evaluation loop): every
+// rank gets the same answer.
+#include <unistd.h>
+double eval_if_data_present(double acc, int steps) {
+  const char *eval_path = "data/eval.bin";
+  const int available = access(eval_path, F_OK) == 0;
+  for (int i = 0; i < steps; i++)
+    if (available)
+      MPI_Allreduce(MPI_IN_PLACE, &acc, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return acc;
+}
+
+// ...but a probe of what the same function writes races with the rank that
+// writes it: a rank that asks after another created the file skips the work.
+void build_cache_once(double *blob, int n) {
+  const char *cache = "cache/blob.bin";
+  if (access(cache, F_OK) != 0) {
+    MPI_Allreduce(MPI_IN_PLACE, blob, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: collective 'MPI_Allreduce' runs only on ranks where 'access(cache, F_OK) != 0' holds{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-3]]:7: note: {{.*}}
+    FILE *f = fopen(cache, "wb");
+    if (f) {
+      fwrite(blob, sizeof *blob, (size_t)n, f);
+      fclose(f);
+    }
+  }
+}
