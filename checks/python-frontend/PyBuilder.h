@@ -596,6 +596,7 @@ private:
   ObjKind kindOfCtor(SyntaxNode call) const;
   // Every return hands back a new DDP model (`def smart_DDP(model): return DDP(model, ...)`).
   bool returnsDdpModel(SyntaxNode def) const;
+  std::string returnedInstance(SyntaxNode def) const;
   bool isNnModule(const std::string &cls, int depth = 0) const;
   bool isLightningModule(const std::string &cls, int depth = 0) const;
 
@@ -671,6 +672,7 @@ private:
   Node ifChain(SyntaxNode cond, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at);
   void buildFunction(const FnInfo &fi);
   std::string resolveCallee(SyntaxNode fn) const;
+  bool unsupportedConfiguration(SyntaxNode raise);
   // A callee in another module of the project (null: none, or no project).
   const ExternalFunction *externalCallee(SyntaxNode fn) const;
   // Which element of the tuple a call returns is the rank (`rank, world =

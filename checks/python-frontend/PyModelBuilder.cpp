@@ -20,7 +20,7 @@ static bool distributedFramework(std::string_view mod) {
   if (inPackage(mod, "deepspeed.accelerator"))
     return false;
   for (std::string_view f : {"deepspeed", "horovod", "megatron", "colossalai", "fairscale", "mpi4py",
-                             "mmengine.dist"})
+                             "mmengine.dist", "flashy"})
     if (inPackage(mod, f))
       return true;
   return false;
@@ -48,6 +48,16 @@ static bool testsOnlyTheRank(const Cond &c) {
   return true;
 }
 
+// torch.distributed.checkpoint loads and saves without a process group
+// (LLaMA-Factory's `scripts/dcp2hf.py` converts a checkpoint in one
+// process): importing it alone does not make a program distributed.  Its
+// `state_dict` helpers gather a sharded model's state: they do.
+static bool offlineDistributedModule(const std::string &mod) {
+  return mod == "torch.distributed.checkpoint" ||
+         mod == "torch.distributed.checkpoint.format_utils" ||
+         mod == "torch.distributed.checkpoint.filesystem";
+}
+
 void Builder::collectImports(SyntaxNode root) {
   std::vector<SyntaxNode> stack{root};
   bool firstImportSeen = false;
@@ -67,10 +77,18 @@ void Builder::collectImports(SyntaxNode root) {
           alias_[full.substr(0, full.find('.'))] = full.substr(0, full.find('.'));
           if (full == "torch.distributed" || distributedFramework(full))
             usesDist_ = true;
+          // `import accelerate` ... `accelerate.Accelerator()` (U-ViT's
+          // scripts); the package alone may be there for its big-model helpers.
+          if (full == "accelerate") {
+            const std::string_view src = tree_.text(root);
+            usesDist_ = usesDist_ || src.find("accelerate.Accelerator(") != std::string_view::npos ||
+                        src.find("accelerate.PartialState(") != std::string_view::npos;
+          }
         } else if (is(k, "aliased_import")) {
           std::string full = str(field(k, "name"));
           alias_[str(field(k, "alias"))] = full;
-          if (startsWith(full, "torch.distributed") || distributedFramework(full))
+          if ((startsWith(full, "torch.distributed") && !offlineDistributedModule(full)) ||
+              distributedFramework(full))
             usesDist_ = true;
         }
       }
@@ -109,7 +127,8 @@ void Builder::collectImports(SyntaxNode root) {
           dotted += name;
           projectOwn = projectOwn && (project_->function(dotted) || project_->isClass(dotted));
         }
-      if (inPackage(mod, "torch.distributed") || (inPackage(mod, "accelerate") && !bigModel) ||
+      if ((inPackage(mod, "torch.distributed") && !offlineDistributedModule(mod)) ||
+          (inPackage(mod, "accelerate") && !bigModel) ||
           lightning || (framework && !projectOwn))
         usesDist_ = true;
       SyntaxNode modNode = field(n, "module_name");
@@ -342,6 +361,50 @@ ObjKind Builder::kindOfCtor(SyntaxNode c) const {
   return ObjKind::None;
 }
 
+// The class of this module whose new object a factory returns (U-ViT's
+// `utils.initialize_train_state(...)`, which builds a `TrainState` and hands
+// it back): its callers' variable holds one, and its methods are that class's.
+std::string Builder::returnedInstance(SyntaxNode def) const {
+  if (def.isNull())
+    return "";
+  std::map<std::string, std::string> made; // local name -> class
+  std::string cls;
+  bool other = false;
+  std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+    if (other || is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      return;
+    auto classOf = [&](SyntaxNode v) -> std::string {
+      v = unparen(v);
+      if (!is(v, "call") || !is(field(v, "function"), "identifier"))
+        return "";
+      const std::string c = str(field(v, "function"));
+      return classDefs_.count(c) ? c : "";
+    };
+    if (is(n, "assignment") && is(field(n, "left"), "identifier")) {
+      const std::string c = classOf(field(n, "right"));
+      auto [it, fresh] = made.emplace(str(field(n, "left")), c);
+      if (!fresh && it->second != c)
+        it->second.clear(); // assigned twice, two things
+    }
+    if (is(n, "return_statement")) {
+      SyntaxNode v = namedChildCount(n) == 1 ? unparen(namedChild(n, 0)) : SyntaxNode();
+      std::string c = v.isNull() ? "" : classOf(v);
+      if (c.empty() && is(v, "identifier"))
+        if (auto it = made.find(str(v)); it != made.end())
+          c = it->second;
+      if (c.empty() || (!cls.empty() && cls != c))
+        other = true;
+      else
+        cls = c;
+      return;
+    }
+    for (SyntaxNode k : namedKids(n))
+      scan(k);
+  };
+  scan(field(def, "body"));
+  return other ? "" : cls;
+}
+
 bool Builder::returnsDdpModel(SyntaxNode def) const {
   if (def.isNull())
     return false;
@@ -462,6 +525,14 @@ void Builder::collectObjects(SyntaxNode n) {
         else if (project_ && !q.empty() && q.find('.') != std::string::npos &&
                  project_->isClass(q))
           externInstances_[str(left)] = q;
+        else if (auto f = fns_.find(resolveCallee(field(right, "function"))); f != fns_.end()) {
+          if (std::string made = returnedInstance(f->second.def); !made.empty())
+            instances_[str(left)] = made;
+        } else if (const ExternalFunction *ext = externalCallee(field(right, "function"));
+                   ext && !ext->summary.returnsInstance.empty() && ext->key.find(':') != std::string::npos) {
+          externInstances_[str(left)] = ext->key.substr(0, ext->key.find(':')) + "." +
+                                        ext->summary.returnsInstance;
+        }
       }
     }
     if (is(s, "identifier") || is(s, "attribute")) {
@@ -536,6 +607,10 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
   else if (obj == "cls" || classDefs_.count(obj)) {
     cls = obj == "cls" ? curClass_ : obj;
     throughClass = true;
+  } else if (SyntaxNode made = unparen(field(fn, "object"));
+             is(made, "call") && is(field(made, "function"), "identifier") &&
+             classDefs_.count(str(field(made, "function")))) {
+    cls = str(field(made, "function")); // `DistributedInterface().get_rank()`
   }
   if (cls.empty())
     return "";
@@ -608,6 +683,14 @@ const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
     auto inst = externInstances_.find(str(field(fn, "object")));
     if (inst != externInstances_.end())
       return project_->function(inst->second + "." + str(field(fn, "attribute")));
+    // ...or made right there: `DistributedInterface().get_rank()` (LLaMA-Factory's
+    // singleton, whose constructor hands back the one instance).
+    if (SyntaxNode made = unparen(field(fn, "object")); is(made, "call")) {
+      SyntaxNode ctor = field(made, "function");
+      const std::string c = qualified(ctor);
+      if (!c.empty() && (!is(ctor, "identifier") || alias_.count(str(ctor))) && project_->isClass(c))
+        return project_->function(c + "." + str(field(fn, "attribute")));
+    }
   }
   std::string q = qualified(fn);
   // `is_master()` after `from .dist import *`: the first star-imported module
@@ -1759,6 +1842,36 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
 }
 
 // if/elif/else: a branch on the condition.
+// `else: raise NotImplementedError(config.mode)` at the end of a chain of
+// tests on the configuration: a setting this code does not support, the same
+// on every rank.  The path is not one the program runs (U-ViT checks the
+// mode on every rank in its step function, then again in a rank-0 block
+// that samples images); following it would read a rank-0 block's dead arm as
+// rank 0 leaving alone.
+bool Builder::unsupportedConfiguration(SyntaxNode raise) {
+  SyntaxNode e = namedChildCount(raise) >= 1 ? unparen(namedChild(raise, 0)) : SyntaxNode{};
+  if (e.isNull())
+    return false;
+  if (is(e, "call"))
+    e = field(e, "function");
+  if (!is(e, "identifier") || str(e) != "NotImplementedError")
+    return false;
+  SyntaxNode arm = parentOf(raise);
+  if (!is(arm, "block"))
+    return false;
+  SyntaxNode clause = parentOf(arm);
+  SyntaxNode ifs = is(clause, "if_statement") ? clause : parentOf(clause);
+  if (!is(ifs, "if_statement"))
+    return false;
+  if (value(field(ifs, "condition")).dep != Dep::Uniform || cond(field(ifs, "condition")).dependence() != Dep::Uniform)
+    return false;
+  for (SyntaxNode c : namedKids(ifs))
+    if (is(c, "elif_clause") && (value(field(c, "condition")).dep != Dep::Uniform ||
+                                 cond(field(c, "condition")).dependence() != Dep::Uniform))
+      return false;
+  return true;
+}
+
 void Builder::ifStatement(SyntaxNode s, std::vector<Node> &out) {
   std::vector<SyntaxNode> alts;
   for (uint32_t i = 0; i < namedChildCount(s); ++i) {
@@ -2084,7 +2197,9 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
       // Errors every rank meets alike: a missing module (`except ImportError:`,
       // or any exception of a try that only imports: the ranks run one
       // installation), a key missing from the checkpoint every rank loads
-      // (`except KeyError:`).
+      // (`except KeyError:`), a hook the class does not implement (fast-reid's
+      // and detectron2's `except NotImplementedError:` around
+      // `build_evaluator`: the same class and config on every rank).
       bool alike = true;
       for (SyntaxNode st : namedKids(field(s, "body")))
         alike = alike && (is(st, "import_statement") || is(st, "import_from_statement") ||
@@ -2094,7 +2209,8 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
           const std::string t(text(kk));
           bool named = t.find("ImportError") != std::string::npos ||
                        t.find("ModuleNotFoundError") != std::string::npos ||
-                       t.find("KeyError") != std::string::npos;
+                       t.find("KeyError") != std::string::npos ||
+                       t.find("NotImplementedError") != std::string::npos;
           for (std::string_view other : {"Exception", "OSError", "RuntimeError", "ValueError", "IOError"})
             named = named && t.find(other) == std::string::npos;
           // The end of a data loader's batches (`batch = next(loader_iter)`,
@@ -2174,6 +2290,8 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
   if (k == "raise_statement") {
     for (SyntaxNode e : namedKids(s))
       expr(e, out);
+    if (unsupportedConfiguration(s))
+      return;
     // A handler's raise, however deep in its ifs (fairseq's `if raise_oom:
     // raise e`), hands the failure on: uncaught, it ends the process with an
     // error, and torchrun or mp.spawn stop every worker, as a job-wide abort.
@@ -3163,6 +3281,67 @@ PyModel Builder::run() {
     curClass_ = fi.className;
     attrPass(field(fi.def, "body"), paramEnv(fi));
   }
+  // Accessors of a rank the constructor stored (LLaMA-Factory's
+  // `def get_rank(self): return self._rank`): read once the attributes are
+  // known, which the predicate pass above is not.
+  for (auto &[key, fi] : fns_) {
+    if (fi.className.empty() || fi.returnsRank || fi.returnsCond || fi.def.isNull())
+      continue;
+    curFn_ = key;
+    curClass_ = fi.className;
+    env_ = Env{};
+    // Every way out returns the rank, or 0 where there is no group:
+    // `if not self._is_distributed: return 0` / `elif dim is None: return
+    // self._rank` / `else: return self.mesh(dim).get_local_rank()`.
+    {
+      bool rank = false, other = false;
+      std::vector<SyntaxNode> stack{field(fi.def, "body")};
+      while (!stack.empty() && !other) {
+        SyntaxNode n = stack.back();
+        stack.pop_back();
+        if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+          continue;
+        if (is(n, "return_statement")) {
+          SyntaxNode r = namedChildCount(n) == 1 ? unparen(namedChild(n, 0)) : SyntaxNode{};
+          if (r.isNull()) {
+            other = true;
+          } else if (auto rk = rankSource(r); rk && *rk == RankKind::Global) {
+            rank = true;
+          } else if (!(is(r, "integer") && text(r) == "0") && !rankSource(r)) {
+            const std::string l = is(r, "call") ? lastPart(std::string(text(field(r, "function")))) : "";
+            other = l != "get_rank" && l != "get_local_rank" && l != "get_global_rank";
+          }
+          continue;
+        }
+        for (SyntaxNode k : namedKids(n))
+          stack.push_back(k);
+      }
+      if (rank && !other) {
+        fi.returnsRank = true;
+        continue;
+      }
+    }
+    std::vector<SyntaxNode> real;
+    for (SyntaxNode st : namedKids(field(fi.def, "body")))
+      if (!is(st, "comment") && !(is(st, "expression_statement") && namedChildCount(st) == 1 &&
+                                  is(namedChild(st, 0), "string")))
+        real.push_back(st);
+    if (real.size() != 1 || !is(real[0], "return_statement") || namedChildCount(real[0]) != 1)
+      continue;
+    SyntaxNode r = namedChild(real[0], 0);
+    if (text(r).find("self.") == std::string_view::npos)
+      continue;
+    curFn_ = key;
+    curClass_ = fi.className;
+    env_ = Env{};
+    if (auto rk = rankSource(r); rk && *rk == RankKind::Global) {
+      fi.returnsRank = true;
+    } else if (is(unparen(r), "comparison_operator") || is(unparen(r), "boolean_operator")) {
+      Cond c = cond(r);
+      if (c.dependence() == Dep::Rank)
+        fi.returnsCond = c;
+    }
+  }
   // Module-level code is the program's entry.
   {
     FnInfo mod;
@@ -3212,6 +3391,7 @@ PyModel Builder::run() {
     FunctionSummary fs;
     fs.params = signature(fi, fs.method);
     fs.returnsDdp = returnsDdpModel(fi.def);
+    fs.returnsInstance = returnedInstance(fi.def);
     fs.key = key;
     fs.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
     fs.returnsRank = fi.returnsRank;

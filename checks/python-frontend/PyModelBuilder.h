@@ -53,6 +53,7 @@ struct FunctionSummary {
   bool returnsRankDependent = false;     // `def rankstr(): return f"rank_{get_rank()}"`
   int returnsRankAt = -1;                // `return rank, world_size`: element 0 is the rank
   bool returnsDdp = false;               // `def smart_DDP(model): return DDP(model, ...)`
+  std::string returnsInstance;           // `def make_state(): s = TrainState(...); return s`: "TrainState"
   std::vector<ParamSig> params;          // `self` left out of a method's
   bool method = false;
   bool initsProcessGroup = false;        // `dist.init_process_group(...)` in its body

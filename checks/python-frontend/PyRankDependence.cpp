@@ -197,7 +197,16 @@ Val Builder::value(SyntaxNode e) {
     std::string attr = lastPart(t);
     if (has(api().worldSizeAttributes, attr))
       return v; // the same on every rank
-    if (has(api().mainProcessAttributes, attr)) {
+    // `training_args.should_save`: an entry with its object's name says whose
+    // attribute it is (the Trainer's arguments, not any `should_save` flag).
+    std::string owned;
+    if (const auto dot = t.rfind('.', t.size() - attr.size() - 2);
+        t.size() > attr.size() + 1 && dot != std::string::npos)
+      owned = t.substr(dot + 1);
+    else if (t.size() > attr.size() + 1)
+      owned = t;
+    if (has(api().mainProcessAttributes, attr) ||
+        (!owned.empty() && has(api().mainProcessAttributes, owned))) {
       v.dep = Dep::Rank;
       v.cond = Cond::rankCmp(core::CmpOp::EQ, 0);
       v.cond->text = t;
@@ -771,6 +780,17 @@ Cond Builder::cond(SyntaxNode e) {
       }
       if (obj.presenceUniform)
         return atom(e, Dep::Uniform);
+      // `os.getenv("RANK") is not None`: a launcher sets its variables on
+      // every rank or on none; only their values are the rank's.
+      {
+        SyntaxNode tested = unparen(is(unparen(rhs), "none") ? lhs : rhs);
+        if (is(tested, "call")) {
+          const std::string q = qualified(field(tested, "function"));
+          if ((q == "os.environ.get" || q == "os.getenv" || q == "environ.get") &&
+              args(tested).size() == 1)
+            return atom(e, Dep::Uniform);
+        }
+      }
       // Whether a value is there at all is the code's, alike on every rank,
       // where the caller or the collator decides it: a forward()'s optional
       // argument (`labels is not None`), a batch key read with `.get("k")`,

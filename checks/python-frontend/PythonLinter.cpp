@@ -148,6 +148,7 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
   std::vector<core::Finding> out;
   std::vector<bool> reachedThroughCall; // out[i] is another module's code, placed at a call
   std::set<std::tuple<std::string, core::Loc, std::string>> seen;
+  std::map<std::tuple<std::string, core::Loc, std::string>, size_t> firstAtCall;
   for (auto &f : findings) {
     const bool elsewhere = linked.moduleOf(f.loc) != nullptr;
     if (const LinkedModule *m = linked.moduleOf(f.loc)) {
@@ -199,6 +200,29 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
         n.external = place(*m, n.loc);
         n.loc = 0;
       }
+    // One report per function a call reaches: the other places of that
+    // function the same rule finds (LLaMA-Factory's checkpoint coordinator
+    // writes in three rank-0 blocks with no collective between them) are
+    // notes of it, not lost.  Two functions stay two reports: ml-cvnets'
+    // `Trainer.run` and the `train_epoch` it calls write between different
+    // collectives, two fixes.
+    if (elsewhere && !f.notes.empty() && !f.notes.front().external.file.empty()) {
+      auto first = firstAtCall.find({f.rule, f.loc, f.message});
+      if (first != firstAtCall.end()) {
+        core::Note also = f.notes.front();
+        const std::string lead = "the code it is about";
+        if (also.message.rfind(lead, 0) == 0)
+          also.message = "and the code here, which the same call reaches" + also.message.substr(lead.size());
+        auto &notes = out[first->second].notes;
+        const bool known = std::any_of(notes.begin(), notes.end(), [&](const core::Note &n) {
+          return n.external.file == also.external.file && n.external.line == also.external.line;
+        });
+        if (!known)
+          notes.push_back(std::move(also));
+        continue;
+      }
+      firstAtCall.emplace(std::make_tuple(f.rule, f.loc, f.message), out.size());
+    }
     if (seen.emplace(f.rule, f.loc, f.message).second) {
       out.push_back(std::move(f));
       reachedThroughCall.push_back(elsewhere);

@@ -180,3 +180,45 @@ def metaseq_step_loop(progress, trainer, t):
         except StopIteration:
             break
     return t
+
+
+def evaluate_each_dataset(cls, cfg, model, names, t):
+    # Hard negative: a hook the trainer class does not implement (fast-reid's
+    # and detectron2's `build_evaluator`) fails alike on every rank, with the
+    # same class and config, and every rank skips the dataset together.
+    for name in names:
+        try:
+            evaluator = cls.build_evaluator(cfg, name)
+        except NotImplementedError:
+            continue
+        evaluator.process(model(t))
+        dist.all_reduce(t)
+
+
+def sample_on_main(config, model, loader, t):
+    # Hard negative: `else: raise NotImplementedError` closing a chain of tests
+    # on the configuration (U-ViT's sampling block) is a setting the code does
+    # not support, on every rank alike: not rank 0 leaving alone.
+    for step, batch in enumerate(loader):
+        dist.all_reduce(model(batch))
+        if dist.get_rank() == 0 and step % config.sample_every == 0:
+            if config.mode == "uncond":
+                samples = model.sample(None)
+            elif config.mode == "cond":
+                samples = model.sample(batch)
+            else:
+                raise NotImplementedError(config.mode)
+            print(samples)
+        dist.barrier()
+
+
+def sample_on_main_rank_arm(model, loader, t):
+    # ...but the arm a rank test picks is that rank's
+    for step, batch in enumerate(loader):
+        dist.all_reduce(model(batch))
+        if dist.get_rank() == 0:
+            print(step)
+        else:
+            raise NotImplementedError("only rank 0 samples")
+        dist.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier is skipped by ranks where {{.*}} they throw {{.*}} [ddp-divergent-collective]

@@ -1,5 +1,5 @@
 """Library knowledge (rules/api.yaml, python section): what DeepSpeed,
-detectron2, Horovod, Megatron core, timm and Hugging Face Transformers calls
+detectron2, Horovod, Megatron core, timm, flashy and Hugging Face Transformers calls
 mean, for a program that imports them (their own source is not in the
 project).  One function per catalog entry, each a true positive (the call
 under a rank test), and hard negatives where every rank makes the call.
@@ -9,6 +9,7 @@ import datetime
 import random
 
 import deepspeed
+import flashy
 import deepspeed.comm as ds_comm
 import horovod.torch as hvd
 import torch
@@ -453,3 +454,84 @@ def accelerate_broadcast_flags(accelerator, model, n):
     chosen = [i for i, f in enumerate(flags) if f]
     if chosen:
         accelerator.wait_for_everyone()
+
+
+# flashy (audiocraft's solvers, `import flashy`): its distrib module.
+def flashy_rank0_sync(model, t):
+    if flashy.distrib.is_rank_zero():
+        flashy.distrib.sync_model(model)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'flashy.distrib.sync_model' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def flashy_all_reduce(model, t, metrics):
+    if flashy.distrib.rank() == 0:
+        flashy.distrib.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'flashy.distrib.all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def flashy_average_metrics(model, t, metrics):
+    if flashy.distrib.rank() == 0:
+        flashy.distrib.average_metrics(metrics)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'flashy.distrib.average_metrics' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def flashy_average_tensors(model, t, metrics):
+    if flashy.distrib.rank() == 0:
+        flashy.distrib.average_tensors([t])
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'flashy.distrib.average_tensors' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def flashy_sync_buffer(model, t, metrics):
+    if flashy.distrib.rank() == 0:
+        flashy.distrib.sync_buffer(model.buffers())
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'flashy.distrib.sync_buffer' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def flashy_sync_grad(model, t, metrics):
+    if flashy.distrib.rank() == 0:
+        flashy.distrib.sync_grad(model.parameters())
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'flashy.distrib.sync_grad' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def flashy_broadcast_tensors(model, t, metrics):
+    if flashy.distrib.rank() == 0:
+        flashy.distrib.broadcast_tensors([t])
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'flashy.distrib.broadcast_tensors' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def flashy_broadcast_model(model, t, metrics):
+    if flashy.distrib.rank() == 0:
+        flashy.distrib.broadcast_model(model)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'flashy.distrib.broadcast_model' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def flashy_broadcast_object(model, t, metrics):
+    if flashy.distrib.rank() == 0:
+        flashy.distrib.broadcast_object(metrics)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'flashy.distrib.broadcast_object' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def flashy_barrier(model, t, metrics):
+    if flashy.distrib.rank() == 0:
+        flashy.distrib.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'flashy.distrib.barrier' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def flashy_nonfinite_raise(model, optimizer, loader):
+    # audiocraft's `run_step`: one rank's diverged loss raises while the
+    # others go on into the gradient sync
+    for batch in loader:
+        loss = model(batch).mean()
+        if not loss.isfinite().all():
+            raise RuntimeError("Model probably diverged.")
+        loss.backward()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'backward (DDP gradient allreduce)' is skipped by ranks where 'loss.isfinite().all()' does not hold {{.*}} they throw {{.*}} [ddp-divergent-collective]
+        flashy.distrib.sync_model(model)
+        optimizer.step()
+
+
+def flashy_world_size_is_uniform(model, t):
+    # hard negative: the world size is the same on every rank
+    if flashy.distrib.world_size() > 1:
+        flashy.distrib.all_reduce(t)
+    flashy.distrib.barrier()

@@ -388,6 +388,23 @@ def record_settings_through_a_name(config, model, loader):
         dist.all_reduce(model(x))
 
 
+def record_settings_beside_checkpoint(fabric, model, config, out_dir, loader):
+    # Hard negatives: lit-gpt writes its settings in YAML next to the weights
+    # after a save every rank takes part in: `model_config.yaml` (a settings
+    # format, though the name says "model"), `prompt_style.yaml`,
+    # `hyperparameters.yaml`.
+    fabric.save(os.path.join(out_dir, "lit_model.pth"), {"model": model})
+    if fabric.global_rank == 0:
+        with open(os.path.join(out_dir, "model_config.yaml"), "w") as f:
+            yaml.dump(config, f)
+        with open(os.path.join(out_dir, "prompt_style.yaml"), "w") as f:
+            yaml.dump({"class_path": "Alpaca"}, f)
+        with open(os.path.join(out_dir, "hyperparameters.yaml"), "w") as f:
+            yaml.dump(vars(config), f)
+    for x in loader:
+        fabric.backward(model(x).sum())
+
+
 def save_config(cfg, path):
     # Hard negative: a parameter of a function named for a settings record
     # (CvT's save_config) is where the record goes.

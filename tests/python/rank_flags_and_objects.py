@@ -173,3 +173,65 @@ class PropertyTrainer:
         if self.data_parallel_rank != 0:
             torch.save(state, "checkpoint_other.pt")
             # CHECK-MESSAGES: :[[@LINE-1]]:13: error: every rank runs 'torch.save' to the same path, {{.*}} [ddp-unguarded-save]
+
+
+# A project's interface to the group (LLaMA-Factory's DistributedInterface, a
+# singleton): the constructor stores the rank, accessors hand it back, and the
+# callers make the object where they ask (`DistributedInterface().get_rank()`).
+class GroupInterface:
+    def __init__(self):
+        self._is_distributed = os.getenv("RANK") is not None
+        self._rank = int(os.getenv("RANK", "0"))
+
+    def get_rank(self, dim=None):
+        if not self._is_distributed:
+            return 0
+        elif dim is None:
+            return self._rank
+        else:
+            return self.mesh(dim).get_local_rank()
+
+    def is_main(self):
+        return self._rank == 0
+
+    def barrier(self):
+        # hard negative: the launcher sets RANK on every rank or on none
+        if self._is_distributed:
+            dist.barrier()
+
+
+def save_through_interface(model, optimizer, ckpt_dir):
+    # hard negatives: each write is under a rank-0 test and a barrier follows
+    rank = GroupInterface().get_rank()
+    if rank == 0:
+        torch.save(optimizer.state_dict(), os.path.join(ckpt_dir, "optimizer.pt"))
+    if GroupInterface().is_main():
+        torch.save(model.state_dict(), os.path.join(ckpt_dir, "model.pt"))
+    GroupInterface().barrier()
+
+
+def save_through_interface_mid_training(model, optimizer, loader, ckpt_dir):
+    for step, batch in enumerate(loader):
+        loss = model(batch).sum()
+        dist.all_reduce(loss)
+        if GroupInterface().get_rank() == 0:
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier {{.*}} [ddp-rank0-io-barrier]
+            torch.save(model.state_dict(), os.path.join(ckpt_dir, f"step{step}.pt"))
+
+
+def save_under_should_save(model, trainer, training_args):
+    # hard negative: the Hugging Face Trainer's arguments say which process
+    # saves (LLaMA-Factory's value-head fix after `trainer.save_model()`)
+    trainer.train()
+    if training_args.should_save:
+        torch.save(model.v_head.state_dict(), os.path.join(training_args.output_dir, "value_head.bin"))
+    dist.barrier()
+
+
+def save_under_own_should_save(model, loader, should_save):
+    # a project's own `should_save` is a schedule, the same on every rank
+    for batch in loader:
+        model(batch).sum().backward()
+        if should_save:
+            torch.save(model.state_dict(), "last.pt")
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: error: every rank runs 'torch.save' to the same path, {{.*}} [ddp-unguarded-save]

@@ -138,12 +138,15 @@ bool namesRecordFile(std::string_view name) {
                                                   "logfilename"};
   static const std::set<std::string> settingsWords = {
       "args", "config", "configs", "cfg", "params", "hparams", "hyperparams",
-      "settings", "opts", "options", "argv", "cmdline"};
+      "settings", "opts", "options", "argv", "cmdline", "hyperparameters"};
+  // A settings format: what a run writes in YAML or TOML is its configuration
+  // (lit-gpt's `model_config.yaml`, `prompt_style.yaml` beside a checkpoint).
+  static const std::set<std::string> settingsFormats = {"yaml", "yml", "toml", "ini", "cfg"};
   static const std::set<std::string> weightsWords = {
       "ckpt", "checkpoint", "checkpoints", "weights", "pt", "pth", "bin", "safetensors",
       "npy", "npz", "pkl", "state", "model"};
   bool log = false, settings = false, weights = false;
-  std::string word;
+  std::string word, last;
   for (char ch : std::string(name) + " ") {
     if (std::isalnum(static_cast<unsigned char>(ch))) {
       word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -152,9 +155,11 @@ bool namesRecordFile(std::string_view name) {
     log = log || logWords.count(word);
     settings = settings || settingsWords.count(word);
     weights = weights || weightsWords.count(word);
+    if (!word.empty())
+      last = word;
     word.clear();
   }
-  return log || (settings && !weights);
+  return log || (settings && !weights) || settingsFormats.count(last);
 }
 
 const Function *Program::find(const std::string &key) const {

@@ -1,0 +1,24 @@
+"""Accelerate imported as a module (`import accelerate`, then
+`accelerate.Accelerator()`, as U-ViT's training scripts do): the program is
+distributed and the Accelerator's ranks are its ranks, as with `from
+accelerate import Accelerator`."""
+import os
+
+import accelerate
+import torch
+
+
+def train(config, nnet, data):
+    accelerator = accelerate.Accelerator()
+    nnet = accelerator.prepare(nnet)
+    for step, batch in enumerate(data):
+        accelerator.backward(nnet(batch).mean())
+        if step % config.save_interval == 0:
+            # each node's first process writes the shared checkpoint folder
+            if accelerator.local_process_index == 0:
+                torch.save(nnet.state_dict(), os.path.join(config.ckpt_root, f"{step}.ckpt"))
+                # CHECK-MESSAGES: :[[@LINE-1]]:17: error: 'torch.save' is guarded by the node-local rank{{.*}} [ddp-unguarded-save]
+            accelerator.wait_for_everyone()
+        if accelerator.is_main_process and step % config.eval_interval == 0:
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+            torch.save(nnet.state_dict(), os.path.join(config.ckpt_root, "eval.ckpt"))
