@@ -27,22 +27,7 @@ using core::ExitKind;
 using core::Loc;
 using core::Node;
 
-// A condition's text that asks whether a number is finite (`math.isnan(loss)`,
-// `not torch.isfinite(x).all()`, `loss == float("inf")`), by its words: not
-// `model_info` or `inference`.
-inline bool testsNonFinite(std::string_view t) {
-  static const std::set<std::string_view> words = {"isnan", "isinf", "isfinite", "isneginf",
-                                                   "isposinf", "nan", "inf", "finite"};
-  for (size_t i = 0; i < t.size();) {
-    size_t j = i;
-    while (j < t.size() && std::isalnum(static_cast<unsigned char>(t[j])))
-      ++j;
-    if (j > i && words.count(t.substr(i, j - i)))
-      return true;
-    i = j + 1;
-  }
-  return false;
-}
+using core::testsNonFinite;
 inline std::string lastPart(std::string_view dotted) {
   auto i = dotted.rfind('.');
   return std::string(i == std::string_view::npos ? dotted : dotted.substr(i + 1));
@@ -673,6 +658,9 @@ private:
   void buildFunction(const FnInfo &fi);
   std::string resolveCallee(SyntaxNode fn) const;
   bool unsupportedConfiguration(SyntaxNode raise);
+  bool abstractMethod(const FnInfo &fi) const;
+  bool pathProbe(SyntaxNode c) const;
+  bool derivesFrom(std::string cls, const std::string &base) const;
   // A callee in another module of the project (null: none, or no project).
   const ExternalFunction *externalCallee(SyntaxNode fn) const;
   // Which element of the tuple a call returns is the rank (`rank, world =

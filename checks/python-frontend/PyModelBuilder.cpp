@@ -628,8 +628,47 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
   // backward's collectives in the backward pass, not here).
   if (throughClass && m == "apply")
     m = "forward";
-  const std::string key = methodOf(cls, m, nullptr);
+  std::string key = methodOf(cls, m, nullptr);
+  // `self.run_step()` in a base class whose own `run_step` only raises
+  // NotImplementedError (detectron2's and fast-reid's TrainerBase.train):
+  // a subclass of this module runs it, so its override is what the call runs.
+  if (!key.empty() && obj == "self" && abstractMethod(fns_.at(key)))
+    for (const auto &[k, fi] : fns_)
+      if (fi.name == m && fi.className != cls && !fi.className.empty() &&
+          derivesFrom(fi.className, cls) && !abstractMethod(fi)) {
+        key = k;
+        break;
+      }
   return !key.empty() && takesArgsAsWritten(fns_.at(key)) ? key : "";
+}
+
+// A method whose body only raises NotImplementedError: its subclasses provide it.
+bool Builder::abstractMethod(const FnInfo &fi) const {
+  if (fi.className.empty() || fi.def.isNull())
+    return false;
+  std::vector<SyntaxNode> real;
+  for (SyntaxNode st : namedKids(field(fi.def, "body")))
+    if (!is(st, "comment") && !is(st, "pass_statement") &&
+        !(is(st, "expression_statement") && namedChildCount(st) == 1 && is(namedChild(st, 0), "string")))
+      real.push_back(st);
+  if (real.size() != 1 || !is(real[0], "raise_statement") || namedChildCount(real[0]) < 1)
+    return false;
+  SyntaxNode e = unparen(namedChild(real[0], 0));
+  if (is(e, "call"))
+    e = field(e, "function");
+  return is(e, "identifier") && str(e) == "NotImplementedError";
+}
+
+bool Builder::derivesFrom(std::string cls, const std::string &base) const {
+  for (int depth = 0; depth < 8 && !cls.empty(); ++depth) {
+    auto b = classBases_.find(cls);
+    if (b == classBases_.end() || b->second.empty())
+      return false;
+    if (lastPart(b->second.front()) == base)
+      return true;
+    cls = lastPart(b->second.front());
+  }
+  return false;
 }
 
 // Method `m` of class `cls` or of the first base up its chain in this module

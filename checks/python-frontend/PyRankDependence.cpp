@@ -380,6 +380,21 @@ Val Builder::callValue(SyntaxNode c) {
     v.dep = probeRacesWrite(c) ? Dep::Local : Dep::Uniform;
     return v;
   }
+  // pathlib's probe of a path the function does not write: alike on every
+  // rank (a rank-made name, `f"ckpt.{rank}"`, as os.path's).  Where it may
+  // race, the object's own value decides, as for any method.
+  if (pathProbe(c) && !probeRacesWrite(c))
+    return v;
+  // The norm of the gradients after they were averaged (`clip_grad_norm_`,
+  // fairseq's and metaseq's `self.clip_grad_norm(...)`; FSDP's all-reduces
+  // it): every rank holds the same gradients, so the same norm, and a
+  // non-finite one stops every rank alike.
+  if (l.find("clip_grad_norm") != std::string::npos || l == "get_grad_norm" ||
+      l == "clip_gradients" || l == "get_global_grad_norm") {
+    v.dep = Dep::Uniform;
+    v.agreed = true;
+    return v;
+  }
   // A collective's result is the same on every rank (`data = comm.bcast(data)`).
   if (startsWith(q, "torch.distributed.") || (is(fn, "attribute") && has(api().agreeingMethods, l)) ||
       (startsWith(q, "accelerate.utils.") && has(api().agreeingMethods, l)))
@@ -1018,7 +1033,7 @@ Cond Builder::cond(SyntaxNode e) {
   }
   Cond c = atom(e, v.dep);
   // `os.path.exists(path)`: a create-once cache
-  if (is(e, "call") && has(api().fileProbes, qualified(field(e, "function"))))
+  if (is(e, "call") && (has(api().fileProbes, qualified(field(e, "function"))) || pathProbe(e)))
     c.probesFile = true;
   return c;
 }
@@ -1068,6 +1083,19 @@ void valueNames(const SyntaxTree &t, SyntaxNode e, std::set<std::string> &out) {
 // when the function also writes what it asks about (the create-once cache,
 // `if not os.path.exists(cached): ... torch.save(data, cached)`): one rank
 // may ask after another wrote it.
+// `checkpoint_path.exists()`, `(out / "done").is_file()`: pathlib's probes,
+// as os.path's.
+bool Builder::pathProbe(SyntaxNode c) const {
+  SyntaxNode fn = field(c, "function");
+  if (!is(fn, "attribute") || !args(c).empty())
+    return false;
+  const std::string m = str(field(fn, "attribute"));
+  if (m != "exists" && m != "is_file" && m != "is_dir")
+    return false;
+  // not `os.path.exists` spelled through an alias, nor a method of a module
+  return qualified(fn).find("os.path") == std::string::npos;
+}
+
 bool Builder::probeRacesWrite(SyntaxNode probe) {
   SyntaxNode scope = parentOf(probe);
   while (!scope.isNull() && !is(scope, "function_definition") && !parentOf(scope).isNull())
@@ -1101,6 +1129,8 @@ bool Builder::probeRacesWrite(SyntaxNode probe) {
   }
   std::set<std::string> asked;
   valueNames(tree_, field(probe, "arguments"), asked);
+  if (pathProbe(probe)) // `ckpt_path.exists()`: the path is the object
+    valueNames(tree_, field(field(probe, "function"), "object"), asked);
   for (const auto &n : asked)
     if (it->second.count(n))
       return true;

@@ -218,3 +218,4 @@ void build_cache_once(double *blob, int n) {
     }
   }
 }
+

@@ -95,3 +95,75 @@ def generate_then_release(engine, outputs):
     finally:
         if dist.is_initialized():
             dist.barrier()
+
+
+# A step helper that synchronises, then checks its own loss (audiocraft's
+# solvers' `run_step`): the ranks whose loss is not finite leave at the call,
+# after the helper's all-reduce, while the others go on into the next step.
+class Solver:
+    def run_step(self, batch):
+        loss = self.model(batch).mean()
+        loss.backward()
+        for p in self.model.parameters():
+            dist.all_reduce(p.grad)
+        self.optimizer.step()
+        if not loss.isfinite().all():
+            raise RuntimeError("Model probably diverged.")
+        return loss
+
+    def train(self, loader):
+        for batch in loader:
+            self.run_step(batch)
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: error: call to 'run_step', which runs collective {{.*}}, is skipped by ranks where 'loss.isfinite().all()' does not hold {{.*}} they throw {{.*}} [ddp-divergent-collective]
+        dist.barrier()
+
+    def clip_and_check(self, loader):
+        # hard negative: the norm of the averaged gradients is the same on
+        # every rank (fairseq's `grad_norm = self.clip_grad_norm(...)`)
+        for batch in loader:
+            self.model(batch).mean().backward()
+            for p in self.model.parameters():
+                dist.all_reduce(p.grad)
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+            if not torch.isfinite(grad_norm):
+                raise FloatingPointError("gradients are Nan/Inf")
+            self.optimizer.step()
+
+
+# detectron2's trainer: the base class's loop calls `self.run_step()`, which
+# only a subclass defines; the subclass's metrics writer gathers the losses
+# and rank 0 alone raises on a non-finite total.
+class TrainerBase:
+    def train(self, start, end):
+        for it in range(start, end):
+            self.run_step()
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: error: call to 'run_step', which runs collective {{.*}}, is skipped by ranks where 'dist.get_rank() == 0' holds: they throw {{.*}} [ddp-divergent-collective]
+
+    def run_step(self):
+        raise NotImplementedError
+
+
+class SimpleTrainer(TrainerBase):
+    def run_step(self):
+        losses = self.model(next(self.data)).sum()
+        losses.backward()
+        dist.all_reduce(losses)
+        self.write_metrics(losses.item())
+
+    def write_metrics(self, value):
+        values = [None] * dist.get_world_size()
+        dist.all_gather_object(values, value)
+        if dist.get_rank() == 0:
+            total = sum(values)
+            if not math.isfinite(total):
+                raise FloatingPointError(f"Loss became infinite or NaN: {total}")
+
+
+def save_sidecar_when_missing(ckpt_dir, model, loader):
+    # hard negative: pathlib's probe of an input every rank reads, as
+    # os.path.exists would be
+    marker = ckpt_dir / "rank0.done"
+    for batch in loader:
+        if marker.exists():
+            dist.barrier()
+        model(batch).sum().backward()

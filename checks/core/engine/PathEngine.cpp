@@ -473,6 +473,7 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
     site.op = n.callee;
     site.loc = n.loc;
     site.node = &n;
+    std::vector<Path> leaving;
     for (auto &p : in) {
       if (!live(p))
         continue;
@@ -495,9 +496,24 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
           p.exit = ExitKind::Throw;
           p.exitLoc = n.loc;
           p.exitVia = callee->throwsVia;
+        } else if (!callee->exitsAfter.empty()) {
+          Path q = p;
+          q.guard.insert(q.guard.end(), callee->exitsAfter.begin(), callee->exitsAfter.end());
+          if (selfConsistent(q.guard)) {
+            q.exitGuard.clear();
+            for (const Lit &l : q.guard)
+              if (l.closedAt == SIZE_MAX)
+                q.exitGuard.push_back(l);
+            q.exit = callee->exitsAfterKind;
+            q.exitLoc = n.loc;
+            q.exitVia = callee->exitsAfterVia;
+            leaving.push_back(std::move(q));
+          }
         }
       }
     }
+    for (auto &q : leaving)
+      in.push_back(std::move(q));
     return in;
   }
   case Node::Kind::Exit:
@@ -506,6 +522,10 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         p.exit = n.exit;
         p.exitLoc = n.loc;
         p.exitVia = n.name;
+        if (n.exit == ExitKind::Throw || n.exit == ExitKind::Terminate)
+          for (const Lit &l : p.guard)
+            if (l.closedAt == SIZE_MAX)
+              p.exitGuard.push_back(l);
       }
     return in;
   case Node::Kind::If: {
@@ -1164,7 +1184,48 @@ PathEngine::FnResult *PathEngine::analyze(const std::string &key) {
         res.summary = std::move(seq);
       first = false;
     }
+  const size_t before = divergences.size(), beforeErr = errorExits.size();
   comparePaths(res.paths);
+  // Only a helper that synchronises first: a utility's sanity assert
+  // (audiocraft's loudness normaliser, deep under a sample writer) is no step.
+  if (!res.alwaysThrows && !res.alwaysTerminates && !res.summary.empty())
+    for (const auto &p : res.paths) {
+      if (p.exit != ExitKind::Throw && p.exit != ExitKind::Terminate)
+        continue;
+      // Where it leaves before a collective of its own, the helper's
+      // comparison reported it there: one bug, one report.
+      auto here = [&](const Divergence &d) { return d.exitLoc == p.exitLoc; };
+      if (std::any_of(divergences.begin() + before, divergences.end(), here) ||
+          std::any_of(errorExits.begin() + beforeErr, errorExits.end(), here))
+        continue;
+      // The health check may be of an agreed number (detectron2's
+      // `_write_metrics`: rank 0 checks the gathered losses): then the rank
+      // test around it is what parts the ranks.
+      Conj lits;
+      bool healthCheck = false;
+      // The decisions around the exit; an `if` the path had left before it
+      // is not why it exits.
+      for (const Lit &l : p.exitGuard) {
+        const Atom &a = atoms[l.atom];
+        const bool check = a.kind == Cond::Kind::Atom && testsNonFinite(a.text);
+        healthCheck = healthCheck || check;
+        if (a.kind == Cond::Kind::Atom && a.dep == Dep::Uniform && !check)
+          continue;
+        lits.push_back(l);
+        lits.back().from = nullptr;
+        lits.back().closedAt = SIZE_MAX;
+      }
+      const bool parts = std::any_of(lits.begin(), lits.end(), [&](const Lit &l) {
+        return atoms[l.atom].kind != Cond::Kind::Atom || atoms[l.atom].dep != Dep::Uniform;
+      });
+      if (!healthCheck || !parts)
+        continue;
+      res.exitsAfter = std::move(lits);
+      res.exitsAfterKind = p.exit;
+      res.exitsAfterLoc = p.exitLoc;
+      res.exitsAfterVia = p.exitVia;
+      break;
+    }
   fnStack.pop_back();
   --depth;
   return &res;

@@ -89,6 +89,7 @@ struct Path {
   ExitKind exit = ExitKind::None;
   Loc exitLoc = 0;
   std::string exitVia; // the call that ends the process (`sys.exit`), for messages
+  Conj exitGuard;      // the decisions that enclose the exit (not the ones left before it)
   // The exit leaves a loop with the same iterations on every rank, decided
   // only by what every rank sees alike (`for k in cfg: if k in args: raise`):
   // every rank that reaches the loop leaves there, so no rank pairs it with
@@ -151,6 +152,15 @@ public:
     // caller's path ends, as a `raise` written there would end it.
     bool alwaysThrows = false;
     std::string throwsVia; // how its first path leaves (`sys.exit`), for messages
+    // A path that leaves the process after the helper's collectives, on a
+    // rank's own health check (audiocraft's `run_step`: sync the gradients,
+    // step, then `if not loss.isfinite().all(): raise`): the rank- and
+    // data-dependent literals of its guard.  The call is where those ranks
+    // leave while the others go on into the caller's next collective.
+    Conj exitsAfter;
+    ExitKind exitsAfterKind = ExitKind::None;
+    Loc exitsAfterLoc = 0;
+    std::string exitsAfterVia;
   };
   std::map<std::string, FnResult> fns;
   std::vector<Atom> atoms;

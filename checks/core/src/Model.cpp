@@ -162,6 +162,20 @@ bool namesRecordFile(std::string_view name) {
   return log || (settings && !weights) || settingsFormats.count(last);
 }
 
+bool testsNonFinite(std::string_view t) {
+  static const std::set<std::string_view> words = {"isnan", "isinf", "isfinite", "isneginf",
+                                                   "isposinf", "nan", "inf", "finite"};
+  for (size_t i = 0; i < t.size();) {
+    size_t j = i;
+    while (j < t.size() && std::isalnum(static_cast<unsigned char>(t[j])))
+      ++j;
+    if (j > i && words.count(t.substr(i, j - i)))
+      return true;
+    i = j + 1;
+  }
+  return false;
+}
+
 const Function *Program::find(const std::string &key) const {
   for (const auto &f : functions)
     if (f.key == key)

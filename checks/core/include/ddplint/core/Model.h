@@ -170,6 +170,10 @@ bool isMainOnly(const Cond &c);
 // run, so the frontends make such writes LogWrite events.  A name that also
 // says checkpoint or weights (`config_ckpt.pt`) is not one.
 bool namesRecordFile(std::string_view name);
+// A condition's text that asks whether a number is finite (`math.isnan(loss)`,
+// `not torch.isfinite(x).all()`, `std::isnan(r)`), by its words: not
+// `model_info` or `inference`.
+bool testsNonFinite(std::string_view text);
 
 // Who runs a piece of code: every rank, one process per node (a node-local
 // rank 0 test), or one rank or an unknown subset (nobody, for a file that
