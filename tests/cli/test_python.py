@@ -623,6 +623,68 @@ class PythonAcrossModules(PythonProject):
         self.assertEqual(got, [("cli.py", 8, "ddp-divergent-collective")], p.stdout)
         self.assertIn("'trainer.is_main' holds", doc["findings"][0]["message"])
 
+    def test_objects_a_factory_or_a_constructor_call_hands_back(self):
+        # U-ViT: `train_state = utils.initialize_train_state(...)` builds a
+        # TrainState in utils.py and returns it; its `save` writes every
+        # tensor.  LLaMA-Factory: `DistributedInterface().get_rank()` asks an
+        # object made right there, whose accessor returns the stored rank.
+        self.write("uv/utils.py", """\
+            import os
+            import torch
+
+
+            class TrainState:
+                def __init__(self, nnet):
+                    self.nnet = nnet
+
+                def save(self, path):
+                    torch.save(self.nnet.state_dict(), os.path.join(path, "nnet.pth"))
+
+
+            def initialize_train_state(nnet):
+                train_state = TrainState(nnet)
+                return train_state
+
+
+            class Interface:
+                def __init__(self):
+                    self._rank = int(os.getenv("RANK", "0"))
+
+                def get_rank(self, dim=None):
+                    if dim is None:
+                        return self._rank
+                    return 0
+            """)
+        self.write("uv/train.py", """\
+            import os
+            import torch
+            import torch.distributed as dist
+            import utils
+            from utils import Interface
+
+
+            def train(nnet, loader, ckpt_root):
+                dist.init_process_group("nccl", timeout=__import__("datetime").timedelta(minutes=30))
+                train_state = utils.initialize_train_state(nnet)
+                for step, batch in enumerate(loader):
+                    loss = nnet(batch).sum()
+                    loss.backward()
+                    dist.all_reduce(loss)
+                    if Interface().get_rank() == 0:
+                        train_state.save(ckpt_root)
+                    dist.barrier()
+                    if int(os.environ["LOCAL_RANK"]) == 0:
+                        train_state.save(ckpt_root)
+                    dist.barrier()
+            """)
+        p = self.lint("--no-cache", "--root", "uv", "--format", "json", "uv/train.py", "uv/utils.py")
+        doc = json.loads(p.stdout)
+        got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+        # The save's callers are known: rank 0 between barriers (no hazard),
+        # and each node's first process (one writer per node).
+        self.assertEqual(got, [("utils.py", 10, "ddp-unguarded-save")], p.stdout)
+        self.assertIn("guarded by the node-local rank", doc["findings"][0]["message"])
+
     def test_helper_module_alone_has_no_finding_of_its_callers(self):
         # The helpers are correct on their own: the hazard is in how train.py
         # calls them, so linting the helper module alone reports nothing.
