@@ -438,7 +438,19 @@ private:
   std::set<std::string> savers_;      // spellings of a library's checkpoint saver (timm's)
   // Per function (keyed by its first byte): the names and attribute chains
   // that its file writes take as arguments (see probeRacesWrite).
-  std::map<std::uint32_t, std::set<std::string>> writtenNames_;
+  // Per function (by its start byte): the writes of its body with the names
+  // of what they write, and where its collectives and barriers are.
+  struct FunctionWrites {
+    struct Write {
+      SyntaxNode call;
+      std::set<std::string> names;
+    };
+    std::vector<Write> writes;
+    std::vector<SyntaxNode> syncs;
+  };
+  std::map<std::uint32_t, FunctionWrites> writtenNames_;
+  // Names bound to this process's own temporary folder or file, by function.
+  std::set<std::pair<std::string, std::string>> privateFiles_;
   // A nested function's enclosing names, as they are where it is defined.
   std::map<std::string, std::map<std::string, Val>> closures_;
   bool probeRacesWrite(SyntaxNode probeCall);

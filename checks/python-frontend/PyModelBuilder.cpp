@@ -642,15 +642,23 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
   return !key.empty() && takesArgsAsWritten(fns_.at(key)) ? key : "";
 }
 
+// A body's statements that do something: not comments, nor the docstring.
+static std::vector<SyntaxNode> realStatements(SyntaxNode body) {
+  std::vector<SyntaxNode> real;
+  for (SyntaxNode st : namedKids(body))
+    if (!is(st, "comment") &&
+        !(is(st, "expression_statement") && namedChildCount(st) == 1 && is(namedChild(st, 0), "string")))
+      real.push_back(st);
+  return real;
+}
+
 // A method whose body only raises NotImplementedError: its subclasses provide it.
 bool Builder::abstractMethod(const FnInfo &fi) const {
   if (fi.className.empty() || fi.def.isNull())
     return false;
-  std::vector<SyntaxNode> real;
-  for (SyntaxNode st : namedKids(field(fi.def, "body")))
-    if (!is(st, "comment") && !is(st, "pass_statement") &&
-        !(is(st, "expression_statement") && namedChildCount(st) == 1 && is(namedChild(st, 0), "string")))
-      real.push_back(st);
+  std::vector<SyntaxNode> real = realStatements(field(fi.def, "body"));
+  real.erase(std::remove_if(real.begin(), real.end(), [](SyntaxNode st) { return is(st, "pass_statement"); }),
+             real.end());
   if (real.size() != 1 || !is(real[0], "raise_statement") || namedChildCount(real[0]) < 1)
     return false;
   SyntaxNode e = unparen(namedChild(real[0], 0));
@@ -1407,6 +1415,22 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   const bool builtinOpen = cs.q == "open" || cs.q == "io.open" || cs.q == "builtins.open";
   SyntaxNode written;
   if (const OpenKind k = openKind(cs.c, &written); k != OpenKind::None) {
+    // A file of this process's own temporary folder or file (GLIP's COCO
+    // evaluation writes its detections to `tempfile.NamedTemporaryFile().name`):
+    // no other rank can read it half-written.
+    if (!written.isNull() && !privateFiles_.empty()) {
+      bool own = false;
+      std::vector<SyntaxNode> st{written};
+      while (!st.empty() && !own) {
+        SyntaxNode n = st.back();
+        st.pop_back();
+        own = is(n, "identifier") && privateFiles_.count({curFn_, str(n)});
+        for (SyntaxNode kid : namedKids(n))
+          st.push_back(kid);
+      }
+      if (own)
+        return true;
+    }
     const bool pathlib = !builtinOpen && !written.isNull() && written == field(cs.fn, "object");
     Node n = Node::makeEvent(k == OpenKind::Log ? EventKind::LogWrite : EventKind::FileWrite,
                              builtinOpen ? "open" : pathlib ? "Path.open" : cs.recv + ".open",
@@ -1456,10 +1480,17 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   if ((cs.q == "yaml.dump" || cs.q == "yaml.safe_dump") && !arg(cs.as, "stream", 1))
     return false;
   if (has(api().fileWriters, cs.q) || (is(cs.fn, "attribute") && has(api().fileWriteMethods, cs.l))) {
-    // json.dump(stats, f) into a log's handle adds a line to that log.
+    // json.dump(stats, f) into a log's handle adds a line to that log; into
+    // a private temporary file's handle, it writes nothing another rank sees.
     bool intoLog = false;
-    for (const auto &a : cs.as)
+    for (const auto &a : cs.as) {
+      if (is(unparen(a.value), "identifier") && privateFiles_.count({curFn_, str(unparen(a.value))}))
+        return true;
       intoLog = intoLog || (is(unparen(a.value), "identifier") && logFiles_.count(str(unparen(a.value))));
+    }
+    if (is(cs.fn, "attribute") && is(field(cs.fn, "object"), "identifier") &&
+        privateFiles_.count({curFn_, str(field(cs.fn, "object"))}))
+      return true; // `f.write(...)` into a private temporary file
     // shutil.copy(args.config, out_dir): a copy of the run's settings file.
     if (startsWith(cs.q, "shutil.") && !cs.as.empty() && cs.as[0].name.empty())
       intoLog = intoLog || namesLog(cs.as[0].value) ||
@@ -2101,6 +2132,7 @@ void Builder::whileStatement(SyntaxNode s, std::vector<Node> &out) {
 // A with block: no_sync()/join() turn gradient synchronisation off inside;
 // state_dict_type(..., FULL_STATE_DICT) makes state_dict() gather.
 void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
+  const auto privateBefore = privateFiles_;
   int syncOff = 0, gradOff = 0;
   size_t fullScopes = 0;
   for (SyntaxNode clause : namedKids(s)) {
@@ -2135,12 +2167,22 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
         SyntaxNode name = namedChild(target, 0);
         if (is(name, "identifier") && openKind(v) == OpenKind::Log)
           logFiles_.insert(str(name));
+        // `with open(tmp.name, "w") as g:` of a private temporary file: its handle is private too.
+        if (SyntaxNode opened; is(name, "identifier") && !privateFiles_.empty() &&
+                               openKind(v, &opened) != OpenKind::None && !opened.isNull())
+          for (const auto &[fn, pn] : privateFiles_)
+            if (fn == curFn_ && (text(opened) == pn || startsWith(std::string(text(opened)), pn + "."))) {
+              privateFiles_.emplace(curFn_, str(name));
+              break;
+            }
         if ((l == "BytesIO" || l == "StringIO") && is(name, "identifier")) {
           memoryFiles_.insert(str(name)); // `with io.BytesIO() as f: torch.save(x, f)`
           bindTargets(name, value(v).dep);
         } else if (l == "TemporaryDirectory" || l == "NamedTemporaryFile") {
           // A folder or file that only this process has: every rank writes its own.
           bindTargets(name, Dep::Local);
+          if (is(name, "identifier"))
+            privateFiles_.emplace(curFn_, str(name));
         } else {
           bindTargets(name, value(v).dep);
         }
@@ -2150,6 +2192,7 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
   noSync_ += syncOff;
   noGrad_ += gradOff;
   block(field(s, "body"), out);
+  privateFiles_ = privateBefore; // the names are private only inside the `with`
   noSync_ -= syncOff;
   noGrad_ -= gradOff;
   fullStateScopes_.resize(fullStateScopes_.size() - fullScopes);
@@ -3123,13 +3166,7 @@ PyModel Builder::run() {
   // is_distributed, read alphabetically).
   for (int round = 0; round < 3; ++round)
     for (auto &[key, fi] : fns_) {
-      SyntaxNode body = field(fi.def, "body");
-      auto stmts = namedKids(body);
-      std::vector<SyntaxNode> real;
-      for (SyntaxNode s : stmts)
-        if (!is(s, "comment") && !(is(s, "expression_statement") && namedChildCount(s) == 1 &&
-                                   is(namedChild(s, 0), "string")))
-          real.push_back(s);
+      std::vector<SyntaxNode> real = realStatements(field(fi.def, "body"));
       // `if dist.is_available() and dist.is_initialized(): return dist.get_rank(group=g)`
       // `else: return 0`: in the distributed run, the arm that runs.
       curFn_ = key;
@@ -3360,11 +3397,7 @@ PyModel Builder::run() {
         continue;
       }
     }
-    std::vector<SyntaxNode> real;
-    for (SyntaxNode st : namedKids(field(fi.def, "body")))
-      if (!is(st, "comment") && !(is(st, "expression_statement") && namedChildCount(st) == 1 &&
-                                  is(namedChild(st, 0), "string")))
-        real.push_back(st);
+    const std::vector<SyntaxNode> real = realStatements(field(fi.def, "body"));
     if (real.size() != 1 || !is(real[0], "return_statement") || namedChildCount(real[0]) != 1)
       continue;
     SyntaxNode r = namedChild(real[0], 0);

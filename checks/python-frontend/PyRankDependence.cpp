@@ -1103,6 +1103,7 @@ bool Builder::probeRacesWrite(SyntaxNode probe) {
   if (scope.isNull())
     return true;
   auto [it, fresh] = writtenNames_.try_emplace(startByte(scope));
+  FunctionWrites &fw = it->second;
   if (fresh) {
     std::vector<SyntaxNode> stack{scope};
     while (!stack.empty()) {
@@ -1112,16 +1113,22 @@ bool Builder::probeRacesWrite(SyntaxNode probe) {
         SyntaxNode fn = field(n, "function");
         const std::string q = qualified(fn);
         const std::string l = lastPart(q.empty() ? std::string(text(fn)) : q);
+        const bool opens = q == "open" || q == "io.open" || (is(fn, "attribute") && l == "open");
         const bool writes = has(api().checkpointWriters, q) || has(user_.checkpointWriters, q) ||
                             has(user_.checkpointWriters, l) || has(api().fileWriters, q) ||
-                            q == "open" || l == "makedirs" || l == "mkdir" ||
-                            (is(fn, "attribute") &&
-                             (l == "open" || has(api().fileWriteMethods, l)));
+                            (opens && openKind(n) != OpenKind::None) || l == "makedirs" ||
+                            l == "mkdir" || (is(fn, "attribute") && has(api().fileWriteMethods, l));
         if (writes) {
-          valueNames(tree_, field(n, "arguments"), it->second);
+          FunctionWrites::Write w{n, {}};
+          valueNames(tree_, field(n, "arguments"), w.names);
           if (is(fn, "attribute"))
-            valueNames(tree_, field(fn, "object"), it->second);
+            valueNames(tree_, field(fn, "object"), w.names);
+          fw.writes.push_back(std::move(w));
         }
+        if ((startsWith(q, "torch.distributed.") && (has(api().collectives, l) || has(api().barriers, l))) ||
+            has(api().collectiveFunctions, q) || has(api().barrierFunctions, q) ||
+            (is(fn, "attribute") && (has(api().wrapperCollectives, l) || has(api().wrapperBarriers, l))))
+          fw.syncs.push_back(n);
       }
       for (SyntaxNode k : namedKids(n))
         stack.push_back(k);
@@ -1131,9 +1138,56 @@ bool Builder::probeRacesWrite(SyntaxNode probe) {
   valueNames(tree_, field(probe, "arguments"), asked);
   if (pathProbe(probe)) // `ckpt_path.exists()`: the path is the object
     valueNames(tree_, field(field(probe, "function"), "object"), asked);
-  for (const auto &n : asked)
-    if (it->second.count(n))
+  auto contains = [](SyntaxNode a, SyntaxNode b) {
+    return startByte(a) <= startByte(b) && endByte(b) <= endByte(a);
+  };
+  // A collective after `from` and before `to` that every way to `target`
+  // passes: no branch, loop or handler around it that does not hold the
+  // target too (rank 0's barrier in one arm orders nothing in the other).
+  auto syncBetween = [&](std::uint32_t from, std::uint32_t to, SyntaxNode target) {
+    return std::any_of(fw.syncs.begin(), fw.syncs.end(), [&](SyntaxNode sy) {
+      if (startByte(sy) <= from || startByte(sy) >= to)
+        return false;
+      for (SyntaxNode up = parentOf(sy); !up.isNull() && !contains(up, target); up = parentOf(up))
+        if (is(up, "if_statement") || is(up, "elif_clause") || is(up, "else_clause") ||
+            is(up, "for_statement") || is(up, "while_statement") || is(up, "try_statement") ||
+            is(up, "except_clause") || is(up, "conditional_expression") ||
+            is(up, "boolean_operator") || is(up, "lambda") || is(up, "function_definition"))
+          return false;
       return true;
+    });
+  };
+  for (const auto &w : fw.writes) {
+    if (std::none_of(asked.begin(), asked.end(), [&](const std::string &n) { return w.names.count(n); }))
+      continue;
+    // Every rank asks, then waits, and only then does anyone write
+    // (LLaMA2-Accessory's evaluation scripts: skip a finished task, run
+    // it, barrier, rank 0 writes the result): no rank asks after a write.
+    // In a loop the next round's question must wait behind the write too.
+    // (Unless each round names its own file: `task_infer_path =
+    // f"{out}/{task}.jsonl"` assigned in the loop before the question.)
+    auto namedPerRound = [&](SyntaxNode loop) {
+      std::vector<SyntaxNode> st{loop};
+      while (!st.empty()) {
+        SyntaxNode n = st.back();
+        st.pop_back();
+        if (startByte(n) >= startByte(probe))
+          continue;
+        if (is(n, "assignment") && is(field(n, "left"), "identifier") && asked.count(str(field(n, "left"))))
+          return true;
+        for (SyntaxNode k : namedKids(n))
+          st.push_back(k);
+      }
+      return false;
+    };
+    bool ordered = syncBetween(endByte(probe), startByte(w.call), w.call);
+    for (SyntaxNode up = parentOf(w.call); ordered && !up.isNull() && up != scope; up = parentOf(up))
+      if ((is(up, "for_statement") || is(up, "while_statement")) && startByte(probe) > startByte(up) &&
+          endByte(probe) < endByte(up) && !namedPerRound(up))
+        ordered = syncBetween(endByte(w.call), endByte(up), up);
+    if (!ordered)
+      return true;
+  }
   return false;
 }
 

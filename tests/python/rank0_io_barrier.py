@@ -8,6 +8,7 @@ import json
 import shutil
 import os
 import sys
+import tempfile
 
 import torch
 import torch.distributed as dist
@@ -424,3 +425,41 @@ def train_with_records(cfg, model, loader):
     save_weights(model.state_dict_bytes(), os.path.join(cfg.OUTPUT, "init.bin"))
     for x in loader:
         dist.all_reduce(model(x))
+
+
+def evaluate_with_scratch_file(preds):
+    # COCO evaluation writes the detections to its own temporary file
+    with tempfile.NamedTemporaryFile() as f:
+        with open(f.name, "w") as g:
+            json.dump(preds, g)
+        score = len(preds)
+    with open("coco_results.json", "w") as f:
+        json.dump(preds, f)
+    return score
+
+
+def train_with_scratch_eval(model, loader):
+    # hard negative in the first `with`: no other rank can read a private
+    # temporary file; the file written after it, with `f` bound again, is
+    # an ordinary one
+    for step, x in enumerate(loader):
+        dist.all_reduce(model(x))
+        if dist.get_rank() == 0 and step % 100 == 0:
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+            evaluate_with_scratch_file([1, 2])
+
+
+def score_with_scratch_file(preds):
+    with tempfile.NamedTemporaryFile() as f:
+        with open(f.name, "w") as g:
+            json.dump(preds, g)
+        return len(preds)
+
+
+def train_with_private_scratch(model, loader):
+    # hard negative: GLIP's rank-0 COCO evaluation writes only its own
+    # temporary file
+    for step, x in enumerate(loader):
+        dist.all_reduce(model(x))
+        if dist.get_rank() == 0 and step % 100 == 0:
+            score_with_scratch_file([1, 2])
