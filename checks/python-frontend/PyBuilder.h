@@ -702,7 +702,11 @@ private:
   std::vector<ParamSig> parameterList(const FnInfo &fi, bool &method) const;
   std::string specialize(const std::string &key, const std::vector<ParamSig> &params, bool method,
                          const CallSite &cs);
-  std::optional<std::int64_t> constantArgument(SyntaxNode v) const;
+  // `none`: `None` is a constant too (kNoneValue), for a caller's argument
+  // tested in the callee (`evaluate(..., output_folder=None)`, then `if
+  // output_folder:`); a default of None is not bound.
+  static constexpr std::int64_t kNoneValue = INT64_MIN;
+  std::optional<std::int64_t> constantArgument(SyntaxNode v, bool none = false) const;
   std::optional<bool> knownTest(SyntaxNode lhs, SyntaxNode rhs, const std::string &op) const;
   void buildSpecializations();
   void markLaunchers();

@@ -2792,9 +2792,11 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
   return out;
 }
 
-std::optional<std::int64_t> Builder::constantArgument(SyntaxNode v) const {
+std::optional<std::int64_t> Builder::constantArgument(SyntaxNode v, bool none) const {
   v = unparen(v);
   std::int64_t n = 0;
+  if (none && is(v, "none"))
+    return kNoneValue;
   if (is(v, "true") || is(v, "false"))
     return is(v, "true") ? 1 : 0;
   if (intLiteral(text(v), n))
@@ -2827,7 +2829,7 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
       continue;
     given.insert(p->name);
     if (p->tested)
-      if (auto c = constantArgument(cs.as[k].value); c && bindable(*p, *c))
+      if (auto c = constantArgument(cs.as[k].value, true); c && bindable(*p, *c))
         bound[p->name] = std::to_string(*c);
     // The DDP model handed to another function (`do_train(model, ...)` in
     // another module): its forward and backward there are the collectives

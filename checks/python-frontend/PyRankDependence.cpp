@@ -672,11 +672,15 @@ std::optional<bool> Builder::knownTest(SyntaxNode lhs, SyntaxNode rhs, const std
         return std::nullopt;
       lits.push_back(*c);
     }
-  } else if (auto c = constantArgument(other); c && !membership) {
+  } else if (auto c = constantArgument(other, true); c && !membership) {
     lits.push_back(*c);
   } else {
     return std::nullopt;
   }
+  // None equals only None; it has no order.
+  const bool none = *x == kNoneValue || std::find(lits.begin(), lits.end(), kNoneValue) != lits.end();
+  if (none && op != "==" && op != "!=" && op != "is" && op != "is not" && !membership)
+    return std::nullopt;
   if (membership) {
     const bool in = std::find(lits.begin(), lits.end(), *x) != lits.end();
     return op == "in" ? in : !in;
@@ -996,7 +1000,7 @@ Cond Builder::cond(SyntaxNode e) {
     return c;
   }
   if (v.known && (is(e, "identifier") || is(e, "attribute"))) {
-    Cond c = Cond::constant(*v.known != 0);
+    Cond c = Cond::constant(*v.known != 0 && *v.known != kNoneValue);
     c.text = str(e);
     return c;
   }

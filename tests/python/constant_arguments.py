@@ -172,3 +172,39 @@ def evaluate_or_train(model, loader, args):
             dist.all_reduce(loss)
         if dist.get_rank() == 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
             torch.save(model.state_dict(), "checkpoint.pth")
+
+
+def evaluate_coco(preds, output_folder):
+    if output_folder:
+        torch.save(preds, os.path.join(output_folder, "results.pth"))
+    return len(preds)
+
+
+def train_with_inline_eval(model, loader):
+    # hard negative: GLIP's trainer evaluates on rank 0 with
+    # `output_folder=None`; the callee writes only when given a folder
+    for step, x in enumerate(loader):
+        dist.all_reduce(model(x))
+        if RANK == 0 and step % 100 == 0:
+            evaluate_coco([1, 2], output_folder=None)
+
+
+def train_with_saved_eval(model, loader, out):
+    # ...and with a folder it writes, while the others go on
+    for step, x in enumerate(loader):
+        dist.all_reduce(model(x))
+        if RANK == 0 and step % 100 == 0:
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+            evaluate_coco([1, 2], output_folder=out)
+
+
+def only_when_missing(model, loader, folder):
+    # `folder is None` of a None argument: every rank skips the barrier
+    if folder is not None:
+        dist.barrier()
+    return model
+
+
+def caller_without_folder(model, loader):
+    if RANK == 0:
+        only_when_missing(model, loader, None)
