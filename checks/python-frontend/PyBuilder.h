@@ -451,6 +451,8 @@ private:
   std::map<std::uint32_t, FunctionWrites> writtenNames_;
   // Names bound to this process's own temporary folder or file, by function.
   std::set<std::pair<std::string, std::string>> privateFiles_;
+  // returnedInstance's answers, by the definition's start byte.
+  mutable std::map<std::uint32_t, std::string> instanceMemo_;
   // A nested function's enclosing names, as they are where it is defined.
   std::map<std::string, std::map<std::string, Val>> closures_;
   bool probeRacesWrite(SyntaxNode probeCall);
@@ -672,6 +674,7 @@ private:
   bool unsupportedConfiguration(SyntaxNode raise);
   bool abstractMethod(const FnInfo &fi) const;
   bool pathProbe(SyntaxNode c) const;
+  bool namesPrivateFile(SyntaxNode e) const;
   bool derivesFrom(std::string cls, const std::string &base) const;
   // A callee in another module of the project (null: none, or no project).
   const ExternalFunction *externalCallee(SyntaxNode fn) const;

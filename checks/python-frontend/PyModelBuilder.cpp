@@ -367,6 +367,10 @@ ObjKind Builder::kindOfCtor(SyntaxNode c) const {
 std::string Builder::returnedInstance(SyntaxNode def) const {
   if (def.isNull())
     return "";
+  // Asked at every `x = f(...)` of the module: each body is read once.
+  if (auto memo = instanceMemo_.find(startByte(def)); memo != instanceMemo_.end())
+    return memo->second;
+  std::string &result = instanceMemo_[startByte(def)];
   std::map<std::string, std::string> made; // local name -> class
   std::string cls;
   bool other = false;
@@ -402,7 +406,8 @@ std::string Builder::returnedInstance(SyntaxNode def) const {
       scan(k);
   };
   scan(field(def, "body"));
-  return other ? "" : cls;
+  result = other ? "" : cls;
+  return result;
 }
 
 bool Builder::returnsDdpModel(SyntaxNode def) const {
@@ -640,6 +645,23 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
         break;
       }
   return !key.empty() && takesArgsAsWritten(fns_.at(key)) ? key : "";
+}
+
+// Whether an expression names this process's own temporary file or folder
+// (`f.name`, `os.path.join(tmp_dir, "x.json")` inside their `with`).
+bool Builder::namesPrivateFile(SyntaxNode e) const {
+  if (privateFiles_.empty())
+    return false;
+  std::vector<SyntaxNode> st{e};
+  while (!st.empty()) {
+    SyntaxNode n = st.back();
+    st.pop_back();
+    if (is(n, "identifier") && privateFiles_.count({curFn_, str(n)}))
+      return true;
+    for (SyntaxNode kid : namedKids(n))
+      st.push_back(kid);
+  }
+  return false;
 }
 
 // A body's statements that do something: not comments, nor the docstring.
@@ -1418,19 +1440,8 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     // A file of this process's own temporary folder or file (GLIP's COCO
     // evaluation writes its detections to `tempfile.NamedTemporaryFile().name`):
     // no other rank can read it half-written.
-    if (!written.isNull() && !privateFiles_.empty()) {
-      bool own = false;
-      std::vector<SyntaxNode> st{written};
-      while (!st.empty() && !own) {
-        SyntaxNode n = st.back();
-        st.pop_back();
-        own = is(n, "identifier") && privateFiles_.count({curFn_, str(n)});
-        for (SyntaxNode kid : namedKids(n))
-          st.push_back(kid);
-      }
-      if (own)
-        return true;
-    }
+    if (!written.isNull() && namesPrivateFile(written))
+      return true;
     const bool pathlib = !builtinOpen && !written.isNull() && written == field(cs.fn, "object");
     Node n = Node::makeEvent(k == OpenKind::Log ? EventKind::LogWrite : EventKind::FileWrite,
                              builtinOpen ? "open" : pathlib ? "Path.open" : cs.recv + ".open",
@@ -1484,12 +1495,12 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     // a private temporary file's handle, it writes nothing another rank sees.
     bool intoLog = false;
     for (const auto &a : cs.as) {
-      if (is(unparen(a.value), "identifier") && privateFiles_.count({curFn_, str(unparen(a.value))}))
+      if (is(unparen(a.value), "identifier") && namesPrivateFile(a.value))
         return true;
       intoLog = intoLog || (is(unparen(a.value), "identifier") && logFiles_.count(str(unparen(a.value))));
     }
     if (is(cs.fn, "attribute") && is(field(cs.fn, "object"), "identifier") &&
-        privateFiles_.count({curFn_, str(field(cs.fn, "object"))}))
+        namesPrivateFile(field(cs.fn, "object")))
       return true; // `f.write(...)` into a private temporary file
     // shutil.copy(args.config, out_dir): a copy of the run's settings file.
     if (startsWith(cs.q, "shutil.") && !cs.as.empty() && cs.as[0].name.empty())
@@ -1911,7 +1922,6 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
   }
 }
 
-// if/elif/else: a branch on the condition.
 // `else: raise NotImplementedError(config.mode)` at the end of a chain of
 // tests on the configuration: a setting this code does not support, the same
 // on every rank.  The path is not one the program runs (U-ViT checks the
@@ -1942,6 +1952,7 @@ bool Builder::unsupportedConfiguration(SyntaxNode raise) {
   return true;
 }
 
+// if/elif/else: a branch on the condition.
 void Builder::ifStatement(SyntaxNode s, std::vector<Node> &out) {
   std::vector<SyntaxNode> alts;
   for (uint32_t i = 0; i < namedChildCount(s); ++i) {
@@ -2168,13 +2179,9 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
         if (is(name, "identifier") && openKind(v) == OpenKind::Log)
           logFiles_.insert(str(name));
         // `with open(tmp.name, "w") as g:` of a private temporary file: its handle is private too.
-        if (SyntaxNode opened; is(name, "identifier") && !privateFiles_.empty() &&
-                               openKind(v, &opened) != OpenKind::None && !opened.isNull())
-          for (const auto &[fn, pn] : privateFiles_)
-            if (fn == curFn_ && (text(opened) == pn || startsWith(std::string(text(opened)), pn + "."))) {
-              privateFiles_.emplace(curFn_, str(name));
-              break;
-            }
+        if (SyntaxNode opened; is(name, "identifier") && openKind(v, &opened) != OpenKind::None &&
+                               !opened.isNull() && namesPrivateFile(opened))
+          privateFiles_.emplace(curFn_, str(name));
         if ((l == "BytesIO" || l == "StringIO") && is(name, "identifier")) {
           memoryFiles_.insert(str(name)); // `with io.BytesIO() as f: torch.save(x, f)`
           bindTargets(name, value(v).dep);

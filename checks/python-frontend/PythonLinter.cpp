@@ -147,8 +147,8 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
   };
   std::vector<core::Finding> out;
   std::vector<bool> reachedThroughCall; // out[i] is another module's code, placed at a call
-  std::set<std::tuple<std::string, core::Loc, std::string>> seen;
-  std::map<std::tuple<std::string, core::Loc, std::string>, size_t> firstAtCall;
+  // Each report once, by rule, place and message: its index in `out`.
+  std::map<std::tuple<std::string, core::Loc, std::string>, size_t> seen;
   for (auto &f : findings) {
     const bool elsewhere = linked.moduleOf(f.loc) != nullptr;
     if (const LinkedModule *m = linked.moduleOf(f.loc)) {
@@ -206,9 +206,8 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
     // notes of it, not lost.  Two functions stay two reports: ml-cvnets'
     // `Trainer.run` and the `train_epoch` it calls write between different
     // collectives, two fixes.
-    if (elsewhere && !f.notes.empty() && !f.notes.front().external.file.empty()) {
-      auto first = firstAtCall.find({f.rule, f.loc, f.message});
-      if (first != firstAtCall.end()) {
+    if (auto first = seen.find({f.rule, f.loc, f.message}); first != seen.end()) {
+      if (elsewhere && !f.notes.empty() && !f.notes.front().external.file.empty()) {
         core::Note also = f.notes.front();
         const std::string lead = "the code it is about";
         if (also.message.rfind(lead, 0) == 0)
@@ -219,14 +218,12 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
         });
         if (!known)
           notes.push_back(std::move(also));
-        continue;
       }
-      firstAtCall.emplace(std::make_tuple(f.rule, f.loc, f.message), out.size());
+      continue;
     }
-    if (seen.emplace(f.rule, f.loc, f.message).second) {
-      out.push_back(std::move(f));
-      reachedThroughCall.push_back(elsewhere);
-    }
+    seen.emplace(std::make_tuple(f.rule, f.loc, f.message), out.size());
+    out.push_back(std::move(f));
+    reachedThroughCall.push_back(elsewhere);
   }
   // One bug, one report: a helper's rank-0 write reached from a call inside
   // a rank-0 block of this file that is reported itself (CvT's `if best_model

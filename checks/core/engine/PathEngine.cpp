@@ -1222,7 +1222,6 @@ PathEngine::FnResult *PathEngine::analyze(const std::string &key) {
         continue;
       res.exitsAfter = std::move(lits);
       res.exitsAfterKind = p.exit;
-      res.exitsAfterLoc = p.exitLoc;
       res.exitsAfterVia = p.exitVia;
       break;
     }

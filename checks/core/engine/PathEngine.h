@@ -159,7 +159,6 @@ public:
     // leave while the others go on into the caller's next collective.
     Conj exitsAfter;
     ExitKind exitsAfterKind = ExitKind::None;
-    Loc exitsAfterLoc = 0;
     std::string exitsAfterVia;
   };
   std::map<std::string, FnResult> fns;
