@@ -456,6 +456,12 @@ private:
   // A nested function's enclosing names, as they are where it is defined.
   std::map<std::string, std::map<std::string, Val>> closures_;
   bool probeRacesWrite(SyntaxNode probeCall);
+  // Collectives written in a function's body, or in the project functions it
+  // calls (to `depth` levels).
+  bool bodySynchronises(SyntaxNode def, int depth);
+  // Code that hands a function running collectives to something else to call
+  // (`button.click(fn=generate)`, `serve(handle)`), here or in a helper it calls.
+  bool handsOffCollectiveCallback(SyntaxNode code, int depth);
   std::map<std::string, std::string> instances_; // variable -> class of this module
   std::map<std::string, SyntaxNode> classDefs_;   // class of this module -> its definition
   std::map<std::string, std::vector<SyntaxNode>> ddpModules_; // DDP variable -> its constructions
@@ -601,6 +607,7 @@ private:
 
   // --- values (PyRankDependence.cpp) ----------------------------------------
   Val value(SyntaxNode e);
+  bool flagParameter(const std::string &name) const;
   Val callValue(SyntaxNode call);
   std::optional<RankKind> rankSource(SyntaxNode e);
   Cond cond(SyntaxNode e);

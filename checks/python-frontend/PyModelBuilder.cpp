@@ -593,6 +593,12 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
       // in `Strategy.save_checkpoint` is a module-level or imported one).
       if (fns_.count(key) && !classBases_.count(scope) && !classDefs_.count(scope))
         return key;
+      // A parameter of the same name shadows every outer definition
+      // (`def run(model, evaluate): evaluate(model)` calls what it is handed).
+      if (auto f = fns_.find(scope); f != fns_.end() && !f->second.def.isNull())
+        for (SyntaxNode p : namedKids(field(f->second.def, "parameters")))
+          if (SyntaxNode id = parameterName(p); is(id, "identifier") && str(id) == n)
+            return "";
       auto dot = scope.rfind('.');
       scope = dot == std::string::npos ? "" : scope.substr(0, dot);
     }
@@ -645,6 +651,56 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
         break;
       }
   return !key.empty() && takesArgsAsWritten(fns_.at(key)) ? key : "";
+}
+
+bool Builder::bodySynchronises(SyntaxNode def, int depth) {
+  std::vector<SyntaxNode> stack{field(def, "body")};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "call")) {
+      SyntaxNode fn = field(n, "function");
+      const std::string q = qualified(fn);
+      const std::string l = lastPart(q.empty() ? std::string(text(fn)) : q);
+      if ((startsWith(q, "torch.distributed.") && (has(api().collectives, l) || has(api().barriers, l))) ||
+          has(api().collectiveFunctions, q) || has(api().barrierFunctions, q) ||
+          (is(fn, "attribute") && (has(api().wrapperCollectives, l) || has(api().wrapperBarriers, l))))
+        return true;
+      if (depth > 0)
+        if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end() && !f->second.def.isNull() &&
+                                                   f->second.def != def &&
+                                                   bodySynchronises(f->second.def, depth - 1))
+          return true;
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return false;
+}
+
+bool Builder::handsOffCollectiveCallback(SyntaxNode code, int depth) {
+  std::vector<SyntaxNode> stack{code};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "call")) {
+      SyntaxNode fn = field(n, "function");
+      for (const PyArg &a : args(n)) {
+        SyntaxNode v = unparen(a.value);
+        if (is(v, "identifier") || is(v, "attribute"))
+          if (auto f = fns_.find(resolveCallee(v)); f != fns_.end() && !f->second.def.isNull() &&
+                                                    bodySynchronises(f->second.def, 1))
+            return true;
+      }
+      if (depth > 0)
+        if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end() && !f->second.def.isNull() &&
+                                                   handsOffCollectiveCallback(field(f->second.def, "body"), depth - 1))
+          return true;
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return false;
 }
 
 // Whether an expression names this process's own temporary file or folder
@@ -1324,7 +1380,7 @@ bool Builder::namesLog(SyntaxNode path, int depth) const {
   std::string_view t = text(path);
   if (is(path, "attribute"))
     t = text(field(path, "attribute"));
-  return core::namesRecordFile(t);
+  return core::namesRecordFile(t) || core::namesEvaluationFile(t);
 }
 
 SyntaxNode Builder::assignedBefore(SyntaxNode name) const {
@@ -1428,7 +1484,12 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     if (p && (memoryFiles_.count(std::string(p->text)) ||
               p->text.find("BytesIO(") != std::string_view::npos))
       return true; // serialised into memory, not a file
-    Node n = Node::makeEvent(EventKind::CheckpointWrite, cs.q, loc(cs.c));
+    // `torch.save(coco_evaluator.coco_eval["bbox"].eval, out / "eval" / name)`:
+    // evaluation results kept for people, not a state any rank loads.
+    const PyArg *saved = arg(cs.as, "obj", 0);
+    Node n = Node::makeEvent(saved && core::namesEvaluationRecord(saved->text) ? EventKind::LogWrite
+                                                                              : EventKind::CheckpointWrite,
+                             cs.q, loc(cs.c));
     if (p)
       n.pathDep = value(p->value).dep;
     out.push_back(std::move(n));
@@ -1769,6 +1830,21 @@ Node Builder::ifChain(SyntaxNode c, SyntaxNode then, const std::vector<SyntaxNod
     if (cc.constValue)
       env_ = afterThen;
     return Node::block(std::move(cc.constValue ? t : f));
+  }
+  // `if rank == 0: <start a UI whose callback broadcasts> else: worker_loop()`
+  // (LLaMA2-Accessory's demos): rank 0's collectives run when the framework
+  // calls back, as often as requests come, so the arms' counts are not
+  // what the code says; the decision does not divide what is written here.
+  if (cc.dependence() == Dep::Rank) {
+    bool handsOff = handsOffCollectiveCallback(then, 2);
+    for (size_t k = i; k < alts.size() && !handsOff; ++k)
+      handsOff = handsOffCollectiveCallback(alts[k], 2);
+    if (handsOff) {
+      Cond u = Cond::atom(cc.text, Dep::Uniform);
+      u.text = cc.text;
+      u.loc = cc.loc;
+      cc = std::move(u);
+    }
   }
   // `if rank != 0: stop = flags[0]` after rank 0 broadcast `flags`: the other
   // ranks take what rank 0 sent, and rank 0 keeps what it sent.

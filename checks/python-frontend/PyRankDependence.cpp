@@ -132,6 +132,22 @@ std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
   return std::nullopt;
 }
 
+// A parameter whose default is True or False is a switch the caller sets
+// (`def __call__(self, loss, optimizer, update_grad=True)`), whatever its name says.
+bool Builder::flagParameter(const std::string &name) const {
+  auto f = fns_.find(curFn_);
+  if (f == fns_.end() || f->second.def.isNull())
+    return false;
+  for (SyntaxNode p : namedKids(field(f->second.def, "parameters")))
+    if (is(p, "default_parameter") || is(p, "typed_default_parameter")) {
+      SyntaxNode id = parameterName(p);
+      SyntaxNode d = unparen(field(p, "value"));
+      if (is(id, "identifier") && str(id) == name)
+        return is(d, "true") || is(d, "false");
+    }
+  return false;
+}
+
 Val Builder::value(SyntaxNode e) {
   e = unparen(e);
   Val v;
@@ -170,7 +186,7 @@ Val Builder::value(SyntaxNode e) {
       return bound;
     }
     v.worldSize = totalSizeValue(e);
-    if (perRankDataName(str(e))) {
+    if (perRankDataName(str(e)) && !flagParameter(str(e))) {
       v.dep = Dep::Local;
       // A parameter named for the batch (`def forward_backward(self, batch, cond)`)
       // holds one: the rank's samples, as many as every other rank's.
@@ -332,11 +348,13 @@ Val Builder::value(SyntaxNode e) {
   // (`[next(it) for _ in range(n)]`, `[batch]`) is a batch too: its length is
   // what every rank shares.
   Val out;
-  bool onlyBatches = k == "list" || k == "tuple" || k == "list_comprehension";
+  bool onlyBatches = k == "list" || k == "tuple" || k == "list_comprehension" || k == "for_in_clause";
+  // `[img.cuda() for img in batch]` keeps the batch's length; a filter
+  // (`[t for t in targets if len(t)]`) keeps what this rank's data passes.
   for (SyntaxNode c : namedKids(e)) {
     Val cv = value(c);
     out.dep = core::join(out.dep, cv.dep);
-    onlyBatches = onlyBatches && (cv.dep != Dep::Local || cv.batch);
+    onlyBatches = onlyBatches && (cv.dep != Dep::Local || cv.batch) && !is(c, "if_clause");
   }
   out.batch = out.dep == Dep::Local && onlyBatches;
   return out;
@@ -564,11 +582,18 @@ Val Builder::callValue(SyntaxNode c) {
     v.dep = ov.dep;
     onlyBatches = ov.dep != Dep::Local || ov.batch;
   }
+  // A constructor told by position who does something (fvcore's and GLIP's
+  // `Checkpointer(model, dir, get_rank() == 0)`) builds the same object as
+  // when told by keyword: the flag gates its methods, not what they return.
+  const bool constructor = !l.empty() && std::isupper(static_cast<unsigned char>(l[0])) &&
+                           l.find('_') == std::string::npos &&
+                           !std::all_of(l.begin(), l.end(), [](char ch) { return std::isupper(static_cast<unsigned char>(ch)); });
   for (const auto &a : args(c)) {
     if (deviceName(a.name) || deviceName(a.text))
       continue;
     Val av = value(a.value);
     if ((!a.name.empty() && (av.cond || loggingKeyword(a.name) || mainOnlySetting(a.value))) ||
+        (constructor && av.cond) ||
         loggerArgument(a.text) ||
         (av.dep == Dep::Rank && trainingStateArgument(a.text)))
       continue;

@@ -965,3 +965,50 @@ def evaluate_unless_logged_racing(model, names, log_path):
         if dist.get_rank() == 0:
             with open(log_path, "a") as f:
                 f.write(f"{ds}: {out}\n")
+
+
+def broadcast_each_image(loader, group):
+    # LLaMA2-Accessory's Large-DiT: a batch moved image by image is as long
+    # on every rank, so is the loop over it.
+    for step, x in enumerate(loader):
+        x = [img.cuda() for img in x]
+        for img in x:
+            dist.broadcast(img, 0, group)
+
+
+def broadcast_each_kept_target(loader):
+    for step, (images, targets) in enumerate(loader):
+        kept = [t.cuda() for t in targets if len(t) > 0]
+        for t in kept:
+            dist.broadcast(t, 0)  # CHECK-MESSAGES: :[[@LINE]]:13: error: {{.*}}trip count{{.*}} [ddp-divergent-collective]
+
+
+def generate(prompt):
+    # Called by the UI on rank 0, once per request: the workers' loop takes
+    # each request's barrier and broadcast.
+    dist.barrier()
+    dist.broadcast_object_list([prompt])
+
+
+def worker_loop():
+    while True:
+        dist.barrier()
+        request = [None]
+        dist.broadcast_object_list(request)
+
+
+def make_demo(ui):
+    ui.button.click(fn=generate)
+
+
+def serve_requests(ui):
+    if dist.get_rank() == 0:
+        make_demo(ui)
+        ui.launch()
+    else:
+        worker_loop()
+
+
+def serve_once(ui):
+    if dist.get_rank() == 0:
+        generate("hello")  # CHECK-MESSAGES: :[[@LINE]]:9: error: call to 'generate', which runs barrier, runs only on ranks where{{.*}} [ddp-divergent-collective]

@@ -119,3 +119,29 @@ def gpt2_main(model, args):
         x, y = train_loader.next_batch()
         _, loss = model(x, y)
         loss.backward()
+
+
+class NativeScaler:
+    # A switch with a boolean default is the caller's setting, not a gradient
+    # (LLaMA2-Accessory's `update_grad`): its test does not split the ranks.
+    def __call__(self, loss, optimizer, model, update_grad=True):
+        if update_grad:
+            loss.backward()
+            optimizer.step()
+        else:
+            with model.no_sync():
+                loss.backward()
+
+
+def accumulate(model, loader, optimizer, accum_iter):
+    model = torch.nn.parallel.DistributedDataParallel(model)
+    scaler = NativeScaler()
+    for i, batch in enumerate(loader):
+        scaler(model(batch).sum(), optimizer, model, update_grad=(i + 1) % accum_iter == 0)
+
+
+def step_on_grad(model, optimizer, local_grad):
+    model = torch.nn.parallel.DistributedDataParallel(model)
+    # No default: a gradient handed in is this rank's.
+    if local_grad:
+        model(torch.ones(1)).sum().backward()  # CHECK-MESSAGES: :[[@LINE]]:9: error: collective {{.*}} runs only on ranks where 'local_grad' holds (a rank-local value){{.*}} [ddp-divergent-collective]

@@ -162,6 +162,49 @@ bool namesRecordFile(std::string_view name) {
   return log || (settings && !weights) || settingsFormats.count(last);
 }
 
+bool namesEvaluationFile(std::string_view name) {
+  static const std::set<std::string> resultsWords = {"predictions", "results", "metrics",
+                                                      "eval", "evaluation"};
+  static const std::set<std::string> weightsWords = {
+      "ckpt", "checkpoint", "checkpoints", "weights", "pt", "pth", "bin", "safetensors",
+      "state", "model"};
+  bool results = false;
+  std::string word;
+  for (char ch : std::string(name) + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      continue;
+    }
+    if (weightsWords.count(word))
+      return false;
+    results = results || resultsWords.count(word);
+    word.clear();
+  }
+  return results;
+}
+
+bool namesEvaluationRecord(std::string_view expr) {
+  static const std::set<std::string> resultsWords = {
+      "eval", "evaluator", "evaluation", "metrics", "metric", "results", "predictions", "preds",
+      "stats", "scores"};
+  static const std::set<std::string> stateWords = {
+      "model", "module", "net", "state", "dict", "optimizer", "optim", "ckpt", "checkpoint",
+      "weights", "params", "parameters", "ema", "scheduler", "scaler"};
+  bool results = false;
+  std::string word;
+  for (char ch : std::string(expr) + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      continue;
+    }
+    if (stateWords.count(word))
+      return false;
+    results = results || resultsWords.count(word);
+    word.clear();
+  }
+  return results;
+}
+
 bool testsNonFinite(std::string_view t) {
   static const std::set<std::string_view> words = {"isnan", "isinf", "isfinite", "isneginf",
                                                    "isposinf", "nan", "inf", "finite"};

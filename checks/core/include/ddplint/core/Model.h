@@ -170,6 +170,16 @@ bool isMainOnly(const Cond &c);
 // run, so the frontends make such writes LogWrite events.  A name that also
 // says checkpoint or weights (`config_ckpt.pt`) is not one.
 bool namesRecordFile(std::string_view name);
+// True when a file name says it keeps an evaluation's output
+// (`predictions.json`, `eval_results.txt`, `metrics.json`) and not weights.
+// The Python frontend reads such writes as records: a training script's
+// mid-run evaluation dump (DETR's family) is for people (stop 33's
+// reviewers); C and C++ keep them as files until their code shows the idiom.
+bool namesEvaluationFile(std::string_view name);
+// True when an expression's words say it holds evaluation results (DETR's
+// `coco_evaluator.coco_eval["bbox"].eval`, `metrics`, `predictions`) and not
+// a model's or an optimizer's state: saved, it is a record of the run.
+bool namesEvaluationRecord(std::string_view expr);
 // A condition's text that asks whether a number is finite (`math.isnan(loss)`,
 // `not torch.isfinite(x).all()`, `std::isnan(r)`), by its words: not
 // `model_info` or `inference`.
