@@ -454,10 +454,20 @@ Val Builder::callValue(SyntaxNode c) {
   // over one), drawn by every rank together.
   if (q == "next" && !args(c).empty() && args(c)[0].name.empty()) {
     SyntaxNode it = unparen(args(c)[0].value);
+    // `next(iter(raw_datasets.values()))`: a dict's first entry (parler-tts
+    // reads the column names of its first split), not a batch.
+    SyntaxNode inner = it;
+    if (is(inner, "call") && qualified(field(inner, "function")) == "iter" && !args(inner).empty())
+      inner = unparen(args(inner)[0].value);
+    const bool dictEntry = is(inner, "call") && is(field(inner, "function"), "attribute") &&
+                           args(inner).empty() &&
+                           (str(field(field(inner, "function"), "attribute")) == "values" ||
+                            str(field(field(inner, "function"), "attribute")) == "keys" ||
+                            str(field(field(inner, "function"), "attribute")) == "items");
     std::string lower(text(it));
     std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-    if (isLoaderIterable(it) || value(it).batch || lower.find("data") != std::string::npos ||
-        lower.find("iter") != std::string::npos) {
+    if (!dictEntry && (isLoaderIterable(it) || value(it).batch || lower.find("data") != std::string::npos ||
+                       lower.find("iter") != std::string::npos)) {
       v.dep = Dep::Local;
       v.batch = true;
       return v;
@@ -1145,8 +1155,12 @@ bool Builder::probeRacesWrite(SyntaxNode probe) {
         const bool opens = q == "open" || q == "io.open" || (is(fn, "attribute") && l == "open");
         const bool writes = has(api().checkpointWriters, q) || has(user_.checkpointWriters, q) ||
                             has(user_.checkpointWriters, l) || has(api().fileWriters, q) ||
-                            (opens && openKind(n) != OpenKind::None) || l == "makedirs" ||
-                            l == "mkdir" || (is(fn, "attribute") && has(api().fileWriteMethods, l));
+                            (opens && openKind(n) != OpenKind::None) ||
+                            (is(fn, "attribute") && has(api().fileWriteMethods, l));
+        // `if not os.path.exists(d): os.makedirs(d, exist_ok=True)` on every
+        // rank makes the same empty folder whoever comes first: what the
+        // folder holds, which the code goes on to read, is not changed.
+        // (parler-tts' resume step, read from the checkpoints folder.)
         if (writes) {
           FunctionWrites::Write w{n, {}};
           valueNames(tree_, field(n, "arguments"), w.names);
@@ -1245,8 +1259,12 @@ bool Builder::isLoaderIterable(SyntaxNode it) const {
     return true;
   std::string lower = t;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  // `for split in raw_datasets` goes over the datasets (their names), the
+  // same on every rank, not over one dataset's samples.
+  const bool manyDatasets = endsWith(lower, "datasets");
   return lower.find("loader") != std::string::npos || lower.find("batches") != std::string::npos ||
-         lower.find("dataset") != std::string::npos || lower.find("iterator") != std::string::npos;
+         (lower.find("dataset") != std::string::npos && !manyDatasets) ||
+         lower.find("iterator") != std::string::npos;
 }
 
 // ---------------------------------------------------------------------------

@@ -1012,3 +1012,29 @@ def serve_requests(ui):
 def serve_once(ui):
     if dist.get_rank() == 0:
         generate("hello")  # CHECK-MESSAGES: :[[@LINE]]:9: error: call to 'generate', which runs barrier, runs only on ranks where{{.*}} [ddp-divergent-collective]
+
+
+def last_step(folder):
+    if not os.path.exists(folder):
+        os.makedirs(folder, exist_ok=True)
+        return 0
+    steps = [int(p.split("-")[1]) for p in os.listdir(folder) if p.startswith("checkpoint-")]
+    return max(steps) if steps else 0
+
+
+def encode_splits(raw_datasets, folder, grads):
+    # hard negatives (parler-tts): the first split's columns, the splits'
+    # names, and a resume step read from a folder every rank may create
+    columns = next(iter(raw_datasets.values())).column_names
+    for split in raw_datasets:
+        total_steps = len(columns)
+        start_step = last_step(os.path.join(folder, split))
+        dist.barrier()
+        if start_step < total_steps:
+            dist.all_reduce(grads)
+
+
+def first_batch_decides(train_loader, grads):
+    first = next(iter(train_loader))
+    if first[0].sum() > 3:
+        dist.all_reduce(grads)  # CHECK-MESSAGES: :[[@LINE]]:9: error: collective 'all_reduce' runs only on ranks where{{.*}} [ddp-divergent-collective]
