@@ -456,6 +456,8 @@ private:
   // A nested function's enclosing names, as they are where it is defined.
   std::map<std::string, std::map<std::string, Val>> closures_;
   bool probeRacesWrite(SyntaxNode probeCall);
+  bool namesSharding() const;
+  mutable int namesSharding_ = -1;
   // Collectives written in a function's body, or in the project functions it
   // calls (to `depth` levels).
   bool bodySynchronises(SyntaxNode def, int depth);

@@ -1048,6 +1048,32 @@ bool Builder::implicitObject(const std::string &kind, const std::string &spellin
   return false;
 }
 
+// The module says it runs under DeepSpeed or FSDP somewhere (an import, a
+// `--deepspeed` option, `DistributedType.FSDP`): Accelerate's state then
+// lives in shards that every rank writes.
+bool Builder::namesSharding() const {
+  if (namesSharding_ < 0) {
+    namesSharding_ = 0;
+    // Code and its strings, not the comments.
+    std::vector<SyntaxNode> stack{tree_.root()};
+    while (!stack.empty() && namesSharding_ == 0) {
+      SyntaxNode n = stack.back();
+      stack.pop_back();
+      if (is(n, "identifier") || is(n, "string")) {
+        std::string t(text(n));
+        std::transform(t.begin(), t.end(), t.begin(), ::tolower);
+        namesSharding_ = t.find("deepspeed") != std::string::npos || t.find("fsdp") != std::string::npos;
+        continue;
+      }
+      if (is(n, "comment"))
+        continue;
+      for (SyntaxNode k : namedKids(n))
+        stack.push_back(k);
+    }
+  }
+  return namesSharding_ == 1;
+}
+
 bool Builder::isProperty(const FnInfo &fi) {
   for (const auto &d : fi.decorators)
     if (d == "property" || d == "functools.cached_property" || d == "cached_property")
@@ -1096,6 +1122,8 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
           gradient = gradient || a.name.empty() || a.name == "gradient" || a.name == "grad_tensors";
         holds = holds && !gradient;
       }
+      else if (cond == "module_names_sharding")
+        holds = holds && namesSharding();
       else if (cond == "sync_dist") {
         bool on = false;
         for (const auto &a : as)

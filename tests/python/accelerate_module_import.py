@@ -22,3 +22,13 @@ def train(config, nnet, data):
         if accelerator.is_main_process and step % config.eval_interval == 0:
         # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
             torch.save(nnet.state_dict(), os.path.join(config.ckpt_root, "eval.ckpt"))
+
+
+def save_state_on_main(accelerator, model, data, output_dir):
+    # hard negative: nothing here runs DeepSpeed or sharded data parallelism,
+    # so the main process may save the state alone (and a barrier follows)
+    for step, batch in enumerate(data):
+        accelerator.backward(model(batch).mean())
+        if accelerator.is_main_process and step % 100 == 0:
+            accelerator.save_state(os.path.join(output_dir, f"checkpoint-{step}"))
+        accelerator.wait_for_everyone()

@@ -62,6 +62,18 @@ def ds_save(engine):
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'engine.save_checkpoint() (DeepSpeed: every rank)' runs only on ranks where {{.*}} [ddp-divergent-collective]
 
 
+def accelerate_save_state_sharded(accelerator, model, data, output_dir):
+    # Under DeepSpeed (this module uses it) the state is every rank's shard:
+    # kohya-ss/sd-scripts' `if accelerator.is_main_process: save_state(...)`.
+    for step, batch in enumerate(data):
+        accelerator.backward(model(batch).mean())
+        if accelerator.is_main_process and step % 100 == 0:
+            accelerator.save_state(f"{output_dir}/checkpoint-{step}")
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: error: barrier 'accelerator.save_state() (DeepSpeed and FSDP: every rank)' runs only on ranks where {{.*}} [ddp-divergent-collective]
+    # hard negative: every rank saves
+    accelerator.save_state(f"{output_dir}/final")
+
+
 def ds_load(engine):
     if ds_comm.get_rank() == 0:
         engine.load_checkpoint("ckpt")

@@ -115,7 +115,8 @@ struct ImplicitCollective {
   std::vector<std::string> methods;  // else: these methods of it
   std::string object;                // its kind: ddp, fsdp, prepared, metric, accelerator,
                                      // lightning_self, fsdp_full_state, any
-  std::vector<std::string> requires; // program_wraps_ddp, outside_no_sync, no_gradient_argument, sync_dist
+  std::vector<std::string> requires; // program_wraps_ddp, outside_no_sync, no_gradient_argument, sync_dist,
+                                     // module_has_buffers, module_names_sharding
   std::string event;                 // the event's name: {object}, {receiver}, {method}
   // The catalog's `collective: barrier`: no rank returns from the call before
   // every rank has entered it (DeepSpeed's save_checkpoint), so it orders a
