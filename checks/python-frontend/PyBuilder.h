@@ -465,6 +465,8 @@ private:
   // (`button.click(fn=generate)`, `serve(handle)`), here or in a helper it calls.
   bool handsOffCollectiveCallback(SyntaxNode code, int depth);
   std::map<std::string, std::string> instances_; // variable -> class of this module
+  std::map<std::string, std::string> closureSelfClass_; // a closure in a method -> the method's class
+  std::string enclosingMethodClass_;                    // while collecting: the method being read
   std::map<std::string, SyntaxNode> classDefs_;   // class of this module -> its definition
   std::map<std::string, std::vector<SyntaxNode>> ddpModules_; // DDP variable -> its constructions
   // Does the DDP model held by `spelling` broadcast buffers in its forward:

@@ -281,8 +281,16 @@ void Builder::collectFunctions(SyntaxNode blk, const std::string &prefix, const 
         else if (const ExternalFunction *ext = project_ ? project_->function(d) : nullptr;
                  ext && ext->summary.guardsOnMain)
           fi.mainOnly = true; // the project's own decorator (LAVIS's @main_process)
+      // A closure in a method reads the method's `self` (sd-scripts'
+      // `def save_model(...): self.save_weights(...)` inside `train`).
+      if (fi.nested && !enclosingMethodClass_.empty())
+        closureSelfClass_[fi.key] = enclosingMethodClass_;
       fns_[fi.key] = fi;
+      const std::string outerClass = enclosingMethodClass_;
+      if (!cls.empty())
+        enclosingMethodClass_ = cls;
       collectFunctions(field(def, "body"), fi.key, "");
+      enclosingMethodClass_ = outerClass;
     } else if (is(def, "class_definition")) {
       std::string name = str(field(def, "name"));
       std::vector<std::string> bases;
@@ -611,9 +619,11 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
   // `cls._save(...)` in a classmethod, `Loader.save(...)`: through the class
   // itself, only a static or class method takes the arguments as written.
   bool throughClass = false;
-  if (obj == "self")
+  if (obj == "self") {
     cls = curClass_;
-  else if (auto it = instances_.find(obj); it != instances_.end())
+    if (auto c = closureSelfClass_.find(curFn_); cls.empty() && c != closureSelfClass_.end())
+      cls = c->second;
+  } else if (auto it = instances_.find(obj); it != instances_.end())
     cls = it->second;
   else if (obj == "cls" || classDefs_.count(obj)) {
     cls = obj == "cls" ? curClass_ : obj;
@@ -1747,6 +1757,18 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
   if (!key.empty()) {
     Loc at = loc(cs.c);
     out.push_back(Node::makeCall(key, name, at));
+    // sd-scripts' `def sd_saver(f): save_checkpoint(f, unet)` handed to the
+    // project's `save_common(..., sd_saver)`: a closure of this function runs
+    // when the helper calls it back, on the ranks that make this call.
+    for (const auto &a : cs.as) {
+      SyntaxNode v = unparen(a.value);
+      if (!is(v, "identifier"))
+        continue;
+      const std::string cb = resolveCallee(v);
+      if (auto f = fns_.find(cb); f != fns_.end() && f->second.nested && cb != fnKey() &&
+                                  startsWith(cb, curFn_ + "."))
+        out.push_back(Node::makeCall(cb, f->second.name, loc(v)));
+    }
     checkThatMayRaise(cs, calleeParams, calleeMethod, out);
     core::HelperCall hc;
     hc.loc = at;

@@ -1152,9 +1152,9 @@ std::set<PyProject::AloneFinding> PyProject::findingsAlone(
     return out;
   std::unique_ptr<ModuleContext> ctx = contextFor(modulePath);
   PyModel alone = buildModel(*parsed, wrappers_, ctx.get());
-  const bool writesCheckpoints = hasCheckpointWrite(alone.program);
   const core::Loc own = static_cast<core::Loc>(alone.positions.size());
   const LinkResult linked = link(alone);
+  const bool writesCheckpoints = hasCheckpointWrite(alone.program); // as lintPython: after linking
   if (distributedThroughLinks(linked, modulePath))
     alone.program.distributed = true;
   if (writesCheckpoints) {

@@ -276,10 +276,12 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
   PyModel model = buildModel(tree, options.wrappers, project.get());
   LinkResult linked;
   if (project) {
-    // Before linking: the file's own functions, not the ones it calls.
-    const bool writesCheckpoints = hasCheckpointWrite(model.program);
     const long long l0 = nowNs();
     linked = options.project->link(model);
+    // What its own functions write, and what the helpers they call in other
+    // modules write (sd-scripts' train_util hands its callers' checkpoints to
+    // model_util): the callers' guards say on which ranks that runs.
+    const bool writesCheckpoints = hasCheckpointWrite(model.program);
     if (distributedThroughLinks(linked, options.path))
       model.program.distributed = true;
     const long long l1 = nowNs();

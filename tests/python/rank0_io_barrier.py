@@ -486,3 +486,25 @@ def train_and_keep_eval_state(model, loader, output_dir, epochs):
         if dist.get_rank() == 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
             # the model's state saved under an evaluation folder is a checkpoint
             torch.save(model.state_dict(), os.path.join(output_dir, "eval", "best.pth"))
+
+
+def save_on_epoch_end(output_dir, epoch, unet):
+    # sd-scripts: the checkpoint is written by a closure handed to a helper
+    def sd_saver(ckpt_file):
+        torch.save(unet.state_dict(), ckpt_file)
+
+    save_common(output_dir, epoch, sd_saver)
+
+
+def save_common(output_dir, epoch, saver):
+    os.makedirs(output_dir, exist_ok=True)
+    saver(os.path.join(output_dir, f"epoch-{epoch}.ckpt"))
+
+
+def train_saving_through_closure(accelerator: Accelerator, unet, loader, output_dir, epochs):
+    for epoch in range(epochs):
+        for batch in loader:
+            accelerator.backward(unet(batch).mean())
+        accelerator.wait_for_everyone()
+        if accelerator.is_main_process:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
+            save_on_epoch_end(output_dir, epoch, accelerator.unwrap_model(unet))

@@ -391,3 +391,20 @@ def train_saving_best(model, loader, t):
         if dist.get_rank() == 0:
             save_best_and_last(model, "last.pt", is_best=True)
         dist.barrier()
+
+
+class EmbeddingTrainer:
+    def save_weights(self, file, embs):
+        torch.save({"emb_params": embs}, file)
+
+    def train(self, accelerator, model, loader, embs, output_dir):
+        # hard negative (sd-scripts' textual inversion): the method is called
+        # by a closure, and the closure only on the main process
+        def save_model(ckpt_name):
+            self.save_weights(os.path.join(output_dir, ckpt_name), embs)
+
+        for batch in loader:
+            accelerator.backward(model(batch).mean())
+        accelerator.wait_for_everyone()
+        if accelerator.is_main_process:
+            save_model("last.pt")
