@@ -1241,6 +1241,11 @@ Reach PathEngine::reach(const Conj &g) {
   bool perNode = false;
   for (const auto &l : g) {
     const Atom &a = atoms[l.atom];
+    // jukebox's `get_rank() % 8 == 0`: rank 0 of each node of eight, one
+    // process per node as a node-local rank's test (a modulus known only at
+    // run time, `rank % ngpus == 0`, likewise).
+    if (a.kind == Cond::Kind::RankCmp && a.mod != 0 && a.op == core::CmpOp::EQ && a.value == 0 && l.pol)
+      perNode = true;
     if (a.kind != Cond::Kind::Atom || a.dep != Dep::Rank)
       continue;
     if (!a.localMain || !l.pol)
