@@ -479,6 +479,7 @@ private:
   bool partsBufferFree(SyntaxNode e, int depth) const;
   bool classBufferFree(const std::string &cls, int depth) const;
   bool returnsCollectiveOutput(SyntaxNode body) const;
+  bool agreesFirstArgument(const FnInfo &fi, int depth = 0) const;
   std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
   bool fullStateDict_ = false;
   bool hasDdp_ = false;

@@ -103,8 +103,24 @@ void Builder::collectImports(SyntaxNode root) {
       }
       // Accelerate's big-model inference helpers (hooks, offloading, device
       // maps) run in one process: a quantiser importing them is not distributed.
-      const bool bigModel = startsWith(mod, "accelerate.hooks") || startsWith(mod, "accelerate.big_modeling") ||
-                            startsWith(mod, "accelerate.utils.modeling");
+      bool bigModel = startsWith(mod, "accelerate.hooks") || startsWith(mod, "accelerate.big_modeling") ||
+                      startsWith(mod, "accelerate.utils.modeling");
+      // `from accelerate import init_empty_weights` (a conversion script's
+      // meta-device construction) names the same helpers at the package.
+      if (mod == "accelerate" || mod == "accelerate.utils") {
+        static const std::set<std::string> bigModelNames = {
+            "init_empty_weights", "init_on_device", "load_checkpoint_and_dispatch", "dispatch_model",
+            "infer_auto_device_map", "cpu_offload", "disk_offload", "load_checkpoint_in_model",
+            "set_module_tensor_to_device", "get_balanced_memory", "compute_module_sizes"};
+        bool onlyBigModel = true, any = false;
+        for (SyntaxNode k : namedKids(n))
+          if (k != field(n, "module_name")) {
+            any = true;
+            onlyBigModel = onlyBigModel &&
+                           bigModelNames.count(str(is(k, "aliased_import") ? field(k, "name") : k)) > 0;
+          }
+        bigModel = bigModel || (any && onlyBigModel);
+      }
       // `from lightning.fabric import seed_everything` (a test seeding its
       // model) is not a distributed program; Fabric, Trainer, strategies are.
       bool seedOnly = true;
@@ -3105,6 +3121,48 @@ void Builder::buildSpecializations() {
   callSites_ = std::move(callSites);
 }
 
+bool Builder::agreesFirstArgument(const FnInfo &fi, int depth) const {
+  if (fi.def.isNull() || depth > 3)
+    return false;
+  std::string first;
+  int i = 0;
+  for (SyntaxNode p : namedKids(field(fi.def, "parameters"))) {
+    SyntaxNode id = parameterName(p);
+    if (!is(id, "identifier"))
+      return false;
+    if (i++ == 0 && str(id) == "self" && !fi.className.empty())
+      continue;
+    first = str(id);
+    break;
+  }
+  if (first.empty())
+    return false;
+  std::vector<SyntaxNode> stack{field(fi.def, "body")};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "function_definition") || is(n, "lambda"))
+      continue;
+    if (is(n, "call")) {
+      const std::string q = qualified(field(n, "function"));
+      const std::string l = lastPart(q);
+      auto as = args(n);
+      if (startsWith(q, "torch.distributed.") && !as.empty() && as[0].name.empty() &&
+          (l == "all_reduce" || l == "broadcast") && str(unparen(as[0].value)) == first)
+        return true;
+      // `def all_reduce(t, op): if is_available(): return _all_reduce(t, op)`
+      if (!as.empty() && as[0].name.empty() && str(unparen(as[0].value)) == first &&
+          is(field(n, "function"), "identifier"))
+        if (auto f = fns_.find(str(field(n, "function"))); f != fns_.end() && &f->second != &fi &&
+                                                          agreesFirstArgument(f->second, depth + 1))
+          return true;
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return false;
+}
+
 bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
   if (body.isNull())
     return false;
@@ -3123,6 +3181,17 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
           (l == "all_reduce" || l == "broadcast" || l == "all_gather" ||
            l == "all_gather_into_tensor" || l == "broadcast_object_list"))
         agreed.emplace(str(unparen(as[0].value)), startByte(n));
+      // Through the project's own forwarding helper (`dist_adapter.all_reduce(x, op)`).
+      else if (!as.empty() && as[0].name.empty() && is(unparen(as[0].value), "identifier")) {
+        SyntaxNode fn = field(n, "function");
+        bool forwards = false;
+        if (auto f = fns_.find(is(fn, "identifier") ? str(fn) : std::string()); f != fns_.end())
+          forwards = agreesFirstArgument(f->second);
+        else if (const ExternalFunction *ext = externalCallee(fn))
+          forwards = ext->summary.agreesFirstArgument;
+        if (forwards)
+          agreed.emplace(str(unparen(as[0].value)), startByte(n));
+      }
     }
     if (is(n, "return_statement"))
       returns.push_back(n);
@@ -3613,6 +3682,7 @@ PyModel Builder::run() {
     fs.launchesRanks = launches_.count(key) > 0;
     fs.guardsOnMain = guardsOnMain_.count(key) > 0;
     fs.barrierOnly = barrierOnly.count(key) > 0;
+    fs.agreesFirstArgument = agreesFirstArgument(fi);
     m_.summaries.emplace(key, std::move(fs));
   }
   m_.classes = classBases_;

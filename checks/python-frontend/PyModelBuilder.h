@@ -60,6 +60,9 @@ struct FunctionSummary {
   bool launchesRanks = false;            // `mp.spawn(worker, ...)`, here or in a callee
   bool guardsOnMain = false;             // a decorator that runs what it wraps on rank 0 only
   bool barrierOnly = false;              // `def synchronize(): dist.barrier()`: waits, nothing else
+  // `def all_reduce(t, op): return dist.all_reduce(t, op)` (jukebox's dist_adapter):
+  // the tensor handed first is agreed in place when the call returns.
+  bool agreesFirstArgument = false;
 };
 
 // A function of another module of the project, as the module being built sees it.

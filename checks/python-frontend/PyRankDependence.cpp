@@ -435,7 +435,8 @@ Val Builder::callValue(SyntaxNode c) {
     return v;
   // A value's type is the code's: `isinstance(loss, torch.Tensor)`,
   // `hasattr(model, "module")` answer the same on every rank.
-  if (q == "isinstance" || q == "hasattr" || q == "callable" || q == "issubclass")
+  if (q == "isinstance" || q == "hasattr" || q == "callable" || q == "issubclass" ||
+      q == "torch.is_tensor" || q == "torch.is_floating_point" || q == "torch.is_complex")
     return v;
   // A replicated model, wrapped: the same model on every rank, whatever its
   // wrapper was told of the rank, the data or the schedule

@@ -1038,3 +1038,12 @@ def first_batch_decides(train_loader, grads):
     first = next(iter(train_loader))
     if first[0].sum() > 3:
         dist.all_reduce(grads)  # CHECK-MESSAGES: :[[@LINE]]:9: error: collective 'all_reduce' runs only on ranks where{{.*}} [ddp-divergent-collective]
+
+
+def check_prediction_type(outputs, targets):
+    # hard negative: whether the model gave a tensor is the code's, alike on every rank
+    if not torch.is_tensor(outputs) or not torch.is_tensor(targets):
+        raise ValueError("need tensors")
+    per_sample = (outputs - targets).square().mean()
+    dist.all_reduce(per_sample)
+    return per_sample

@@ -145,3 +145,33 @@ def step_on_grad(model, optimizer, local_grad):
     # No default: a gradient handed in is this rank's.
     if local_grad:
         model(torch.ones(1)).sum().backward()  # CHECK-MESSAGES: :[[@LINE]]:9: error: collective {{.*}} runs only on ranks where 'local_grad' holds (a rank-local value){{.*}} [ddp-divergent-collective]
+
+
+def all_reduce_forward(tensor, op=dist.ReduceOp.SUM):
+    # jukebox's dist_adapter: the project's own name for the collective
+    return dist.all_reduce(tensor, op)
+
+
+def allreduce_scalar(x, op=dist.ReduceOp.SUM):
+    t = torch.tensor(x).float()
+    all_reduce_forward(t, op=op)
+    return t.item()
+
+
+def clamp_scalar(x):
+    t = torch.tensor(x).float()
+    torch.clamp_(t, 0, 1)
+    return t.item()
+
+
+def skip_overflowing_steps(model, loader, grads):
+    for batch in loader:
+        loss = model(batch).sum()
+        # hard negative: every rank takes the maximum through the forwarding helper
+        if allreduce_scalar(int(not torch.isfinite(loss).item()), op=dist.ReduceOp.MAX) > 0:
+            continue
+        dist.all_reduce(grads)
+        # this rank's own flag, clamped, still differs across ranks
+        if clamp_scalar(int(not torch.isfinite(loss).item())) > 0:
+            continue  # CHECK-MESSAGES: :[[@LINE+1]]:9: error: collective 'all_reduce' is never reached by ranks where{{.*}} [ddp-divergent-collective]
+        dist.all_reduce(grads)
