@@ -711,7 +711,13 @@ bool Builder::handsOffCollectiveCallback(SyntaxNode code, int depth) {
     stack.pop_back();
     if (is(n, "call")) {
       SyntaxNode fn = field(n, "function");
+      // Handed to a library (a UI, a thread, a server), the function runs when
+      // that calls back; handed to the project's own helper, it runs inside
+      // that call, on this arm's ranks, and the arm's collectives are real.
+      const bool library = resolveCallee(fn).empty() && !externalCallee(fn);
       for (const PyArg &a : args(n)) {
+        if (!library)
+          break;
         SyntaxNode v = unparen(a.value);
         if (is(v, "identifier") || is(v, "attribute"))
           if (auto f = fns_.find(resolveCallee(v)); f != fns_.end() && !f->second.def.isNull() &&
@@ -1775,7 +1781,9 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
     out.push_back(Node::makeCall(key, name, at));
     // sd-scripts' `def sd_saver(f): save_checkpoint(f, unet)` handed to the
     // project's `save_common(..., sd_saver)`: a closure of this function runs
-    // when the helper calls it back, on the ranks that make this call.
+    // when the helper calls it back, on the ranks that make this call.  (A
+    // module function handed over is not followed: litgpt's tests hand theirs
+    // to the trainer's setup, and following them moved its reports there.)
     for (const auto &a : cs.as) {
       SyntaxNode v = unparen(a.value);
       if (!is(v, "identifier"))
