@@ -461,6 +461,7 @@ private:
   // Collectives written in a function's body, or in the project functions it
   // calls (to `depth` levels).
   bool bodySynchronises(SyntaxNode def, int depth);
+  bool synchronisingCall(SyntaxNode fn) const;
   // Code that hands a function running collectives to something else to call
   // (`button.click(fn=generate)`, `serve(handle)`), here or in a helper it calls.
   bool handsOffCollectiveCallback(SyntaxNode code, int depth);

@@ -679,6 +679,16 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
   return !key.empty() && takesArgsAsWritten(fns_.at(key)) ? key : "";
 }
 
+// A collective or a barrier by its name: torch.distributed's, the catalog's
+// functions, and the methods of wrappers (`accelerator.gather`).
+bool Builder::synchronisingCall(SyntaxNode fn) const {
+  const std::string q = qualified(fn);
+  const std::string l = lastPart(q.empty() ? std::string(text(fn)) : q);
+  return (startsWith(q, "torch.distributed.") && (has(api().collectives, l) || has(api().barriers, l))) ||
+         has(api().collectiveFunctions, q) || has(api().barrierFunctions, q) ||
+         (is(fn, "attribute") && (has(api().wrapperCollectives, l) || has(api().wrapperBarriers, l)));
+}
+
 bool Builder::bodySynchronises(SyntaxNode def, int depth) {
   std::vector<SyntaxNode> stack{field(def, "body")};
   while (!stack.empty()) {
@@ -686,11 +696,7 @@ bool Builder::bodySynchronises(SyntaxNode def, int depth) {
     stack.pop_back();
     if (is(n, "call")) {
       SyntaxNode fn = field(n, "function");
-      const std::string q = qualified(fn);
-      const std::string l = lastPart(q.empty() ? std::string(text(fn)) : q);
-      if ((startsWith(q, "torch.distributed.") && (has(api().collectives, l) || has(api().barriers, l))) ||
-          has(api().collectiveFunctions, q) || has(api().barrierFunctions, q) ||
-          (is(fn, "attribute") && (has(api().wrapperCollectives, l) || has(api().wrapperBarriers, l))))
+      if (synchronisingCall(fn))
         return true;
       if (depth > 0)
         if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end() && !f->second.def.isNull() &&

@@ -1169,9 +1169,7 @@ bool Builder::probeRacesWrite(SyntaxNode probe) {
             valueNames(tree_, field(fn, "object"), w.names);
           fw.writes.push_back(std::move(w));
         }
-        if ((startsWith(q, "torch.distributed.") && (has(api().collectives, l) || has(api().barriers, l))) ||
-            has(api().collectiveFunctions, q) || has(api().barrierFunctions, q) ||
-            (is(fn, "attribute") && (has(api().wrapperCollectives, l) || has(api().wrapperBarriers, l))))
+        if (synchronisingCall(fn))
           fw.syncs.push_back(n);
       }
       for (SyntaxNode k : namedKids(n))

@@ -162,25 +162,31 @@ bool namesRecordFile(std::string_view name) {
   return log || (settings && !weights) || settingsFormats.count(last);
 }
 
-bool namesEvaluationFile(std::string_view name) {
-  static const std::set<std::string> resultsWords = {"predictions", "results", "metrics",
-                                                      "eval", "evaluation"};
-  static const std::set<std::string> weightsWords = {
-      "ckpt", "checkpoint", "checkpoints", "weights", "pt", "pth", "bin", "safetensors",
-      "state", "model"};
-  bool results = false;
+// Whether a name's words include one of `yes` and none of `no`.
+static bool wordsSay(std::string_view name, const std::set<std::string> &yes,
+                     const std::set<std::string> &no) {
+  bool said = false;
   std::string word;
   for (char ch : std::string(name) + " ") {
     if (std::isalnum(static_cast<unsigned char>(ch))) {
       word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       continue;
     }
-    if (weightsWords.count(word))
+    if (no.count(word))
       return false;
-    results = results || resultsWords.count(word);
+    said = said || yes.count(word);
     word.clear();
   }
-  return results;
+  return said;
+}
+
+bool namesEvaluationFile(std::string_view name) {
+  static const std::set<std::string> resultsWords = {"predictions", "results", "metrics",
+                                                      "eval", "evaluation"};
+  static const std::set<std::string> weightsWords = {
+      "ckpt", "checkpoint", "checkpoints", "weights", "pt", "pth", "bin", "safetensors",
+      "state", "model"};
+  return wordsSay(name, resultsWords, weightsWords);
 }
 
 bool namesEvaluationRecord(std::string_view expr) {
@@ -190,19 +196,7 @@ bool namesEvaluationRecord(std::string_view expr) {
   static const std::set<std::string> stateWords = {
       "model", "module", "net", "state", "dict", "optimizer", "optim", "ckpt", "checkpoint",
       "weights", "params", "parameters", "ema", "scheduler", "scaler"};
-  bool results = false;
-  std::string word;
-  for (char ch : std::string(expr) + " ") {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      continue;
-    }
-    if (stateWords.count(word))
-      return false;
-    results = results || resultsWords.count(word);
-    word.clear();
-  }
-  return results;
+  return wordsSay(expr, resultsWords, stateWords);
 }
 
 bool testsNonFinite(std::string_view t) {
