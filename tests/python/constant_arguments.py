@@ -41,7 +41,7 @@ def loaders(train_path, val_path):
 def loaders_hazard(train_path, val_path):
     if RANK in {-1, 0}:
         # The local rank: rank 0 runs a barrier that the others never reach.
-        val_loader = create_dataloader(val_path, 32, rank=LOCAL_RANK)  # CHECK-MESSAGES: :[[@LINE]]:22: error: call to 'torch_distributed_zero_first', which runs barrier, runs only on ranks where 'RANK in {-1, 0}' holds{{.*}} [ddp-divergent-collective]
+        val_loader = create_dataloader(val_path, 32, rank=LOCAL_RANK)  # CHECK-MESSAGES: :[[@LINE]]:22: error: call to 'create_dataloader', which runs barrier, runs only on ranks where 'RANK in {-1, 0}' holds{{.*}} [ddp-divergent-collective]
     return None
 
 

@@ -482,8 +482,9 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
       p.seq.push_back(site);
       if (callee) {
         for (Ev e : callee->summary) {
-          if (e.via.empty())
-            e.via = n.name;
+          // Reported at this call, so named by it: the call the reader sees
+          // on the line, not the helper deeper down that issues the event.
+          e.via = n.name;
           e.loc = n.loc;
           e.guardLen = p.guard.size();
           e.at = p.seq.size();
