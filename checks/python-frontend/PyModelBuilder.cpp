@@ -720,16 +720,14 @@ bool Builder::handsOffCollectiveCallback(SyntaxNode code, int depth) {
       // Handed to a library (a UI, a thread, a server), the function runs when
       // that calls back; handed to the project's own helper, it runs inside
       // that call, on this arm's ranks, and the arm's collectives are real.
-      const bool library = resolveCallee(fn).empty() && !externalCallee(fn);
-      for (const PyArg &a : args(n)) {
-        if (!library)
-          break;
-        SyntaxNode v = unparen(a.value);
-        if (is(v, "identifier") || is(v, "attribute"))
-          if (auto f = fns_.find(resolveCallee(v)); f != fns_.end() && !f->second.def.isNull() &&
-                                                    bodySynchronises(f->second.def, 1))
-            return true;
-      }
+      if (resolveCallee(fn).empty() && !externalCallee(fn))
+        for (const PyArg &a : args(n)) {
+          SyntaxNode v = unparen(a.value);
+          if (is(v, "identifier") || is(v, "attribute"))
+            if (auto f = fns_.find(resolveCallee(v)); f != fns_.end() && !f->second.def.isNull() &&
+                                                      bodySynchronises(f->second.def, 1))
+              return true;
+        }
       if (depth > 0)
         if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end() && !f->second.def.isNull() &&
                                                    handsOffCollectiveCallback(field(f->second.def, "body"), depth - 1))

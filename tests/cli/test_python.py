@@ -545,6 +545,55 @@ class PythonAcrossModules(PythonProject):
             p = self.lint("--no-cache", "--root", "gv", target)
             self.assertEqual(p.returncode, 0, target + ": " + p.stdout + p.stderr)
 
+    def test_callers_guard_a_module_that_writes_through_its_helper(self):
+        # sd-scripts: library/train_util.py writes nothing itself; its closure
+        # `sd_saver` hands the checkpoint to library/model_util.py.  The only
+        # caller guards it with is_main_process, so train_util has no
+        # every-rank save, and the caller's rank-0 block is the hazard.
+        self.write("sd/library/__init__.py", "")
+        self.write("sd/library/model_util.py", """\
+            import torch
+
+
+            def save_stable_diffusion_checkpoint(path, unet):
+                torch.save(unet.state_dict(), path)
+            """)
+        self.write("sd/library/train_util.py", """\
+            import os
+            from accelerate import Accelerator
+            from library import model_util
+
+
+            def save_on_epoch_end(output_dir, epoch, unet):
+                def sd_saver(ckpt_file):
+                    model_util.save_stable_diffusion_checkpoint(ckpt_file, unet)
+
+                save_common(output_dir, epoch, sd_saver)
+
+
+            def save_common(output_dir, epoch, saver):
+                saver(os.path.join(output_dir, f"epoch-{epoch}.ckpt"))
+            """)
+        self.write("sd/fine_tune.py", """\
+            from accelerate import Accelerator
+            from library import train_util
+
+
+            def train(args, unet, loader):
+                accelerator = Accelerator()
+                unet, loader = accelerator.prepare(unet, loader)
+                for epoch in range(args.epochs):
+                    for batch in loader:
+                        accelerator.backward(unet(batch).mean())
+                    accelerator.wait_for_everyone()
+                    if accelerator.is_main_process:
+                        train_util.save_on_epoch_end(args.out, epoch, unet)
+            """)
+        p = self.lint("--no-cache", "--format", "json", "--fail-on", "never", "--root", "sd", "sd")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        found = [(f["rule"], f["file"], f["line"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(found, [("ddp-rank0-io-barrier", "fine_tune.py", 12)], found)
+
     def test_check_in_another_module_that_raises_on_a_ranks_loss(self):
         # TimeSformer: misc.check_nan_losses(loss) raises on one rank's NaN
         # loss; the others go on into the gradient all-reduce.  Reported at
