@@ -404,6 +404,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
     scan(c);
     return groupRank;
   };
+  std::set<std::string> inMethods;
   std::function<void(SyntaxNode, core::ArmUse &)> uses = [&](SyntaxNode n, core::ArmUse &u) {
     if (is(n, "function_definition") || is(n, "lambda"))
       return;
@@ -415,7 +416,12 @@ void Builder::forwardFacts(const FnInfo &fi) {
         for (const auto &[key, f] : fns_)
           if (f.className == fi.className && f.name == name && name != "forward") {
             method = true;
-            uses(field(f.def, "body"), u);
+            // Methods that call each other (or themselves) are read once per
+            // chain: a recursive helper would otherwise recurse here forever.
+            if (inMethods.insert(name).second) {
+              uses(field(f.def, "body"), u);
+              inMethods.erase(name);
+            }
           }
         auto t = attrType.find(name);
         static const std::set<std::string> reshaping = {

@@ -533,3 +533,22 @@ class LearnedLossHead(nn.Module):
         else:
             loss = self.criterion(out, labels).loss
         return loss
+
+
+class RecursiveCaster(nn.Module):
+    # A method that calls itself (DeepSpeed's engine casts nested inputs this
+    # way; Open-Sora-Plan vendors it): read once per chain, not forever.
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def _cast(self, inputs):
+        if isinstance(inputs, (list, tuple)):
+            return type(inputs)(self._cast(v) for v in inputs)
+        return self.proj(inputs.half())
+
+    def forward(self, x):
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: proj [ddp-forward-shape-branch]
+        if x.size(0) > 1:
+            x = self._cast(x)
+        return x
