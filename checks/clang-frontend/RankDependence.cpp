@@ -607,6 +607,25 @@ struct DependenceAnalyzer::Impl {
     // Members and globals a function agrees on every path through it: a call
     // of that function agrees them too (`sync()` then `if (stop_)`).
     std::unordered_map<const Decl *, std::vector<const Decl *>> fnAgrees;
+    // The pointer and reference parameters a function hands to a collective's
+    // agreed buffer on every path: its callers' arguments are agreed after the
+    // call (`template <class T> void bcast(T *b) { MPI_Bcast(b, ...); }`,
+    // then `bcast(&iterations)` after rank 0 parsed argv).
+    std::unordered_map<const Decl *, std::vector<unsigned>> fnAgreesParam;
+    auto agreesThroughParam = [&](const FunctionDecl *fn, const Expr *arg, bool wholeBody) {
+      const auto *p = dyn_cast_or_null<ParmVarDecl>(declOf(stripAddr(arg)));
+      if (!p || !wholeBody || !fn || p->getDeclContext() != fn ||
+          !(p->getType()->isPointerType() || p->getType()->isReferenceType()))
+        return false;
+      // A template's instantiations share the pattern's entry: that is the
+      // definition a call's callee resolves to.
+      const FunctionDecl *key = fn->getTemplateInstantiationPattern() ? fn->getTemplateInstantiationPattern() : fn;
+      auto &mine = fnAgreesParam[key->getCanonicalDecl()];
+      if (std::find(mine.begin(), mine.end(), p->getFunctionScopeIndex()) != mine.end())
+        return false;
+      mine.push_back(p->getFunctionScopeIndex());
+      return true;
+    };
     for (const auto &[c, fn] : ix.collectives) {
       const Stmt *body = bodyOfFn(fn);
       Agreement at;
@@ -615,6 +634,7 @@ struct DependenceAnalyzer::Impl {
       const bool wholeBody = at.region.getBegin() == ctx.getSourceManager().getExpansionLoc(body->getBeginLoc());
       for (unsigned i : agreedArgs(c)) {
         markAgreed(c->getArg(i), at);
+        agreesThroughParam(fn, c->getArg(i), wholeBody);
         if (const ValueDecl *d = declOf(stripAddr(c->getArg(i))); d && wholeBody &&
                                                                  (isa<FieldDecl>(d) || (isa<VarDecl>(d) && cast<VarDecl>(d)->hasGlobalStorage())))
           fnAgrees[fn->getCanonicalDecl()].push_back(d->getCanonicalDecl());
@@ -634,13 +654,29 @@ struct DependenceAnalyzer::Impl {
           if (const ValueDecl *d = declOf(stripAddr(c->getArg(unsigned(i)))))
             outRole[d->getCanonicalDecl()] = Dep::Local;
     }
-    for (int round = 0; round < 3 && !fnAgrees.empty(); ++round) {
+    for (int round = 0; round < 3 && (!fnAgrees.empty() || !fnAgreesParam.empty()); ++round) {
       bool grew = false;
       for (const auto &[c, fn] : ix.userCalls) {
         const FunctionDecl *callee = c->getDirectCallee();
         const FunctionDecl *def = callee ? bodyOf(callee) : nullptr;
-        auto it = def ? fnAgrees.find(def->getCanonicalDecl()) : fnAgrees.end();
         const Stmt *body = bodyOfFn(fn);
+        if (auto pit = def ? fnAgreesParam.find(def->getCanonicalDecl()) : fnAgreesParam.end();
+            pit != fnAgreesParam.end() && body) {
+          Agreement at;
+          if (regionOf(c, body, at)) {
+            const bool wholeBody = at.region.getBegin() == ctx.getSourceManager().getExpansionLoc(body->getBeginLoc());
+            // A member call's arguments start at 0 like the parameters; an
+            // operator call's object is argument 0.
+            const unsigned skip = isa<CXXOperatorCallExpr>(c) && isa<CXXMethodDecl>(callee) ? 1 : 0;
+            const std::vector<unsigned> params = pit->second;
+            for (unsigned i : params)
+              if (i + skip < c->getNumArgs()) {
+                markAgreed(c->getArg(i + skip), at);
+                grew = agreesThroughParam(fn, c->getArg(i + skip), wholeBody) || grew;
+              }
+          }
+        }
+        auto it = def ? fnAgrees.find(def->getCanonicalDecl()) : fnAgrees.end();
         Agreement at;
         if (it == fnAgrees.end() || !body || !regionOf(c, body, at))
           continue;
