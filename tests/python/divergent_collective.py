@@ -1049,6 +1049,15 @@ def check_prediction_type(outputs, targets):
     return per_sample
 
 
+def check_prediction_values(outputs, targets):
+    # the same shape of code testing the tensors' values: those differ by rank
+    if not torch.isfinite(outputs).all() or not torch.is_tensor(targets):
+        raise ValueError("need finite outputs")
+    per_sample = (outputs - targets).square().mean()
+    dist.all_reduce(per_sample)  # CHECK-MESSAGES: :[[@LINE]]:5: error: collective 'all_reduce' is never reached by ranks where{{.*}} [ddp-divergent-collective]
+    return per_sample
+
+
 def run_evaluation(model, reduce_fn):
     reduce_fn(model(torch.ones(1)))
 

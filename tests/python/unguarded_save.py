@@ -241,6 +241,14 @@ def save_on_rank_modulo_world(model, t):
     dist.barrier()
 
 
+def save_per_node_of_eight_rank_named(model, logdir):
+    # Hard negative: each node's writer names its own file by its rank.
+    rank = dist.get_rank()
+    if rank % 8 == 0:
+        torch.save(model.state_dict(), f"{logdir}/node{rank // 8}_latest.pth.tar")
+    dist.barrier()
+
+
 def save_on_rank_modulo_gpus_per_node(model, args, t):
     # One process per node of ngpus_per_node: the node's first rank.
     dist.all_reduce(t)
