@@ -4,7 +4,8 @@
 // other (one path, not 2^20), so the rank-0 collective in the loop is found.
 // Options that each add a collective are 2^20 real combinations: the analysis
 // keeps a sample, still finds the divergence, and says once (not once per
-// path check) that it stopped short, as a remark at the function.
+// path check) that it stopped short, as a remark at the function.  Option
+// checks that each may return early go on alike: folded, never a limit.
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -154,5 +155,61 @@ int optional_reductions(int argc, double *x, double *y) {
     MPI_Barrier(MPI_COMM_WORLD);
 // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: barrier 'MPI_Barrier' runs only on ranks where 'rank == 0' holds{{.*}} [ddp-divergent-collective]
 // CHECK-MESSAGES: :[[@LINE-3]]:7: note: rank-dependent condition here
+  return 0;
+}
+
+// Ten option checks that each may end the run, before the loop: 1,024 paths
+// that go on alike on every rank.  They are folded into one before any path
+// is dropped, so there is no limit here and the loop's barrier is found.
+int checked_options(int argc, char **argv, double *x, double *y) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (argc > 1) {
+    if (strcmp(argv[1], "--bad") == 0)
+      return 1;
+  }
+  if (argc > 2) {
+    if (strcmp(argv[2], "--bad") == 0)
+      return 1;
+  }
+  if (argc > 3) {
+    if (strcmp(argv[3], "--bad") == 0)
+      return 1;
+  }
+  if (argc > 4) {
+    if (strcmp(argv[4], "--bad") == 0)
+      return 1;
+  }
+  if (argc > 5) {
+    if (strcmp(argv[5], "--bad") == 0)
+      return 1;
+  }
+  if (argc > 6) {
+    if (strcmp(argv[6], "--bad") == 0)
+      return 1;
+  }
+  if (argc > 7) {
+    if (strcmp(argv[7], "--bad") == 0)
+      return 1;
+  }
+  if (argc > 8) {
+    if (strcmp(argv[8], "--bad") == 0)
+      return 1;
+  }
+  if (argc > 9) {
+    if (strcmp(argv[9], "--bad") == 0)
+      return 1;
+  }
+  if (argc > 10) {
+    if (strcmp(argv[10], "--bad") == 0)
+      return 1;
+  }
+  for (int it = 0; it < 10; ++it) {
+    MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && it == 5)
+      MPI_Barrier(MPI_COMM_WORLD);
+// CHECK-MESSAGES: :[[@LINE-1]]:7: warning: barrier 'MPI_Barrier' runs only on ranks where{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-3]]:9: note: rank-dependent condition here
+  }
   return 0;
 }

@@ -5,9 +5,12 @@ analysis follows `main` whole and finds the rank-0 broadcast in the loop.
 Twenty flags that each add a collective are 2^20 real combinations: the
 analysis keeps a sample, still finds the divergence, and says where it
 stopped (CHECK-LIMIT) instead of reading like clean code.
+Ten settings checks that may each end the process leave 1,024 paths that go
+on alike: they are folded before any is dropped.
 """
 import argparse
 import datetime
+import sys
 
 import torch
 import torch.distributed as dist
@@ -158,6 +161,53 @@ def main_with_optional_collectives():  # CHECK-LIMIT: :[[@LINE]]:1: 'main_with_o
     if rank == 0:
         # CHECK-MESSAGES: :[[@LINE+1]]:9: error: barrier runs only on ranks where 'rank == 0' holds [ddp-divergent-collective]
         dist.barrier()
+
+
+def main_with_config_exits():
+    # dlrm's run(): ten settings checks, each ending the process on a bad
+    # value, before the training loop.  Every rank leaves or goes on alike, so
+    # the surviving paths are one, and the loop's hazards are found whole.
+    args = argparse.ArgumentParser().parse_args()
+    dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+    rank = dist.get_rank()
+    if args.check0:
+        if args.value0 < 0:
+            sys.exit("bad value 0")
+    if args.check1:
+        if args.value1 < 0:
+            sys.exit("bad value 1")
+    if args.check2:
+        if args.value2 < 0:
+            sys.exit("bad value 2")
+    if args.check3:
+        if args.value3 < 0:
+            sys.exit("bad value 3")
+    if args.check4:
+        if args.value4 < 0:
+            sys.exit("bad value 4")
+    if args.check5:
+        if args.value5 < 0:
+            sys.exit("bad value 5")
+    if args.check6:
+        if args.value6 < 0:
+            sys.exit("bad value 6")
+    if args.check7:
+        if args.value7 < 0:
+            sys.exit("bad value 7")
+    if args.check8:
+        if args.value8 < 0:
+            sys.exit("bad value 8")
+    if args.check9:
+        if args.value9 < 0:
+            sys.exit("bad value 9")
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1))
+    for step in range(10):
+        model(torch.randn(8, 4)).sum().backward()
+        if rank == 0 and step == 5:
+            # CHECK-MESSAGES: :[[@LINE+1]]:13: error: barrier runs only on ranks where{{.*}} [ddp-divergent-collective]
+            dist.barrier()
+    # CHECK-MESSAGES: :[[@LINE+1]]:5: error: every rank runs 'torch.save' to the same path{{.*}} [ddp-unguarded-save]
+    torch.save(model.state_dict(), args.save_model)
 
 
 if __name__ == "__main__":

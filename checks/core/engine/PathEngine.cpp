@@ -372,7 +372,111 @@ void PathEngine::mergeUniform(std::vector<Path> &paths) {
   }
 }
 
+void PathEngine::mergeLeftUniform(std::vector<Path> &paths) {
+  // Paths alike in their events, their exit and their rank decisions, that
+  // differ only in uniform decisions they have left (`if cfg.a: if cfg.b:
+  // sys.exit()` leaves (a, not b) and (not a) alive, alike on every rank),
+  // are one path whose guard is what they share.  That guard admits more
+  // configurations than each did, so a path of other ranks that tests a
+  // dropped decision could pair with one it excludes: such groups stay apart.
+  auto isUniform = [&](const Lit &l) { return atoms[l.atom].dep == Dep::Uniform; };
+  auto keyOf = [&](const Path &p) {
+    std::string k = std::to_string(int(p.exit)) + "|" + std::to_string(p.exitLoc) + "|" + p.exitVia +
+                    (p.uniformExit ? "|u|" : "|");
+    for (const Lit &l : p.exitGuard)
+      k += std::to_string(l.atom) + (l.pol ? "+" : "-") + ",";
+    k += "|";
+    for (const Lit &l : p.guard)
+      if (!isUniform(l))
+        k += std::to_string(l.atom) + (l.pol ? "+" : "-") + ",";
+    k += "|";
+    for (const auto &e : p.seq)
+      k += e.op + "@" + std::to_string(e.loc) + ",";
+    return k;
+  };
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < paths.size(); ++i)
+    groups[keyOf(paths[i])].push_back(i);
+  std::vector<bool> gone(paths.size(), false);
+  for (auto &[key, members] : groups) {
+    if (members.size() < 2)
+      continue;
+    // What every member shares, by (atom, polarity); the rest is dropped.
+    const Conj &first = paths[members[0]].guard;
+    std::set<int> dropped;
+    Conj keep;
+    for (const Lit &l : first) {
+      bool everywhere = true;
+      for (size_t m : members)
+        everywhere = everywhere && std::find(paths[m].guard.begin(), paths[m].guard.end(), l) !=
+                                       paths[m].guard.end();
+      if (everywhere || !isUniform(l))
+        keep.push_back(l);
+    }
+    bool ok = true;
+    for (size_t m : members)
+      for (const Lit &l : paths[m].guard)
+        if (std::find(keep.begin(), keep.end(), l) == keep.end()) {
+          // Still open: it encloses what the path does next.
+          ok = ok && l.closedAt != SIZE_MAX;
+          dropped.insert(l.atom);
+        }
+    if (!ok || dropped.empty())
+      continue;
+    Conj ranks;
+    for (const Lit &l : keep)
+      if (!isUniform(l))
+        ranks.push_back(l);
+    for (size_t q = 0; q < paths.size() && ok; ++q) {
+      if (std::find(members.begin(), members.end(), q) != members.end())
+        continue;
+      Conj theirs;
+      bool tests = false;
+      for (const Lit &l : paths[q].guard) {
+        if (!isUniform(l))
+          theirs.push_back(l);
+        tests = tests || dropped.count(l.atom);
+      }
+      ok = !(tests && theirs != ranks);
+    }
+    if (!ok)
+      continue;
+    Path &kept = paths[members[0]];
+    std::vector<size_t> cut;
+    for (size_t k = 0; k < kept.guard.size(); ++k)
+      if (std::find(keep.begin(), keep.end(), kept.guard[k]) == keep.end())
+        cut.push_back(k);
+    for (auto &e : kept.seq) {
+      size_t before = 0;
+      for (size_t k : cut)
+        before += k < e.guardLen;
+      e.guardLen -= before;
+    }
+    Conj g;
+    for (size_t k = 0; k < kept.guard.size(); ++k)
+      if (std::find(cut.begin(), cut.end(), k) == cut.end())
+        g.push_back(kept.guard[k]);
+    kept.guard = std::move(g);
+    for (size_t i = 1; i < members.size(); ++i)
+      gone[members[i]] = true;
+  }
+  size_t w = 0;
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (!gone[i]) {
+      if (w != i)
+        paths[w] = std::move(paths[i]);
+      ++w;
+    }
+  paths.resize(w);
+}
+
 void PathEngine::cap(std::vector<Path> &paths, std::size_t max) {
+  if (paths.size() <= max)
+    return;
+  // Before any path is dropped, fold the uniform decisions the paths have
+  // left behind: ten config checks that each may `sys.exit()` before the
+  // training loop are 1,024 paths that all go on alike.
+  mergeLeftUniform(paths);
   if (paths.size() <= max)
     return;
   limitReached(Limit::Paths, paths.size());
@@ -424,7 +528,7 @@ void PathEngine::limitReached(Limit kind, std::size_t count) {
   case Limit::Paths:
     n.message = std::string(kAnalysisLimitPrefix) + name + " has more than " + std::to_string(limits.maxPaths) +
  " paths through its branches; the analysis kept " + std::to_string(limits.maxPaths) +
-                ", spread over the rank decisions, so a divergence on a path left out is not "
+                ", spread over the rank decisions, so a divergence, or a write every rank makes, on a path left out is not "
                 "reported; code moved into functions of its own is analysed once per call";
     break;
   case Limit::CompareWindow:

@@ -245,6 +245,7 @@ public:
   // of one uniform literal are one path without that literal: the uniform
   // decision does not matter for them.  Keeps sequences of uniform ifs linear.
   void mergeUniform(std::vector<Path> &paths);
+  void mergeLeftUniform(std::vector<Path> &paths);
 
   // Keeps at most `max` paths, spread over the rank decisions they took (a
   // class of ranks is never dropped whole while another keeps many paths);
