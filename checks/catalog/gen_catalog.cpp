@@ -422,6 +422,7 @@ const PythonKey kPythonKeys[] = {
     {"image_writers", "imageWriters"},
     {"image_write_methods", "imageWriteMethods"},
     {"checkpoint_write_methods", "checkpointWriteMethods"},
+    {"accelerator_checkpoint_methods", "acceleratorCheckpointMethods"},
     {"checkpoint_saver_classes", "checkpointSaverClasses"},
     {"checkpoint_saver_methods", "checkpointSaverMethods"},
     {"per_process_ids", "perProcessIds"},

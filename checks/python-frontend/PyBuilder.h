@@ -457,6 +457,9 @@ private:
   std::map<std::string, std::map<std::string, Val>> closures_;
   bool probeRacesWrite(SyntaxNode probeCall);
   bool namesSharding() const;
+  // The other side of the enclosing `if sharded or <rank test>:` (accelerate's
+  // documented save_state guard), or null.
+  SyntaxNode shardingDisjunctOther(SyntaxNode call) const;
   mutable int namesSharding_ = -1;
   // Collectives written in a function's body, or in the project functions it
   // calls (to `depth` levels).

@@ -56,7 +56,21 @@ unsigned PyFixRenderer::lineStart(unsigned at) const {
 // framework does, which works with one process and with no torch.distributed
 // group (Accelerate, Fabric, a Lightning trainer): "" for any other test.
 std::string PyFixRenderer::frameworkWait(SyntaxNode ifStatement) const {
-  const SyntaxNode c = field(ifStatement, "condition");
+  return frameworkWaitOf(field(ifStatement, "condition"));
+}
+
+// `distributed_type == DEEPSPEED or accelerator.is_main_process`,
+// `accelerator.is_main_process and step % k == 0`: the framework's test among
+// the operands names the framework.
+std::string PyFixRenderer::frameworkWaitOf(SyntaxNode c) const {
+  while (is(c, "parenthesized_expression") && namedChildCount(c) == 1)
+    c = namedChild(c, 0);
+  if (is(c, "boolean_operator")) {
+    for (const char *side : {"left", "right"})
+      if (std::string w = frameworkWaitOf(field(c, side)); !w.empty())
+        return w;
+    return "";
+  }
   if (c.isNull() || !is(c, "attribute"))
     return "";
   const std::string attr(tree_.text(field(c, "attribute")));
@@ -124,9 +138,10 @@ void PyFixRenderer::barrier(const core::FixHint &h, std::vector<PyEdit> &out) co
   auto it = m_.ifNodes.find(h.anchor);
   if (it == m_.ifNodes.end() || is(it->second, "elif_clause"))
     return;
-  if (m_.barrierHelper.empty() && m_.distAlias.empty())
-    return;
   const SyntaxNode s = it->second;
+  // An Accelerate-only module has no torch.distributed name: its own wait.
+  if (m_.barrierHelper.empty() && m_.distAlias.empty() && frameworkWait(s).empty())
+    return;
   const unsigned start = startByte(s);
   const std::string ind = indentAt(start);
   // One level deeper, as the file indents: the `if`'s own block says how.

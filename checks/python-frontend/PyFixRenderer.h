@@ -41,6 +41,7 @@ private:
   unsigned lineStart(unsigned at) const;
   void barrier(const core::FixHint &h, std::vector<PyEdit> &out) const;
   std::string frameworkWait(SyntaxNode ifStatement) const;
+  std::string frameworkWaitOf(SyntaxNode condition) const;
   bool assignsNameIn(SyntaxNode scope, const std::string &text) const;
 
   const SyntaxTree &tree_;

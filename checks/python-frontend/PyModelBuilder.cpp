@@ -482,6 +482,44 @@ bool Builder::makesSaver(SyntaxNode v) const {
 // Which spellings hold which objects, over the whole module: the DDP model is
 // usually made in one function and called in another, under the same name.
 void Builder::collectObjects(SyntaxNode n) {
+  // An Accelerator handed on by name (`accelerator = Accelerator(...)`, then
+  // `self.accelerator = accelerator`, CogVideo's trainer): the attribute holds
+  // it too.  Found first, so `self.accelerator.prepare(...)` below knows it.
+  {
+    std::vector<std::pair<SyntaxNode, SyntaxNode>> aliases; // (assignment, right)
+    std::vector<SyntaxNode> st{n};
+    while (!st.empty()) {
+      SyntaxNode s = st.back();
+      st.pop_back();
+      if (is(s, "assignment")) {
+        SyntaxNode left = field(s, "left"), right = unparen(field(s, "right"));
+        if (is(left, "identifier") || is(left, "attribute")) {
+          if (kindOfCtor(right) == ObjKind::Accelerator) {
+            objects_[str(left)] = ObjKind::Accelerator;
+            noteSelfObject(str(left), s);
+          } else if (is(right, "identifier") || is(right, "attribute")) {
+            aliases.emplace_back(s, right);
+          }
+        }
+      }
+      for (SyntaxNode k : namedKids(s))
+        st.push_back(k);
+    }
+    for (int round = 0; round < 3; ++round) {
+      bool grew = false;
+      for (const auto &[s, right] : aliases) {
+        const std::string l = str(field(s, "left"));
+        auto it = objects_.find(str(right));
+        if (it != objects_.end() && it->second == ObjKind::Accelerator && !objects_.count(l)) {
+          objects_[l] = ObjKind::Accelerator;
+          noteSelfObject(l, s);
+          grew = true;
+        }
+      }
+      if (!grew)
+        break;
+    }
+  }
   std::vector<SyntaxNode> stack{n};
   while (!stack.empty()) {
     SyntaxNode s = stack.back();
@@ -1125,6 +1163,29 @@ bool Builder::noGradDecorated(const FnInfo &fi) {
   return false;
 }
 
+SyntaxNode Builder::shardingDisjunctOther(SyntaxNode call) const {
+  auto sharded = [this](SyntaxNode n) {
+    std::string t(text(n));
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return t.find("deepspeed") != std::string::npos || t.find("fsdp") != std::string::npos;
+  };
+  for (SyntaxNode p = parentOf(call); !p.isNull(); p = parentOf(p)) {
+    if (is(p, "function_definition") || is(p, "class_definition") || is(p, "lambda"))
+      break;
+    if (!is(p, "if_statement") && !is(p, "elif_clause"))
+      continue;
+    SyntaxNode c = unparen(field(p, "condition"));
+    if (!is(c, "boolean_operator") || text(field(c, "operator")) != "or")
+      continue;
+    SyntaxNode l = unparen(field(c, "left")), r = unparen(field(c, "right"));
+    if (sharded(l) && !sharded(r))
+      return r;
+    if (sharded(r) && !sharded(l))
+      return l;
+  }
+  return {};
+}
+
 bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const std::string &method,
                                  const std::vector<PyArg> &as, std::string &name,
                                  std::string *standsInFor, bool *barrier) const {
@@ -1159,7 +1220,9 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
         holds = holds && !gradient;
       }
       else if (cond == "module_names_sharding")
-        holds = holds && namesSharding();
+        // Under `if distributed_type == DEEPSPEED or is_main_process:` every
+        // rank makes the call where it is a collective.
+        holds = holds && namesSharding() && shardingDisjunctOther(fn).isNull();
       else if (cond == "sync_dist") {
         bool on = false;
         for (const auto &a : as)
@@ -1604,6 +1667,40 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
       out.push_back(Node::makeIf(c, Node::block({std::move(n)}), Node::block(), at));
       return true;
     }
+    out.push_back(std::move(n));
+    return true;
+  }
+  // `accelerator.save_state(dir)`: the main process writes the checkpoint.
+  // Under `if sharded or accelerator.is_main_process:` every rank calls it and
+  // the main process alone writes: the write is guarded by the rank test.
+  if (is(cs.fn, "attribute") && has(api().acceleratorCheckpointMethods, cs.l) &&
+      implicitObject("accelerator", cs.recv) && resolveCallee(cs.fn).empty()) {
+    const Loc at = loc(cs.c);
+    Node n = Node::makeEvent(EventKind::CheckpointWrite, cs.recv + "." + cs.l, at);
+    if (SyntaxNode other = shardingDisjunctOther(cs.c); !other.isNull()) {
+      Cond c = cond(other);
+      stamp(c, at);
+      // A barrier goes after the guard's whole `if` (every rank leaves it),
+      // never inside it, where under plain DDP only the main process is.
+      SyntaxNode st = other;
+      while (!parentOf(st).isNull() && !is(st, "if_statement"))
+        st = parentOf(st);
+      m_.ifNodes[at] = st;
+      out.push_back(Node::makeIf(c, Node::block({std::move(n)}), Node::block(), at));
+      return true;
+    }
+    // Called by every rank, accelerate's own test picks the writer, as the
+    // library means it to: only a call the code itself keeps to the main
+    // process is that process's write.
+    bool mainOnly = false;
+    for (SyntaxNode q = cs.c, p = parentOf(q); !p.isNull() && !mainOnly; q = p, p = parentOf(p)) {
+      if (is(p, "function_definition") || is(p, "class_definition") || is(p, "lambda"))
+        break;
+      if ((is(p, "if_statement") || is(p, "elif_clause")) && q == field(p, "consequence"))
+        mainOnly = core::isMainOnly(cond(field(p, "condition")));
+    }
+    if (!mainOnly)
+      return true;
     out.push_back(std::move(n));
     return true;
   }

@@ -19,7 +19,7 @@ def train(model, loader, optimizer, output_dir, epochs):
         accelerator.wait_for_everyone()
         unwrapped = accelerator.unwrap_model(model)
         unwrapped.save_pretrained(
-        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: 'unwrapped.save_pretrained' writes files only on rank 0 (its own main-process argument), with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: 'unwrapped.save_pretrained' writes files only on rank 0 (its own main-process guard), with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
             output_dir, is_main_process=accelerator.is_main_process, save_function=accelerator.save
         )
 

@@ -538,7 +538,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     const std::string what =
         toEnd         ? "code after this early return runs only on rank 0 and writes files"
         : guardedCall ? "'" + guardedCall->name +
-                            "' writes files only on rank 0 (its own main-process argument)"
+                            "' writes files only on rank 0 (its own main-process guard)"
                       : "block runs only on rank 0 and writes files";
     std::string where = missBefore && missAfter ? "before or after it"
                         : missBefore            ? "before it"

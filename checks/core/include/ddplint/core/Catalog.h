@@ -166,6 +166,8 @@ struct PythonApi {
   // Methods that write a model's weights to a folder (`model.save_pretrained(dir)`);
   // an `is_main_process=` argument is the call's own guard.
   NameSet checkpointWriteMethods;
+  // An Accelerator's methods that write a checkpoint (`accelerator.save_state(dir)`).
+  NameSet acceleratorCheckpointMethods;
   // Checkpoint savers of a library (timm's CheckpointSaver): an object made
   // from one of these classes writes a checkpoint when one of the methods runs.
   NameSet checkpointSaverClasses; // qualified
