@@ -143,9 +143,22 @@ void Builder::collectImports(SyntaxNode root) {
           dotted += name;
           projectOwn = projectOwn && (project_->function(dotted) || project_->isClass(dotted));
         }
+      // DeepSpeed's checkpoint constants and its logger (an offline
+      // ZeRO-to-fp32 converter's imports) run no process group.
+      bool dsOffline = inPackage(mod, "deepspeed.checkpoint") || mod == "deepspeed.utils.zero_to_fp32";
+      if (mod == "deepspeed.utils") {
+        bool any = false, onlyLogger = true;
+        for (SyntaxNode k : namedKids(n))
+          if (k != field(n, "module_name")) {
+            any = true;
+            const std::string name = str(is(k, "aliased_import") ? field(k, "name") : k);
+            onlyLogger = onlyLogger && (name == "logger" || name == "log_dist");
+          }
+        dsOffline = any && onlyLogger;
+      }
       if ((inPackage(mod, "torch.distributed") && !offlineDistributedModule(mod)) ||
           (inPackage(mod, "accelerate") && !bigModel) ||
-          lightning || (framework && !projectOwn))
+          lightning || (framework && !projectOwn && !dsOffline))
         usesDist_ = true;
       SyntaxNode modNode = field(n, "module_name");
       for (SyntaxNode k : namedKids(n)) {

@@ -648,6 +648,77 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
     model.program.externalCalls.push_back({key, core::Reach::Restricted, std::string()});
 }
 
+void PyProject::markOneProcessEntries(PyModel &model, std::string_view source, const LinkResult &linked) {
+  std::map<std::string, std::set<std::string>> calls; // function -> callees
+  std::set<std::string> called;
+  std::function<void(const core::Node &, std::set<std::string> &)> visit =
+      [&](const core::Node &n, std::set<std::string> &out) {
+        if (n.kind == core::Node::Kind::Call) {
+          out.insert(n.callee);
+          called.insert(n.callee.substr(0, n.callee.find('{')));
+        }
+        for (const auto &k : n.kids)
+          visit(k, out);
+      };
+  for (const auto &f : model.program.functions)
+    visit(f.body, calls[f.key]);
+  // What reaches an initializer, then everything that runs after it there.
+  std::set<std::string> reaches(linked.initializers.begin(), linked.initializers.end());
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto &[f, cs] : calls)
+      if (!reaches.count(f))
+        for (const auto &c : cs)
+          if (reaches.count(c)) {
+            grew = reaches.insert(f).second || grew;
+            break;
+          }
+  }
+  std::set<std::string> ranks = reaches;
+  std::vector<std::string> work(reaches.begin(), reaches.end());
+  while (!work.empty()) {
+    const std::string f = work.back();
+    work.pop_back();
+    if (auto it = calls.find(f); it != calls.end())
+      for (const auto &c : it->second)
+        if (ranks.insert(c).second)
+          work.push_back(c);
+  }
+  for (const auto &c : model.program.externalCalls)
+    called.insert(c.callee.substr(0, c.callee.find('{')));
+  auto wordChar = [&](size_t i) {
+    return i < source.size() &&
+           (std::isalnum(static_cast<unsigned char>(source[i])) || source[i] == '_');
+  };
+  // Where the name is used as code: followed by a call, a separator, the end
+  // of a line or a quote (`fn=convert`, `[convert]`, `__all__ = ["convert"]`),
+  // not a word of prose after it (its docstring's "convert torch weights").
+  auto occurrences = [&](const std::string &word) {
+    size_t n = 0;
+    for (size_t at = source.find(word); at != std::string_view::npos; at = source.find(word, at + 1)) {
+      if ((at > 0 && wordChar(at - 1)) || wordChar(at + word.size()))
+        continue;
+      size_t k = at + word.size();
+      while (k < source.size() && (source[k] == ' ' || source[k] == '\t'))
+        ++k;
+      n += k >= source.size() || std::string_view("(),]}:=\"'\n\r.").find(source[k]) != std::string_view::npos;
+    }
+    return n;
+  };
+  std::vector<std::string> alone;
+  for (const auto &f : model.program.functions) {
+    // The module's own top-level functions; the top level itself is the
+    // program's entry and runs where the script is launched.
+    if (f.key.find(':') != std::string::npos || f.key.find('.') != std::string::npos ||
+        f.key.find('{') != std::string::npos || f.key == "<module>" || ranks.count(f.key) ||
+        called.count(f.key) || occurrences(f.key) != 1)
+      continue;
+    alone.push_back(f.key);
+  }
+  for (const auto &key : alone)
+    model.program.externalCalls.push_back({key, core::Reach::Restricted, std::string()});
+}
+
 LinkResult PyProject::link(PyModel &model) {
   LinkResult res;
   // The file's own calls into other modules, first position first.
@@ -692,9 +763,10 @@ LinkResult PyProject::link(PyModel &model) {
       res.modules.push_back({b->second + 1, static_cast<core::Loc>(model.positions.size()),
                              mod->path, mod->name});
     }
-    if (!res.distributed) {
-      auto s = mod->model.summaries.find(local.substr(0, local.find('{')));
-      res.distributed = s != mod->model.summaries.end() && s->second.initsProcessGroup;
+    if (auto s = mod->model.summaries.find(local.substr(0, local.find('{')));
+        s != mod->model.summaries.end() && s->second.initsProcessGroup) {
+      res.distributed = true;
+      res.initializers.insert(key);
     }
     core::Function copy = *fn;
     copy.key = key;

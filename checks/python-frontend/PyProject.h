@@ -55,6 +55,7 @@ struct LinkResult {
   // enough: detectron2's `comm.synchronize()` returns early in one process,
   // and tests call it.
   bool distributed = false;
+  std::set<std::string> initializers; // the linked functions that create it
   const LinkedModule *moduleOf(core::Loc l) const;
 };
 
@@ -112,6 +113,11 @@ public:
   // decision, so they are not read as code every rank runs.  After
   // program.externalCalls holds the module's callers.
   static void markUncalledApis(PyModel &model, std::string_view source);
+  // A module that runs distributed only because some of its functions call a
+  // linked initializer (a click CLI whose `infer` command starts the group):
+  // its entry functions that reach none, nothing calls and nothing names
+  // again (`convert`) run in one process.
+  static void markOneProcessEntries(PyModel &model, std::string_view source, const LinkResult &linked);
   static bool isConditionNote(const core::Note &n) {
     return n.message == core::kRankLocalConditionNote || n.message == core::kRankConditionNote;
   }

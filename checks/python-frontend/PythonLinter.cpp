@@ -282,7 +282,8 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     // modules write (sd-scripts' train_util hands its callers' checkpoints to
     // model_util): the callers' guards say on which ranks that runs.
     const bool writesCheckpoints = hasCheckpointWrite(model.program);
-    if (distributedThroughLinks(linked, options.path))
+    const bool throughLinksOnly = !model.program.distributed && distributedThroughLinks(linked, options.path);
+    if (throughLinksOnly)
       model.program.distributed = true;
     const long long l1 = nowNs();
     gTiming.link += l1 - l0;
@@ -292,6 +293,8 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
       if (!truncated)
         PyProject::markUncalledApis(model, tree.source());
     }
+    if (throughLinksOnly)
+      PyProject::markOneProcessEntries(model, tree.source(), linked);
     gTiming.callers += nowNs() - l1;
     if (truncated) {
       core::AnalysisNotice n;

@@ -594,6 +594,58 @@ class PythonAcrossModules(PythonProject):
         found = [(f["rule"], f["file"], f["line"]) for f in json.loads(p.stdout)["findings"]]
         self.assertEqual(found, [("ddp-rank0-io-barrier", "fine_tune.py", 12)], found)
 
+    def test_command_that_reaches_no_initializer_runs_in_one_process(self):
+        # Lumina-T2X's click CLI: `infer` runs utils/cli.main, which creates
+        # the process group; `convert` is a one-process weight conversion that
+        # nothing else calls.  Its save is no every-rank save; the save that
+        # runs after the group exists, in the same module, still is.
+        self.write("lumina/__init__.py", "")
+        self.write("lumina/utils/__init__.py", "")
+        self.write("lumina/utils/cli.py", """\
+            import datetime
+            import torch.distributed as dist
+
+
+            def main(ckpt):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=1800))
+                dist.barrier()
+            """)
+        self.write("lumina/entry_point.py", """\
+            import os
+            import click
+            import torch
+            from .utils.cli import main
+
+
+            @click.group()
+            def entry_point():
+                pass
+
+
+            @entry_point.command()
+            @click.argument("ckpt")
+            def infer(ckpt):
+                main(ckpt)
+                export(ckpt)
+
+
+            def export(ckpt):
+                torch.save({"ckpt": ckpt}, "exported.pt")
+
+
+            @entry_point.command()
+            @click.argument("weight_path")
+            def convert(weight_path, output_dir):
+                \"\"\"convert a torch weight into safetensors\"\"\"
+                sd = torch.load(weight_path, map_location="cpu")
+                torch.save(sd, os.path.join(output_dir, "model.pth"))
+            """)
+        p = self.lint("--no-cache", "--format", "json", "--fail-on", "never", "--root", ".",
+                      "lumina/entry_point.py", "lumina/utils/cli.py")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        found = [(f["rule"], f["file"], f["line"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(found, [("ddp-unguarded-save", "lumina/entry_point.py", 20)], found)
+
     def test_check_in_another_module_that_raises_on_a_ranks_loss(self):
         # TimeSformer: misc.check_nan_losses(loss) raises on one rank's NaN
         # loss; the others go on into the gradient all-reduce.  Reported at
