@@ -463,7 +463,8 @@ const char *const kImplicitObjects[] = {"ddp",         "fsdp",           "prepar
                                         "metric",      "accelerator",    "lightning_self",
                                         "fsdp_full_state", "deepspeed_engine", "any"};
 const char *const kImplicitConditions[] = {"program_wraps_ddp", "outside_no_sync", "no_gradient_argument",
-                                           "sync_dist", "module_has_buffers", "module_names_sharding"};
+                                           "sync_dist", "module_has_buffers", "module_names_sharding",
+                                           "prepares_a_model"};
 
 template <size_t N> bool oneOf(const std::string &v, const char *const (&list)[N]) {
   for (const char *x : list)

@@ -457,6 +457,12 @@ private:
   std::map<std::string, std::map<std::string, Val>> closures_;
   bool probeRacesWrite(SyntaxNode probeCall);
   bool namesSharding() const;
+  bool usedAsContainer(SyntaxNode root, const std::string &spelling);
+  std::set<std::string> containerUses_;
+  bool containerUsesRead_ = false;
+  // What `accelerator.prepare(...)` made of the names that say "model": a
+  // wrapped model, or a dict of modules handed back as it was.
+  bool preparedModel_ = false, preparedContainer_ = false;
   // The other side of the enclosing `if sharded or <rank test>:` (accelerate's
   // documented save_state guard), or null.
   SyntaxNode shardingDisjunctOther(SyntaxNode call) const;

@@ -494,6 +494,31 @@ bool Builder::makesSaver(SyntaxNode v) const {
 
 // Which spellings hold which objects, over the whole module: the DDP model is
 // usually made in one function and called in another, under the same name.
+// Whether the module indexes or iterates `spelling` (`model[key]`, `for key in
+// model`, `model.items()`): a container of modules, never one wrapped model.
+bool Builder::usedAsContainer(SyntaxNode root, const std::string &spelling) {
+  if (containerUses_.empty() && !containerUsesRead_) {
+    containerUsesRead_ = true;
+    std::vector<SyntaxNode> st{root};
+    while (!st.empty()) {
+      SyntaxNode s = st.back();
+      st.pop_back();
+      if (is(s, "subscript"))
+        containerUses_.insert(str(field(s, "value")));
+      else if (is(s, "for_statement") || is(s, "for_in_clause"))
+        containerUses_.insert(str(unparen(field(s, "right"))));
+      else if (is(s, "call") && is(field(s, "function"), "attribute")) {
+        const std::string m = str(field(field(s, "function"), "attribute"));
+        if (m == "keys" || m == "values" || m == "items")
+          containerUses_.insert(str(field(field(s, "function"), "object")));
+      }
+      for (SyntaxNode k : namedKids(s))
+        st.push_back(k);
+    }
+  }
+  return containerUses_.count(spelling) > 0;
+}
+
 void Builder::collectObjects(SyntaxNode n) {
   // An Accelerator handed on by name (`accelerator = Accelerator(...)`, then
   // `self.accelerator = accelerator`, CogVideo's trainer): the attribute holds
@@ -573,7 +598,12 @@ void Builder::collectObjects(SyntaxNode n) {
             std::string name = str(t);
             std::string lower = name;
             std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-            if (lower.find("model") != std::string::npos) {
+            // A dict (a Munch) of modules comes back from prepare unchanged,
+            // with nothing wrapped (StyleTTS2's `model[key]`).
+            if (lower.find("model") != std::string::npos && usedAsContainer(n, name))
+              preparedContainer_ = true;
+            else if (lower.find("model") != std::string::npos) {
+              preparedModel_ = true;
               objects_[name] = ObjKind::Prepared;
               noteSelfObject(name, s);
               hasDdp_ = true;
@@ -1232,6 +1262,8 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
           gradient = gradient || a.name.empty() || a.name == "gradient" || a.name == "grad_tensors";
         holds = holds && !gradient;
       }
+      else if (cond == "prepares_a_model")
+        holds = holds && !(preparedContainer_ && !preparedModel_);
       else if (cond == "module_names_sharding")
         // Under `if distributed_type == DEEPSPEED or is_main_process:` every
         // rank makes the call where it is a collective.
