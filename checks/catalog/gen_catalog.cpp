@@ -427,6 +427,8 @@ const PythonKey kPythonKeys[] = {
     {"checkpoint_saver_methods", "checkpointSaverMethods"},
     {"per_process_ids", "perProcessIds"},
     {"exit_functions", "exitFunctions"},
+    {"main_process_override_bases", "mainProcessOverrideBases"},
+    {"main_process_override_methods", "mainProcessOverrideMethods"},
 };
 
 std::string jsonString(const std::string &s) {

@@ -619,8 +619,36 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
     return false;
   };
   auto modelClass = [&](const std::string &cls) { return modelBase(cls, 0); };
+  // A subclass of a framework class that calls some of its methods on the
+  // main process only (rules/api.yaml main_process_override_bases).
+  std::function<bool(const std::string &, int)> frameworkBase = [&](const std::string &cls, int depth) {
+    auto c = model.classes.find(cls);
+    if (c == model.classes.end() || depth > 4)
+      return false;
+    for (const auto &b : c->second) {
+      const std::string head = b.substr(0, b.find('.'));
+      std::string full = b;
+      if (auto imp = model.imports.find(head); imp != model.imports.end())
+        full = imp->second + b.substr(head.size());
+      if (core::builtinPythonApi().mainProcessOverrideBases.count(full) ||
+          frameworkBase(b.substr(b.rfind('.') + 1), depth + 1))
+        return true;
+    }
+    return false;
+  };
   std::vector<std::string> uncalled;
   for (const auto &f : model.program.functions) {
+    // `class MyTrainer(Trainer): def _save(self, output_dir, ...)`: the
+    // framework calls it on its main process; nothing in the project does.
+    if (const size_t dot = f.key.find('.');
+        dot != std::string::npos && f.key.find('.', dot + 1) == std::string::npos &&
+        f.key.find(':') == std::string::npos && f.key.find('{') == std::string::npos &&
+        !called.count(f.key) &&
+        core::builtinPythonApi().mainProcessOverrideMethods.count(f.key.substr(dot + 1)) &&
+        frameworkBase(f.key.substr(0, dot), 0)) {
+      uncalled.push_back(f.key);
+      continue;
+    }
     // A model class's own `save_pretrained(self, *args, **kwargs)` (trl's and
     // trlx's value-head wrappers) that nothing in the project calls through
     // its class: an API the framework's saver calls on the rank it chose.

@@ -28,6 +28,7 @@ from timm.utils import checkpoint_saver
 from timm.utils.distributed import distribute_bn as distribute_bn2, is_primary as is_primary2
 from timm.utils.distributed import reduce_tensor as reduce_tensor2
 from transformers.trainer_utils import is_main_process as hf_is_main_process
+from transformers import Seq2SeqTrainer, Trainer
 
 
 def deepspeed_engine(args, model, data):
@@ -547,3 +548,22 @@ def flashy_world_size_is_uniform(model, t):
     if flashy.distrib.world_size() > 1:
         flashy.distrib.all_reduce(t)
     flashy.distrib.barrier()
+
+
+class RetrieverTrainer(Trainer):
+    # hard negative: Trainer.save_model calls `_save` on process zero alone
+    def _save(self, output_dir=None, state_dict=None):
+        torch.save(self.model.state_dict(), f"{output_dir}/pytorch_model.bin")
+
+
+class SummaryTrainer(Seq2SeqTrainer):
+    # hard negative: the same through the sequence-to-sequence trainer
+    def _save(self, output_dir=None, state_dict=None):
+        torch.save(self.args, f"{output_dir}/training_args.bin")
+
+
+def hf_trainers(model, args, data):
+    RetrieverTrainer(model=model, args=args, train_dataset=data).train()
+    SummaryTrainer(model=model, args=args, train_dataset=data).train()
+    Trainer(model=model, args=args, train_dataset=data).save_model()
+    Seq2SeqTrainer(model=model, args=args, train_dataset=data).save_model()

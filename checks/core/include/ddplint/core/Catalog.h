@@ -175,6 +175,10 @@ struct PythonApi {
   // Calls whose result names this process alone (a uuid, the pid, a fresh
   // temporary folder): a folder so named is every process's own.
   NameSet perProcessIds; // qualified
+  // A framework base class (qualified) and the methods it calls on its main
+  // process only (`transformers.Trainer` and `_save`).
+  NameSet mainProcessOverrideBases;
+  NameSet mainProcessOverrideMethods;
   NameSet exitFunctions;      // qualified
   std::vector<ImplicitCollective> implicitCollectives;
   std::vector<PyProcessGroupInit> processGroupInits;
