@@ -703,6 +703,10 @@ private:
   // Which element of the tuple a call returns is the rank (`rank, world =
   // get_dist_info()`), this module's helper or another's; -1 when none.
   int rankElementOf(SyntaxNode call) const;
+  bool superCall(SyntaxNode object) const;
+  std::string superBase() const;
+  std::string firstLocalImport(SyntaxNode def, const std::string &name) const;
+  bool dumpsSettingsOnly(SyntaxNode openCall) const;
   std::string methodOf(std::string cls, const std::string &m, std::string *external) const;
   std::string absoluteModule(const std::string &mod) const; // ".misc" -> "util.misc"
   std::map<std::string, std::string> externInstances_; // variable -> dotted class of another module

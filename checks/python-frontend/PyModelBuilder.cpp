@@ -386,7 +386,8 @@ ObjKind Builder::kindOfCtor(SyntaxNode c) const {
   std::string lower = l;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
   if (lower.find("ddp") == std::string::npos && lower.find("parallel") == std::string::npos &&
-      lower.find("distributed") == std::string::npos)
+      lower.find("distributed") == std::string::npos && lower.find("model_to_device") == std::string::npos &&
+      lower.find("wrap_model") == std::string::npos)
     return ObjKind::None;
   SyntaxNode fn = field(c, "function");
   if (const std::string key = resolveCallee(fn); !key.empty()) {
@@ -401,6 +402,37 @@ ObjKind Builder::kindOfCtor(SyntaxNode c) const {
 // The class of this module whose new object a factory returns (U-ViT's
 // `utils.initialize_train_state(...)`, which builds a `TrainState` and hands
 // it back): its callers' variable holds one, and its methods are that class's.
+// What the first `from m import X as name` inside `def` (in source order)
+// binds `name` to: "m.X", or "".
+std::string Builder::firstLocalImport(SyntaxNode def, const std::string &name) const {
+  std::string found;
+  unsigned at = ~0u;
+  std::vector<SyntaxNode> stack{field(def, "body")};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      continue;
+    if (is(n, "import_from_statement") && startByte(n) < at) {
+      const std::string mod = absoluteModule(str(field(n, "module_name")));
+      for (SyntaxNode k : namedKids(n)) {
+        if (k == field(n, "module_name"))
+          continue;
+        const bool aliased = is(k, "aliased_import");
+        const std::string bound = aliased ? str(field(k, "alias")) : str(k);
+        if (bound == name && !mod.empty() && mod.back() != '.') {
+          found = mod + "." + (aliased ? str(field(k, "name")) : str(k));
+          at = startByte(n);
+        }
+      }
+      continue;
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return found;
+}
+
 std::string Builder::returnedInstance(SyntaxNode def) const {
   if (def.isNull())
     return "";
@@ -414,12 +446,25 @@ std::string Builder::returnedInstance(SyntaxNode def) const {
   std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
     if (other || is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
       return;
+    // A class of this module by its name; a class of another project module
+    // by its qualified name (KAIR's `define_Model`: `from models.model_plain
+    // import ModelPlain as M` ... `m = M(opt)`).
     auto classOf = [&](SyntaxNode v) -> std::string {
       v = unparen(v);
       if (!is(v, "call") || !is(field(v, "function"), "identifier"))
         return "";
       const std::string c = str(field(v, "function"));
-      return classDefs_.count(c) ? c : "";
+      if (classDefs_.count(c))
+        return c;
+      std::string q = qualified(field(v, "function"));
+      // Imported in the factory under one name per branch (`if model ==
+      // 'plain': from models.model_plain import ModelPlain as M` ...): the
+      // first, the default the branches begin with.
+      if (std::string first = firstLocalImport(def, c); !first.empty())
+        q = first;
+      if (project_ && q.find('.') != std::string::npos && project_->isClass(q))
+        return q;
+      return "";
     };
     if (is(n, "assignment") && is(field(n, "left"), "identifier")) {
       const std::string c = classOf(field(n, "right"));
@@ -451,14 +496,29 @@ bool Builder::returnsDdpModel(SyntaxNode def) const {
   if (def.isNull())
     return false;
   bool any = false, other = false;
+  auto wraps = [&](SyntaxNode v) {
+    const std::string l = is(v, "call") ? lastPart(qualified(field(v, "function"))) : std::string();
+    return !l.empty() && has(api().ddpClasses, l) && !onSubgroup(text(field(v, "arguments")));
+  };
+  // `network = DistributedDataParallel(network, ...)` under the setting that
+  // turns distribution on, then `return network` (KAIR's model_to_device).
+  std::set<std::string> wrapped;
+  std::function<void(SyntaxNode)> assigns = [&](SyntaxNode n) {
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      return;
+    if (is(n, "assignment") && is(field(n, "left"), "identifier") && wraps(unparen(field(n, "right"))))
+      wrapped.insert(str(field(n, "left")));
+    for (SyntaxNode k : namedKids(n))
+      assigns(k);
+  };
+  assigns(field(def, "body"));
   std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
     if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
       return;
     if (is(n, "return_statement")) {
       SyntaxNode v = namedChildCount(n) == 1 ? unparen(namedChild(n, 0)) : SyntaxNode();
       // The wrapper's own class only: a helper returning a helper's result is not followed.
-      const std::string l = is(v, "call") ? lastPart(qualified(field(v, "function"))) : std::string();
-      if (!l.empty() && has(api().ddpClasses, l) && !onSubgroup(text(field(v, "arguments"))))
+      if (wraps(v) || (is(v, "identifier") && wrapped.count(str(v))))
         any = true;
       else
         other = true;
@@ -564,7 +624,20 @@ void Builder::collectObjects(SyntaxNode n) {
     stack.pop_back();
     if (is(s, "assignment")) {
       SyntaxNode left = field(s, "left"), right = unparen(field(s, "right"));
-      ObjKind k = kindOfCtor(right);
+      // `self.netG = self.model_to_device(net)` in a method: a method of the
+      // class (or of its base in another module) makes it.
+      ObjKind k;
+      {
+        std::string cls;
+        for (SyntaxNode p = parentOf(s); !p.isNull() && cls.empty(); p = parentOf(p))
+          if (is(p, "class_definition"))
+            cls = str(field(p, "name"));
+        const std::string saved = curClass_;
+        if (curClass_.empty())
+          curClass_ = cls;
+        k = kindOfCtor(right);
+        curClass_ = saved;
+      }
       if (k != ObjKind::None && (is(left, "identifier") || is(left, "attribute"))) {
         objects_[str(left)] = k;
         noteSelfObject(str(left), s);
@@ -636,12 +709,17 @@ void Builder::collectObjects(SyntaxNode n) {
                  project_->isClass(q))
           externInstances_[str(left)] = q;
         else if (auto f = fns_.find(resolveCallee(field(right, "function"))); f != fns_.end()) {
-          if (std::string made = returnedInstance(f->second.def); !made.empty())
+          if (std::string made = returnedInstance(f->second.def); made.find('.') != std::string::npos)
+            externInstances_[str(left)] = made;
+          else if (!made.empty())
             instances_[str(left)] = made;
         } else if (const ExternalFunction *ext = externalCallee(field(right, "function"));
                    ext && !ext->summary.returnsInstance.empty() && ext->key.find(':') != std::string::npos) {
-          externInstances_[str(left)] = ext->key.substr(0, ext->key.find(':')) + "." +
-                                        ext->summary.returnsInstance;
+          // The factory's own module's class, or a class it imported (qualified).
+          externInstances_[str(left)] = ext->summary.returnsInstance.find('.') != std::string::npos
+                                            ? ext->summary.returnsInstance
+                                            : ext->key.substr(0, ext->key.find(':')) + "." +
+                                                  ext->summary.returnsInstance;
         }
       }
     }
@@ -716,7 +794,15 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
   // `cls._save(...)` in a classmethod, `Loader.save(...)`: through the class
   // itself, only a static or class method takes the arguments as written.
   bool throughClass = false;
-  if (obj == "self") {
+  if (superCall(field(fn, "object"))) {
+    // `super().optimize_parameters(step)`, `super(ModelVRT, self).save(...)`:
+    // the base class's method (one of this module's; another module's is
+    // externalCallee's).
+    const std::string base = superBase();
+    if (base.empty() || !classBases_.count(lastPart(base)))
+      return "";
+    cls = lastPart(base);
+  } else if (obj == "self") {
     cls = curClass_;
     if (auto c = closureSelfClass_.find(curFn_); cls.empty() && c != closureSelfClass_.end())
       cls = c->second;
@@ -877,6 +963,21 @@ bool Builder::derivesFrom(std::string cls, const std::string &base) const {
 // Method `m` of class `cls` or of the first base up its chain in this module
 // (Python's lookup for single inheritance): its key; or "" and, where the
 // chain goes on into another module's class, that class (`external`).
+bool Builder::superCall(SyntaxNode object) const {
+  object = unparen(object);
+  return is(object, "call") && is(field(object, "function"), "identifier") &&
+         str(field(object, "function")) == "super";
+}
+
+// The first base of the class whose method is being read (`super()`'s).
+std::string Builder::superBase() const {
+  std::string cls = curClass_;
+  if (auto c = closureSelfClass_.find(curFn_); cls.empty() && c != closureSelfClass_.end())
+    cls = c->second;
+  auto b = classBases_.find(cls);
+  return b == classBases_.end() || b->second.empty() ? std::string() : b->second.front();
+}
+
 std::string Builder::methodOf(std::string cls, const std::string &m, std::string *external) const {
   for (int depth = 0; depth < 8 && !cls.empty(); ++depth) {
     for (const auto &[key, fi] : fns_)
@@ -916,6 +1017,18 @@ const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
     if (auto it = instances_.find(obj); it != instances_.end())
       cls = it->second;
     std::string base;
+    if (superCall(field(fn, "object"))) {
+      const std::string b = superBase();
+      const std::string m = str(field(fn, "attribute"));
+      if (b.empty())
+        return nullptr;
+      if (!classBases_.count(lastPart(b)))
+        return b.find('.') != std::string::npos && project_->isClass(b) ? project_->function(b + "." + m)
+                                                                         : nullptr;
+      if (methodOf(lastPart(b), m, &base).empty() && !base.empty() && project_->isClass(base))
+        return project_->function(base + "." + m);
+      return nullptr;
+    }
     if (!cls.empty() && methodOf(cls, str(field(fn, "attribute")), &base).empty() &&
         !base.empty() && project_->isClass(base)) {
       base.append(".").append(str(field(fn, "attribute")));
@@ -1629,7 +1742,61 @@ Builder::OpenKind Builder::openKind(SyntaxNode c, SyntaxNode *pathOut) const {
     *pathOut = path;
   if (m.find('a') != std::string::npos || (!path.isNull() && namesLog(path)))
     return OpenKind::Log;
+  if (dumpsSettingsOnly(c))
+    return OpenKind::Log;
   return OpenKind::File;
+}
+
+// `with open(dump_path, "w") as f: json.dump(opt, f, indent=2)` (KAIR's
+// option.save): the file holds the run's settings, whatever its path is
+// called, a record nobody reads back during the run.
+bool Builder::dumpsSettingsOnly(SyntaxNode openCall) const {
+  SyntaxNode with;
+  for (SyntaxNode p = parentOf(openCall); !p.isNull(); p = parentOf(p)) {
+    if (is(p, "with_statement")) {
+      with = p;
+      break;
+    }
+    if (!is(p, "as_pattern") && !is(p, "with_item") && !is(p, "with_clause"))
+      return false;
+  }
+  if (with.isNull())
+    return false;
+  std::string handle;
+  for (SyntaxNode p = parentOf(openCall); !p.isNull() && p != with; p = parentOf(p))
+    if (is(p, "as_pattern"))
+      for (SyntaxNode k : namedKids(p))
+        if (is(k, "as_pattern_target"))
+          handle = std::string(text(k));
+  if (handle.empty())
+    return false;
+  static const std::set<std::string> settings = {"opt", "opts", "args", "config", "cfg", "conf",
+                                                 "hparams", "hps", "options", "settings", "params",
+                                                 "hyperparameters", "hyperparams"};
+  bool any = false, other = false;
+  std::vector<SyntaxNode> stack{field(with, "body")};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "identifier") && str(n) == handle) {
+      SyntaxNode call = parentOf(parentOf(n));
+      const std::string q = is(call, "call") ? qualified(field(call, "function")) : std::string();
+      const auto as = is(call, "call") ? args(call) : std::vector<PyArg>{};
+      if ((q == "json.dump" || q == "yaml.dump" || q == "yaml.safe_dump") && !as.empty()) {
+        std::string what = lastPart(std::string(text(unparen(as[0].value))));
+        std::transform(what.begin(), what.end(), what.begin(), ::tolower);
+        if (settings.count(what))
+          any = true;
+        else
+          other = true;
+      } else {
+        other = true;
+      }
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return any && !other;
 }
 
 // A value made from what names this process alone (`uuid.uuid4()`,

@@ -1214,6 +1214,20 @@ std::vector<core::ExternalCall> PyProject::callersOf(const std::string &path, bo
       stems.insert(reached);
     }
   }
+  // ...and the modules that name one of those: a factory's importer calls the
+  // class it returns without ever naming its module (KAIR's main_train_psnr
+  // gets a models.model_plain.ModelPlain from select_model.define_Model).
+  {
+    std::set<std::string> hop;
+    for (const auto &[file, words] : index.files)
+      if (file != self && std::any_of(stems.begin(), stems.end(),
+                                      [&](const std::string &w) { return words.count(w) > 0; })) {
+        const fs::path fp(file);
+        if (fp.filename() != "__init__.py")
+          hop.insert(fp.stem().string());
+      }
+    stems.insert(hop.begin(), hop.end());
+  }
   for (const auto &[file, words] : index.files) {
     if (file == self)
       continue;

@@ -646,6 +646,117 @@ class PythonAcrossModules(PythonProject):
         found = [(f["rule"], f["file"], f["line"]) for f in json.loads(p.stdout)["findings"]]
         self.assertEqual(found, [("ddp-unguarded-save", "lumina/entry_point.py", 20)], found)
 
+    def test_model_from_a_factory_of_another_module(self):
+        # KAIR: main_train_*.py get the model from select_model.define_Model,
+        # which imports one class per branch (`from models.model_plain import
+        # ModelPlain as M`); the model wraps its network through the base
+        # class's model_to_device, and a subclass trains through
+        # super().optimize_parameters.  The rank-0 save in the loop and the
+        # rank-0 test (a DDP forward) are found; the settings dump is a record.
+        # (KAIR's save goes on into the base class's save_network, in a third
+        # module: the callers' guards are read one module up, not two.)
+        self.write("kair/models/model_base.py", """\
+            import os
+            import torch
+            from torch.nn.parallel import DistributedDataParallel
+
+
+            class ModelBase:
+                def __init__(self, opt):
+                    self.opt = opt
+
+                def model_to_device(self, network):
+                    network = network.cuda()
+                    if self.opt["dist"]:
+                        network = DistributedDataParallel(network, device_ids=[0])
+                    return network
+            """)
+        self.write("kair/models/model_plain.py", """\
+            import torch
+            from models.model_base import ModelBase
+
+
+            class ModelPlain(ModelBase):
+                def __init__(self, opt):
+                    super().__init__(opt)
+                    self.netG = self.model_to_device(opt["net"])
+                    self.optimizer = torch.optim.Adam(self.netG.parameters())
+
+                def feed_data(self, data):
+                    self.L, self.H = data["L"], data["H"]
+
+                def optimize_parameters(self, step):
+                    self.optimizer.zero_grad()
+                    (self.netG(self.L) - self.H).abs().mean().backward()
+                    self.optimizer.step()
+
+                def test(self):
+                    with torch.no_grad():
+                        self.E = self.netG(self.L)
+
+                def save(self, step):
+                    torch.save(self.netG.state_dict(), f"{self.opt['models']}/{step}_G.pth")
+            """)
+        self.write("kair/models/model_vrt.py", """\
+            from models.model_plain import ModelPlain
+
+
+            class ModelVRT(ModelPlain):
+                def optimize_parameters(self, step):
+                    super(ModelVRT, self).optimize_parameters(step)
+            """)
+        self.write("kair/models/select_model.py", """\
+            def define_Model(opt):
+                model = opt["model"]
+                if model == "plain":
+                    from models.model_plain import ModelPlain as M
+                elif model == "vrt":
+                    from models.model_vrt import ModelVRT as M
+                else:
+                    raise NotImplementedError(model)
+                m = M(opt)
+                print(m.__class__.__name__)
+                return m
+            """)
+        self.write("kair/utils/utils_option.py", """\
+            import json
+            import os
+
+
+            def save(opt):
+                dump_path = os.path.join(opt["path"]["options"], "train.json")
+                with open(dump_path, "w") as dump_file:
+                    json.dump(opt, dump_file, indent=2)
+            """)
+        self.write("kair/main_train_psnr.py", """\
+            import torch.distributed as dist
+            from models.select_model import define_Model
+            from utils import utils_option as option
+
+
+            def main(opt, loader, test_loader):
+                dist.init_process_group("nccl")
+                opt["rank"] = dist.get_rank()
+                if opt["rank"] == 0:
+                    option.save(opt)
+                model = define_Model(opt)
+                for step, data in enumerate(loader):
+                    model.feed_data(data)
+                    model.optimize_parameters(step)
+                    if step % opt["save"] == 0 and opt["rank"] == 0:
+                        model.save(step)
+                    if step % opt["test"] == 0 and opt["rank"] == 0:
+                        for t in test_loader:
+                            model.feed_data(t)
+                            model.test()
+            """)
+        p = self.lint("--no-cache", "--format", "json", "--fail-on", "never", "--root", "kair", "kair")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        found = [(f["rule"], f["file"], f["line"]) for f in json.loads(p.stdout)["findings"]
+                 if f["rule"] != "ddp-init-timeout"]
+        self.assertEqual(found, [("ddp-rank0-io-barrier", "main_train_psnr.py", 15),
+                                 ("ddp-divergent-collective", "main_train_psnr.py", 20)], found)
+
     def test_check_in_another_module_that_raises_on_a_ranks_loss(self):
         # TimeSformer: misc.check_nan_losses(loss) raises on one rank's NaN
         # loss; the others go on into the gradient all-reduce.  Reported at

@@ -1069,3 +1069,19 @@ def evaluate_on_rank0(model):
     # The project's helper calls what it is handed, here, on rank 0 alone.
     if dist.get_rank() == 0:
         run_evaluation(model, reduce_metric)  # CHECK-MESSAGES: :[[@LINE]]:31: error: call to 'reduce_metric', which runs collective 'all_reduce', runs only on ranks where{{.*}} [ddp-divergent-collective]
+
+
+class SyncBase:
+    def sync(self, t):
+        dist.all_reduce(t)
+
+
+class SyncChild(SyncBase):
+    def sync(self, t):
+        if dist.get_rank() == 0:
+            # the base class's method, through super(): its collective
+            super().sync(t)  # CHECK-MESSAGES: :[[@LINE]]:13: error: call to 'sync', which runs collective 'all_reduce', runs only on ranks where{{.*}} [ddp-divergent-collective]
+
+    def sync_all(self, t):
+        # hard negative: every rank
+        super(SyncChild, self).sync(t)
