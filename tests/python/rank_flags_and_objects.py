@@ -261,3 +261,25 @@ def resume_or_wait_by_rank(save_dir):
     if checkpointer.has_checkpoint():
         return  # CHECK-MESSAGES: :[[@LINE+1]]:5: error: barrier is never reached by ranks where {{.*}} [ddp-divergent-collective]
     dist.barrier()
+
+
+def init_distributed_mode(params):
+    # atlas and contriever: the set-up helper records who is the main process
+    # on the options object, which other functions read under another name.
+    params.local_rank = int(os.environ["LOCAL_RANK"])
+    params.global_rank = int(os.environ["RANK"])
+    params.is_main = params.global_rank == 0
+    dist.init_process_group(backend="nccl", timeout=datetime.timedelta(minutes=30))
+
+
+def save_atlas_model(model, opt, path):
+    if not opt.is_main:  # CHECK-MESSAGES: :[[@LINE]]:5: warning: code after this early return runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+        return 0
+    torch.save(model.state_dict(), os.path.join(path, "model.pth.tar"))
+
+
+def train_atlas(model: torch.nn.parallel.DistributedDataParallel, opt, path):
+    for step in range(opt.total_steps):
+        model(torch.randn(4, 4)).sum().backward()
+        if step % opt.save_freq == 0:
+            save_atlas_model(model.module, opt, path)
