@@ -1108,8 +1108,12 @@ void valueNames(const SyntaxTree &t, SyntaxNode e, std::set<std::string> &out) {
   }
   if (is(e, "call")) {
     SyntaxNode fn = field(e, "function");
-    if (is(fn, "attribute"))
-      valueNames(t, field(fn, "object"), out); // `Path(d).joinpath(...)`, `out_dir.open()`
+    // `Path(d).joinpath(...)`, `out_dir.open()`: the object is the path; in
+    // `os.path.join(a, b)` it is the module, which names no file (a probe of
+    // one join and a write to another share it).
+    static const std::set<std::string_view> modules = {"os", "os.path", "osp", "posixpath", "pathlib"};
+    if (is(fn, "attribute") && !modules.count(t.text(field(fn, "object"))))
+      valueNames(t, field(fn, "object"), out);
     valueNames(t, field(e, "arguments"), out);
     return;
   }

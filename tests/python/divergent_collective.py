@@ -6,6 +6,7 @@ created by the launcher script that imports these helpers.
 """
 import math
 import os
+import shutil
 import sys
 import datetime
 
@@ -1085,3 +1086,16 @@ class SyncChild(SyncBase):
     def sync_all(self, t):
         # hard negative: every rank
         super(SyncChild, self).sync(t)
+
+
+def copy_settings_then_check_inputs(args, model, loader):
+    # hard negative (Open-Sora-Plan): rank 0 copies a settings file into the
+    # output folder; every rank then checks a different file, an input, whose
+    # answer is the same everywhere.  Both paths are os.path.join(...): the
+    # module names no file.
+    if dist.get_rank() == 0:
+        shutil.copy(args.mask_config, os.path.join(args.output_dir, "mask_config.yaml"))
+    if not os.path.exists(os.path.join(args.pretrained, "config.json")):
+        raise ValueError("no pretrained weights")
+    for batch in loader:
+        dist.all_reduce(model(batch))
