@@ -707,6 +707,7 @@ private:
   std::string superBase() const;
   std::string firstLocalImport(SyntaxNode def, const std::string &name) const;
   bool dumpsSettingsOnly(SyntaxNode openCall) const;
+  std::optional<Dep> decisionReturnDep(const FnInfo &fi);
   std::string methodOf(std::string cls, const std::string &m, std::string *external) const;
   std::string absoluteModule(const std::string &mod) const; // ".misc" -> "util.misc"
   std::map<std::string, std::string> externInstances_; // variable -> dotted class of another module

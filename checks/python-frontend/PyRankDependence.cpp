@@ -556,6 +556,14 @@ Val Builder::callValue(SyntaxNode c) {
       return v;
     }
   }
+  // A step function that answers True or False (Open-Sora-Plan's `if
+  // train_one_step(step, batch): break`): what it answers is decided by the
+  // tests around its returns, not by the batch it was handed.
+  if (f != fns_.end() && !f->second.def.isNull())
+    if (std::optional<Dep> d = decisionReturnDep(f->second)) {
+      v.dep = *d;
+      return v;
+    }
   if (is(fn, "attribute") && (has(api().mainProcessAttributes, l) ||
                               has(api().localMainProcessAttributes, l))) {
     // trainer.is_world_process_zero(), state.is_local_main_process()
@@ -1138,6 +1146,71 @@ bool Builder::pathProbe(SyntaxNode c) const {
     return false;
   // not `os.path.exists` spelled through an alias, nor a method of a module
   return qualified(fn).find("os.path") == std::string::npos;
+}
+
+// A function whose every return hands back True, False or None: the
+// dependence of the tests that choose among its returns, read where it is
+// called, when they read nothing of its own (no parameter, no local) -- the
+// run's settings and objects around it (`progress.global_step >=
+// args.max_train_steps`).  Otherwise none.
+std::optional<Dep> Builder::decisionReturnDep(const FnInfo &fi) {
+  SyntaxNode body = field(fi.def, "body");
+  std::set<std::string> own;
+  bool method = false;
+  for (const auto &p : parameterList(fi, method))
+    own.insert(p.name);
+  std::vector<SyntaxNode> returns;
+  std::vector<SyntaxNode> stack{body};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      continue;
+    if (is(n, "assignment") || is(n, "augmented_assignment"))
+      for (SyntaxNode t : {field(n, "left")})
+        if (is(t, "identifier"))
+          own.insert(str(t));
+    if (is(n, "for_statement") && is(field(n, "left"), "identifier"))
+      own.insert(str(field(n, "left")));
+    if (is(n, "return_statement")) {
+      if (namedChildCount(n) == 1) {
+        SyntaxNode r = unparen(namedChild(n, 0));
+        if (!is(r, "true") && !is(r, "false") && !is(r, "none"))
+          return std::nullopt;
+      }
+      returns.push_back(n);
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  if (returns.empty())
+    return std::nullopt;
+  std::set<uint32_t> seen;
+  Dep d = Dep::Uniform;
+  for (SyntaxNode r : returns)
+    for (SyntaxNode p = parentOf(r); !p.isNull() && p != fi.def; p = parentOf(p)) {
+      SyntaxNode test;
+      if (is(p, "if_statement") || is(p, "elif_clause") || is(p, "while_statement"))
+        test = field(p, "condition");
+      else if (is(p, "for_statement"))
+        test = field(p, "right");
+      else if (is(p, "try_statement") || is(p, "except_clause") || is(p, "with_statement"))
+        return std::nullopt; // an exception or a context decides: not read here
+      if (test.isNull() || !seen.insert(startByte(test)).second)
+        continue;
+      std::vector<SyntaxNode> names{test};
+      while (!names.empty()) {
+        SyntaxNode n = names.back();
+        names.pop_back();
+        if (is(n, "identifier") && own.count(str(n)) &&
+            !(is(parentOf(n), "attribute") && field(parentOf(n), "attribute") == n))
+          return std::nullopt;
+        for (SyntaxNode k : namedKids(n))
+          names.push_back(k);
+      }
+      d = core::join(d, value(test).dep);
+    }
+  return d;
 }
 
 bool Builder::probeRacesWrite(SyntaxNode probe) {

@@ -1099,3 +1099,52 @@ def copy_settings_then_check_inputs(args, model, loader):
         raise ValueError("no pretrained weights")
     for batch in loader:
         dist.all_reduce(model(batch))
+
+
+class Progress:
+    global_step = 0
+
+
+def train_until_max_steps(model, loader, args):
+    # hard negative (Open-Sora-Plan): the step function answers True once the
+    # step counter every rank advances alike reaches the settings' maximum
+    progress = Progress()
+
+    def train_one_step(batch):
+        dist.all_reduce(model(batch))
+        progress.global_step += 1
+        if progress.global_step >= args.max_train_steps:
+            return True
+        return False
+
+    for batch in loader:
+        if train_one_step(batch):
+            break
+
+
+def train_until_nan(model, loader):
+    # ...but a step function that answers from its own loss answers per rank
+    def train_step(batch):
+        loss = model(batch)
+        if torch.isnan(loss):
+            return True
+        dist.all_reduce(loss)  # CHECK-MESSAGES: :[[@LINE]]:9: error: collective 'all_reduce' is never reached by ranks where 'torch.isnan(loss)' holds{{.*}} [ddp-divergent-collective]
+        return False
+
+    for batch in loader:
+        # (the same bug seen again at the call: the loop's exit on that rank)
+        if train_step(batch):  # CHECK-MESSAGES: :[[@LINE]]:12: error: call to 'train_step'{{.*}} [ddp-divergent-collective]
+            break
+
+
+def train_until_rank_says(model, loader):
+    # ...and one that answers from the rank answers per rank
+    def train_step(batch):
+        dist.all_reduce(model(batch))
+        if dist.get_rank() == 0:
+            return True
+        return False
+
+    for batch in loader:
+        if train_step(batch):  # CHECK-MESSAGES: :[[@LINE]]:12: error: {{.*}} [ddp-divergent-collective]
+            break
