@@ -362,6 +362,33 @@ void Builder::forwardFacts(const FnInfo &fi) {
       return false;
     return sizeOfInput(a);
   };
+  // `if gt.shape[1] == 3:` (RIFE's IFNet: is a ground-truth frame stacked
+  // on the channels?), `x.size(-1) == 4`: a channel count, which the
+  // caller's layout fixes for every batch, as `x.dim()` is.  Only the
+  // channel axis (1 or -1) against a small count; a length (`x.size(1) >
+  // max_len`) or the batch axis (`x.shape[0] == 1`) stays the data's.
+  auto channelTest = [&](SyntaxNode c) {
+    c = unparen(c);
+    if (!is(c, "comparison_operator") || namedChildCount(c) != 2)
+      return false;
+    const std::string op = comparisonOperator(c);
+    if (op != "==" && op != "!=")
+      return false;
+    SyntaxNode a = unparen(namedChild(c, 0)), b = unparen(namedChild(c, 1));
+    if (is(a, "integer"))
+      std::swap(a, b);
+    const std::string count = str(b);
+    if (!is(b, "integer") || count.empty() || count.size() > 1 || count[0] < '1' || count[0] > '4')
+      return false;
+    std::string axis;
+    if (is(a, "subscript") && is(unparen(field(a, "value")), "attribute") &&
+        str(field(unparen(field(a, "value")), "attribute")) == "shape")
+      axis = str(unparen(field(a, "subscript")));
+    else if (is(a, "call") && lastPart(std::string(text(field(a, "function")))) == "size" &&
+             namedChildCount(field(a, "arguments")) == 1)
+      axis = str(unparen(namedChild(field(a, "arguments"), 0)));
+    return (axis == "1" || axis == "-1") && sizeOfInput(a);
+  };
   // `if mode == 'image':` (a string the caller picks), `if type(h) == list:`
   // (the layer's structure): the same for every batch, so not the data.
   std::function<bool(SyntaxNode)> modeTest = [&](SyntaxNode c) -> bool {
@@ -517,7 +544,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
       }
       shapeExpr.clear();
       SyntaxNode condNode = field(st, "condition");
-      const bool empty = emptinessTest(condNode) || modeTest(condNode);
+      const bool empty = emptinessTest(condNode) || modeTest(condNode) || channelTest(condNode);
       const bool onShape = !empty && shapeOfInput(condNode);
       const bool onValues = !empty && !onShape && readsContent(condNode);
       const bool onRank = !onShape && !onValues && value(condNode).dep == Dep::Rank &&

@@ -552,3 +552,37 @@ class RecursiveCaster(nn.Module):
         if x.size(0) > 1:
             x = self._cast(x)
         return x
+
+
+class FlowWithTeacher(nn.Module):
+    # hard negative (RIFE's IFNet, vendored in CogVideo): whether a
+    # ground-truth frame is stacked on the channels is the caller's layout,
+    # the same for every batch
+    def __init__(self):
+        super().__init__()
+        self.block0 = nn.Conv2d(6, 4, 3, padding=1)
+        self.block_tea = nn.Conv2d(9, 4, 3, padding=1)
+
+    def forward(self, x):
+        img0 = x[:, :3]
+        img1 = x[:, 3:6]
+        gt = x[:, 6:]  # empty at inference
+        flow = self.block0(torch.cat((img0, img1), 1))
+        if gt.shape[1] == 3:
+            flow = flow + self.block_tea(torch.cat((img0, img1, gt), 1))
+        return flow
+
+
+class LastBatchOfThree(nn.Module):
+    # ...the batch axis against the same count is the data's
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(8, 2)
+        self.extra = nn.Linear(8, 2)
+
+    def forward(self, x):
+        out = self.head(x)
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: {{.*}} [ddp-forward-shape-branch]
+        if x.shape[0] == 3:
+            out = out + self.extra(x)
+        return out
