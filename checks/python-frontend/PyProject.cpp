@@ -581,6 +581,33 @@ bool PyProject::isClass(const std::string &dotted, const Roots &roots, int depth
   return false;
 }
 
+namespace {
+// How often `word` stands as a whole word in `source`; with `asCode`, only
+// where it is used as code: followed by a call, a separator, the end of a
+// line or a quote (`fn=convert`, `[convert]`, `__all__ = ["convert"]`), not
+// by a word of prose (a docstring's "convert torch weights").
+size_t wordOccurrences(std::string_view source, const std::string &word, bool asCode) {
+  auto wordChar = [&](size_t i) {
+    return i < source.size() &&
+           (std::isalnum(static_cast<unsigned char>(source[i])) || source[i] == '_');
+  };
+  size_t n = 0;
+  for (size_t at = source.find(word); at != std::string_view::npos; at = source.find(word, at + 1)) {
+    if ((at > 0 && wordChar(at - 1)) || wordChar(at + word.size()))
+      continue;
+    if (!asCode) {
+      ++n;
+      continue;
+    }
+    size_t k = at + word.size();
+    while (k < source.size() && (source[k] == ' ' || source[k] == '\t'))
+      ++k;
+    n += k >= source.size() || std::string_view("(),]}:=\"'\n\r.").find(source[k]) != std::string_view::npos;
+  }
+  return n;
+}
+} // namespace
+
 void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
   std::set<std::string> called;
   std::function<void(const core::Node &)> visit = [&](const core::Node &n) {
@@ -593,17 +620,7 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
     visit(f.body);
   for (const auto &c : model.program.externalCalls)
     called.insert(c.callee.substr(0, c.callee.find('{')));
-  auto wordChar = [&](size_t i) {
-    return i < source.size() &&
-           (std::isalnum(static_cast<unsigned char>(source[i])) || source[i] == '_');
-  };
-  auto occurrences = [&](const std::string &word) {
-    size_t n = 0;
-    for (size_t at = source.find(word); at != std::string_view::npos;
-         at = source.find(word, at + 1))
-      n += !(at > 0 && wordChar(at - 1)) && !wordChar(at + word.size());
-    return n;
-  };
+  auto occurrences = [&](const std::string &word) { return wordOccurrences(source, word, false); };
   // A model class: one of torch's or Hugging Face's module bases, or a
   // class of this module that has one.
   std::function<bool(const std::string &, int)> modelBase = [&](const std::string &cls, int depth) {
@@ -714,25 +731,7 @@ void PyProject::markOneProcessEntries(PyModel &model, std::string_view source, c
   }
   for (const auto &c : model.program.externalCalls)
     called.insert(c.callee.substr(0, c.callee.find('{')));
-  auto wordChar = [&](size_t i) {
-    return i < source.size() &&
-           (std::isalnum(static_cast<unsigned char>(source[i])) || source[i] == '_');
-  };
-  // Where the name is used as code: followed by a call, a separator, the end
-  // of a line or a quote (`fn=convert`, `[convert]`, `__all__ = ["convert"]`),
-  // not a word of prose after it (its docstring's "convert torch weights").
-  auto occurrences = [&](const std::string &word) {
-    size_t n = 0;
-    for (size_t at = source.find(word); at != std::string_view::npos; at = source.find(word, at + 1)) {
-      if ((at > 0 && wordChar(at - 1)) || wordChar(at + word.size()))
-        continue;
-      size_t k = at + word.size();
-      while (k < source.size() && (source[k] == ' ' || source[k] == '\t'))
-        ++k;
-      n += k >= source.size() || std::string_view("(),]}:=\"'\n\r.").find(source[k]) != std::string_view::npos;
-    }
-    return n;
-  };
+  auto occurrences = [&](const std::string &word) { return wordOccurrences(source, word, true); };
   std::vector<std::string> alone;
   for (const auto &f : model.program.functions) {
     // The module's own top-level functions; the top level itself is the
