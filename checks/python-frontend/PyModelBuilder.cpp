@@ -453,7 +453,7 @@ std::string Builder::returnedInstance(SyntaxNode def) const {
       v = unparen(v);
       if (!is(v, "call") || !is(field(v, "function"), "identifier"))
         return "";
-      const std::string c = str(field(v, "function"));
+      std::string c = str(field(v, "function"));
       if (classDefs_.count(c))
         return c;
       std::string q = qualified(field(v, "function"));
