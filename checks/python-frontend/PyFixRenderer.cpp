@@ -140,7 +140,8 @@ void PyFixRenderer::barrier(const core::FixHint &h, std::vector<PyEdit> &out) co
     return;
   const SyntaxNode s = it->second;
   // An Accelerate-only module has no torch.distributed name: its own wait.
-  if (m_.barrierHelper.empty() && m_.distAlias.empty() && frameworkWait(s).empty())
+  const std::string framework = frameworkWait(s);
+  if (m_.barrierHelper.empty() && m_.distAlias.empty() && framework.empty())
     return;
   const unsigned start = startByte(s);
   const std::string ind = indentAt(start);
@@ -153,8 +154,8 @@ void PyFixRenderer::barrier(const core::FixHint &h, std::vector<PyEdit> &out) co
         unit = inner.substr(ind.size());
     }
   std::string wait;
-  if (std::string w = frameworkWait(s); !w.empty())
-    wait = ind + w;
+  if (!framework.empty())
+    wait = ind + framework;
   else if (!m_.barrierHelper.empty())
     wait = ind + m_.barrierHelper + "()";
   else if (m_.initAlways)

@@ -557,7 +557,7 @@ bool Builder::makesSaver(SyntaxNode v) const {
 // Whether the module indexes or iterates `spelling` (`model[key]`, `for key in
 // model`, `model.items()`): a container of modules, never one wrapped model.
 bool Builder::usedAsContainer(SyntaxNode root, const std::string &spelling) {
-  if (containerUses_.empty() && !containerUsesRead_) {
+  if (!containerUsesRead_) {
     containerUsesRead_ = true;
     std::vector<SyntaxNode> st{root};
     while (!st.empty()) {
