@@ -149,6 +149,10 @@ void installStackDump() {
 
 int runRank(const RankLaunch& l) {
   installStackDump();
+  // As in a Python rank: a peer that dies under a collective must reach this
+  // rank as that collective's error (EPIPE), not kill it with SIGPIPE and
+  // make it look like a second culprit.
+  signal(SIGPIPE, SIG_IGN);
   ddpg::RankRecorder rec(l.slot);
   l.slot->pid.store(getpid());
   rec.setPhase(ddpg::Phase::Starting);

@@ -269,6 +269,14 @@ Divergence firstDivergence(const Ctx& c) {
   return d;
 }
 
+// SIGPIPE inside a collective: the rank wrote to a socket whose other end, a
+// peer, had already gone (a C++ rank that does not ignore SIGPIPE, as Python
+// does, dies of its peer's death instead of failing).  A victim, never the
+// cause.
+bool diedOfVanishedPeer(const RankView& r) {
+  return r.signal == SIGPIPE && !r.recs.empty() && r.recs.back().state < RecState::Completed;
+}
+
 // Deaths, abnormal exits and errors, and when the first of them happened.
 struct Failures {
   bool anySignal = false, anyAbnormal = false, anyError = false;
@@ -367,7 +375,8 @@ void explainDivergence(const Ctx& c, const Divergence& d, Verdict& v, std::set<i
     std::vector<int> primary;
     for (int a : absent) {
       const RankView& ra = R[size_t(a)];
-      bool failedInCollective = !ra.recs.empty() && ra.recs.back().state == RecState::Failed && !ra.signal;
+      bool failedInCollective = !ra.recs.empty() && (ra.recs.back().state == RecState::Failed && !ra.signal ||
+                                                     diedOfVanishedPeer(ra));
       if (!failedInCollective) primary.push_back(a);
     }
     if (!primary.empty() && primary.size() < absent.size()) {
@@ -422,7 +431,7 @@ void explainFailure(const Ctx& c, const Failures& f, const Verdict& v, std::set<
   const auto& R = c.R;
   int first = -1;
   for (const auto& r : R)
-    if (r.signal && (first < 0 || r.exitNs < R[size_t(first)].exitNs)) first = r.rank;
+    if (r.signal && !diedOfVanishedPeer(r) && (first < 0 || r.exitNs < R[size_t(first)].exitNs)) first = r.rank;
   if (first < 0)
     for (const auto& r : R)
       if (r.abnormalExit() && r.error.empty() && (first < 0 || r.exitNs < R[size_t(first)].exitNs)) first = r.rank;

@@ -2,6 +2,7 @@
 // supervisor meets, with the answer a person would give.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <csignal>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -157,6 +158,41 @@ TEST_CASE("a rank killed inside a collective is named, not the peers that failed
   Verdict v = analyze(snap({r0, r1, r2, r3}, Trigger::Failure), {});
   CHECK(v.culprits == std::vector<int>{2});
   CHECK(v.outcome == "crash");
+}
+
+TEST_CASE("a rank that dies of SIGPIPE under a killed peer is its victim, not a second culprit") {
+  // Seen in CI: rank 2 was killed in #6; rank 3, writing to it in #6, died of
+  // SIGPIPE; ranks 0 and 1 went on to #7 and failed there.
+  auto p = prefix(2);
+  auto r0 = rank(0, p), r1 = rank(1, p), r2 = rank(2, p), r3 = rank(3, p);
+  r0.recs.push_back(rec(6, "allreduce", "[4,4]", "grad:w"));
+  r0.recs.push_back(rec(7, "allreduce", "[4]", "grad:b", RecState::Failed));
+  r1.recs.push_back(rec(6, "allreduce", "[4,4]", "grad:w", RecState::Failed));
+  r2.recs.push_back(rec(6, "allreduce", "[4,4]", "grad:w", RecState::Waiting));
+  r3.recs.push_back(rec(6, "allreduce", "[4,4]", "grad:w", RecState::Waiting));
+  for (auto* r : {&r0, &r1}) {
+    r->exited = true;
+    r->exitCode = 3;
+    r->error = "Connection reset by peer";
+    r->errorNs = 7000;
+    r->exitNs = 8000;
+  }
+  r2.exited = r3.exited = true;
+  r2.signal = SIGKILL;
+  r2.exitNs = 6000;
+  r3.signal = SIGPIPE;
+  r3.exitNs = 6100;
+  Verdict v = analyze(snap({r0, r1, r2, r3}, Trigger::Failure), {});
+  CHECK(v.outcome == "crash");
+  CHECK(v.culprits == std::vector<int>{2});
+
+  // Same deaths with no divergence left to explain them: still rank 2, even
+  // when the SIGPIPE is reaped first.
+  r0.recs.pop_back();
+  r0.recs.back().state = RecState::Failed;
+  r3.exitNs = 5900;
+  v = analyze(snap({r0, r1, r2, r3}, Trigger::Failure), {});
+  CHECK(v.culprits == std::vector<int>{2});
 }
 
 TEST_CASE("collectives a rank issues after its own error do not count as divergence") {
