@@ -172,6 +172,8 @@ struct ModelBuilder::Impl {
     case CallRole::Barrier:
       // Which ranks are members of a split communicator is not known here: a
       // collective on one is left out of the comparison (precision first).
+      if (deps().onSelfCommunicator(c))
+        return;
       if (deps().onSubCommunicator(c)) {
         out.push_back(Node::makeEvent(core::EventKind::PointToPoint, info.op, l));
         return;

@@ -1177,6 +1177,28 @@ struct DependenceAnalyzer::Impl {
     const FunctionDecl *fd = c ? c->getDirectCallee() : nullptr;
     return fd && nameIn(qualifiedName(fd), core::builtinApi().envFunctions);
   }
+  // The predefined MPI handle an expression spells (`MPI_COMM_NULL`,
+  // `MPI_COMM_SELF`, `MPI_FILE_NULL`, ...), or "": by the macro the user
+  // wrote, else by Open MPI's object behind it (`&ompi_mpi_comm_null`).
+  std::string mpiHandle(const Expr *e) const {
+    if (!e)
+      return "";
+    const SourceManager &sm = ctx.getSourceManager();
+    e = e->IgnoreParenCasts();
+    for (SourceLocation l = e->getBeginLoc(); l.isMacroID(); l = sm.getImmediateMacroCallerLoc(l)) {
+      llvm::StringRef m = Lexer::getImmediateMacroName(l, sm, ctx.getLangOpts());
+      if (m.starts_with("MPI_") && (m.ends_with("_NULL") || m == "MPI_COMM_SELF" || m == "MPI_COMM_WORLD"))
+        return m.str();
+    }
+    if (const auto *u = dyn_cast<UnaryOperator>(e); u && u->getOpcode() == UO_AddrOf)
+      e = u->getSubExpr()->IgnoreParenCasts();
+    if (const auto *d = dyn_cast<DeclRefExpr>(e)) {
+      llvm::StringRef n = d->getDecl()->getName();
+      if (n.consume_front("ompi_mpi_"))
+        return "MPI_" + n.upper();
+    }
+    return "";
+  }
   bool isNullPointer(const Expr *e) const {
     return e && e->IgnoreParenImpCasts()->isNullPointerConstant(
                     ctx, Expr::NPC_ValueDependentIsNotNull) != Expr::NPCK_NotNull;
@@ -1217,6 +1239,14 @@ struct DependenceAnalyzer::Impl {
             ((envPresenceRead(b->getLHS()) && isNullPointer(b->getRHS())) ||
              (envPresenceRead(b->getRHS()) && isNullPointer(b->getLHS()))))
           return withText(Cond::atom(text(orig), Dep::Uniform), orig);
+        // `comm != MPI_COMM_NULL`, `fh != MPI_FILE_NULL`: whether this rank
+        // holds the communicator or file, i.e. is a member of the group that
+        // calls its collectives; membership, not a divergence.
+        if (b->getOpcode() == BO_EQ || b->getOpcode() == BO_NE) {
+          std::string l = mpiHandle(b->getLHS()), r = mpiHandle(b->getRHS());
+          if (llvm::StringRef(l).ends_with("_NULL") || llvm::StringRef(r).ends_with("_NULL"))
+            return withText(Cond::atom(text(orig), Dep::Uniform), orig);
+        }
         std::int64_t mod = 0;
         core::CmpOp op;
         switch (b->getOpcode()) {
@@ -1683,6 +1713,12 @@ void DependenceAnalyzer::seed(const ValueDecl *d, core::Dep dep) {
 }
 std::string DependenceAnalyzer::text(const Expr *e) const { return impl_->text(e); }
 bool DependenceAnalyzer::distributed() const { return impl_->distributed; }
+bool DependenceAnalyzer::onSelfCommunicator(const CallExpr *c) {
+  for (const Expr *a : c->arguments())
+    if (impl_->mpiHandle(a) == "MPI_COMM_SELF")
+      return true;
+  return false;
+}
 bool DependenceAnalyzer::onSubCommunicator(const CallExpr *c) {
   for (const Expr *a : c->arguments()) {
     const ValueDecl *d = Impl::declOf(a);

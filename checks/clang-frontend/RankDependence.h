@@ -58,6 +58,9 @@ public:
   // MPI_Comm_split, MPI_Comm_create, MPI_Cart_sub, ncclCommSplit): only its
   // members call it, so a rank condition around it is membership, not divergence.
   bool onSubCommunicator(const clang::CallExpr *c);
+  // A collective on MPI_COMM_SELF: each rank alone (`MPI_File_open` of a
+  // private file), nothing another rank waits for.
+  bool onSelfCommunicator(const clang::CallExpr *c);
   // The source text of an expression, for messages and atom keys.
   std::string text(const clang::Expr *e) const;
 

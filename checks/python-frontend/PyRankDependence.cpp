@@ -864,9 +864,16 @@ Cond Builder::cond(SyntaxNode e) {
         SyntaxNode tested = unparen(is(unparen(rhs), "none") ? lhs : rhs);
         bool structural = false;
         // `labels = inputs.get("labels")`, then `if labels is not None:`.
+        // `latents = batch.latents`, then `if latents is None: raise` (FastVideo's
+        // training methods): whether the pipeline filled a field of the batch.
         if (is(tested, "identifier"))
-          if (SyntaxNode v = assignedBefore(tested); !v.isNull() && is(unparen(v), "call"))
+          if (SyntaxNode v = assignedBefore(tested);
+              !v.isNull() && (is(unparen(v), "call") || is(unparen(v), "attribute") || is(unparen(v), "subscript")))
             tested = unparen(v);
+        auto batchName = [](std::string o) {
+          std::transform(o.begin(), o.end(), o.begin(), ::tolower);
+          return o.find("batch") != std::string::npos || o == "inputs" || o == "sample" || o == "samples";
+        };
         if (is(tested, "call") && is(field(tested, "function"), "attribute") &&
             str(field(field(tested, "function"), "attribute")) == "get") {
           auto as = args(tested);
@@ -874,7 +881,9 @@ Cond Builder::cond(SyntaxNode e) {
         } else if (is(tested, "attribute") && is(field(tested, "object"), "identifier")) {
           std::string o = str(field(tested, "object"));
           std::transform(o.begin(), o.end(), o.begin(), ::tolower);
-          structural = o.find("output") != std::string::npos || o == "out" || o == "outs";
+          structural = o.find("output") != std::string::npos || o == "out" || o == "outs" || batchName(o);
+        } else if (is(tested, "subscript") && is(field(tested, "value"), "identifier")) {
+          structural = batchName(str(field(tested, "value"))) && is(unparen(field(tested, "subscript")), "string");
         } else if (is(tested, "identifier")) {
           auto f = fns_.find(curFn_);
           if (f != fns_.end() && f->second.name == "forward" && !f->second.def.isNull())
@@ -895,7 +904,19 @@ Cond Builder::cond(SyntaxNode e) {
     // dict has is the code's that made it, the same on every rank (only its
     // values are the rank's); a batch's keys may be the rank's own (a loader
     // that mixes tasks: `"image" in samples`), so only result dicts by name.
-    if ((op == "in" || op == "not in") && is(unparen(lhs), "string")) {
+    // A key held by name (`main_input_name not in inputs`, HF Trainer's token
+    // count that trainers copy): a key as well.
+    auto keyName = [&](SyntaxNode k) {
+      k = unparen(k);
+      if (is(k, "string"))
+        return true;
+      if (!is(k, "identifier") && !is(k, "attribute"))
+        return false;
+      std::string n = lastPart(str(k));
+      std::transform(n.begin(), n.end(), n.begin(), ::tolower);
+      return value(k).dep != Dep::Rank && (endsWith(n, "_name") || n == "key" || endsWith(n, "_key"));
+    };
+    if ((op == "in" || op == "not in") && keyName(lhs)) {
       SyntaxNode box = unparen(rhs);
       if (is(box, "call") && is(field(box, "function"), "attribute") &&
           str(field(field(box, "function"), "attribute")) == "keys")

@@ -1148,3 +1148,51 @@ def train_until_rank_says(model, loader):
     for batch in loader:
         if train_step(batch):  # CHECK-MESSAGES: :[[@LINE]]:12: error: {{.*}} [ddp-divergent-collective]
             break
+
+
+def gather_losses(model, loader):
+    # 1d-tokenizer: the loss dict's keys are the names the code wrote; only
+    # its values are this rank's.  A test of the key is every rank's.
+    for batch in loader:
+        loss = model(batch)
+        loss_dict = {"total_loss": loss.detach(), "d_weight": 1.0}
+        for k, v in loss_dict.items():
+            if k in ["d_weight"]:
+                print(k, v)
+            else:
+                dist.all_reduce(v)
+        for k in loss_dict.keys():
+            if k == "total_loss":
+                dist.all_reduce(loss_dict[k])
+
+
+def count_tokens(model, loader, grads):
+    # HF Trainer's token count (copied into LLaVA-NeXT's trainer): whether the
+    # batch has the model's input key is the collator's, alike on every rank.
+    for step, inputs in enumerate(loader):
+        main_input_name = getattr(model, "main_input_name", "input_ids")
+        if main_input_name not in inputs:
+            print("cannot count tokens")
+        else:
+            dist.all_reduce(torch.tensor(inputs[main_input_name].numel()))
+        # A value of the dict is the rank's: a test of it is not a key test.
+        for k, v in inputs.items():
+            if v.sum() > 0:
+                dist.all_reduce(grads)  # CHECK-MESSAGES: :[[@LINE]]:17: error: collective 'all_reduce' runs only on ranks where{{.*}} [ddp-divergent-collective]
+
+
+def pick_step(num_steps, device):
+    idx = torch.randint(0, num_steps, (1,), device=device)
+    dist.broadcast(idx, src=0)
+    return int(idx.item())
+
+
+def rollout(batch, num_steps):
+    # FastVideo: whether the pipeline filled a field of the batch is the
+    # pipeline's, alike on every rank.
+    latents = batch.latents
+    if latents is None:
+        raise RuntimeError("TrainingBatch.latents is required")
+    if batch["noise"] is None:
+        raise RuntimeError("noise is required")
+    return latents * pick_step(num_steps, latents.device)

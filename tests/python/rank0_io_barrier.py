@@ -508,3 +508,18 @@ def train_saving_through_closure(accelerator: Accelerator, unet, loader, output_
         accelerator.wait_for_everyone()
         if accelerator.is_main_process:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
             save_on_epoch_end(output_dir, epoch, accelerator.unwrap_model(unet))
+
+
+def list_files_once(root, world_cpu_group, model):
+    # hard negative (FastVideo's parquet loader): rank 0 writes the file list,
+    # then a barrier on a CPU group of every rank; which ranks that group
+    # holds is not known here, so rank 0's write is not shown unordered.
+    cache_file = os.path.join(root, "file_info.json")
+    if dist.get_rank() == 0:
+        with open(cache_file, "w") as f:
+            json.dump(sorted(os.listdir(root)), f)
+    dist.barrier(group=world_cpu_group)
+    with open(cache_file) as f:
+        files = json.load(f)
+    dist.all_reduce(model)
+    return files

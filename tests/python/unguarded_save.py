@@ -423,3 +423,16 @@ def save_per_node_of_eight(model, logdir):
     if dist.get_rank() % 8 == 0:
         torch.save(model.state_dict(), f"{logdir}/checkpoint_latest.pth.tar")
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: 'torch.save' is guarded by the node-local rank, so one process per node writes the same path{{.*}} [ddp-unguarded-save]
+
+
+def _rank() -> int:
+    # FastVideo: the rank once a process group is up, 0 before.
+    if dist.is_available() and dist.is_initialized():
+        return int(dist.get_rank())
+    return 0
+
+
+def save_rng_per_rank(checkpoint_dir):
+    # hard negative: one file per rank, named by the helper's rank
+    torch.save(torch.get_rng_state(), os.path.join(checkpoint_dir, f"rng_state_rank{_rank()}.pt"))
+    dist.barrier()

@@ -119,8 +119,8 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     switch (n.kind) {
     case Node::Kind::Event:
       if (n.event == EventKind::Collective || n.event == EventKind::Barrier ||
-          n.event == EventKind::Rendezvous) {
-        op = n.event == EventKind::Barrier ? "barrier" : n.name;
+          n.event == EventKind::Rendezvous || n.event == EventKind::GroupBarrier) {
+        op = n.event == EventKind::Barrier || n.event == EventKind::GroupBarrier ? "barrier" : n.name;
         return true;
       }
       return false;

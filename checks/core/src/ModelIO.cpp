@@ -140,7 +140,7 @@ bool ModelReader::cond(Cond &c, int depth) {
 bool ModelReader::node(Node &n, int depth) {
   std::int64_t kind, event, pathDep, trip, perEpoch, exit, kids;
   if (depth > kMaxDepth || !integer(kind) || !inRange(kind, Node::Kind::Exit) || !readLoc(n.loc) ||
-      !integer(event) || !inRange(event, EventKind::Rendezvous) || !string(n.name) ||
+      !integer(event) || !inRange(event, EventKind::GroupBarrier) || !string(n.name) ||
       !integer(pathDep) || !inRange(pathDep, Dep::Local) || !string(n.callee) ||
       !string(n.standsInFor))
     return ok_ = false;

@@ -102,6 +102,11 @@ enum class EventKind : std::uint8_t {
   // it is no collective of a group the ranks compare (ddp-rank0-io-barrier
   // alone reads it).
   Rendezvous,
+  // A barrier on a group whose members are not known here (`dist.barrier(
+  // group=cpu_group)`): no rank condition around it is compared (as
+  // point-to-point), but the writer it follows did synchronise, so
+  // ddp-rank0-io-barrier cannot say rank 0's file is unordered.
+  GroupBarrier,
 };
 
 enum class ExitKind : std::uint8_t { None, Return, Break, Continue, Throw, Terminate };
