@@ -398,7 +398,39 @@ struct DependenceAnalyzer::Impl {
     }
     // Only branch conditions: a loop's own counter is not made rank-local by
     // the branch the loop sits in (every rank that enters runs the same trips).
-    bool TraverseIfStmt(IfStmt *s) { return underCond(s->getCond(), [&] { return RecursiveASTVisitor::TraverseIfStmt(s); }); }
+    // Does every way through the statement leave it (return, break, continue,
+    // goto, throw, a call that does not return)?
+    static bool leaves(const Stmt *s) {
+      if (!s)
+        return false;
+      if (isa<ReturnStmt, BreakStmt, ContinueStmt, GotoStmt, CXXThrowExpr>(s))
+        return true;
+      if (const auto *c = dyn_cast<CallExpr>(s))
+        if (const FunctionDecl *fd = c->getDirectCallee())
+          return fd->isNoReturn();
+      if (const auto *cs = dyn_cast<CompoundStmt>(s))
+        return !cs->body_empty() && leaves(cs->body_back());
+      if (const auto *i = dyn_cast<IfStmt>(s))
+        return i->getElse() && leaves(i->getThen()) && leaves(i->getElse());
+      return false;
+    }
+    bool TraverseIfStmt(IfStmt *s) {
+      // `if (rank < 0) return; else { n = ...; }`: the ranks that go on all
+      // run the arm that does not leave, so what it assigns is not decided by
+      // the condition (IMB's non-members return first).
+      if (s->getElse() && (leaves(s->getThen()) || leaves(s->getElse()))) {
+        const bool thenLeaves = leaves(s->getThen()), elseLeaves = leaves(s->getElse());
+        if (!TraverseStmt(s->getInit()) || !TraverseStmt(s->getConditionVariableDeclStmt()) ||
+            !TraverseStmt(s->getCond()))
+          return false;
+        if (!(elseLeaves ? TraverseStmt(s->getThen())
+                         : underCond(s->getCond(), [&] { return TraverseStmt(s->getThen()); })))
+          return false;
+        return thenLeaves ? TraverseStmt(s->getElse())
+                          : underCond(s->getCond(), [&] { return TraverseStmt(s->getElse()); });
+      }
+      return underCond(s->getCond(), [&] { return RecursiveASTVisitor::TraverseIfStmt(s); });
+    }
     int inLoopHeader = 0;
     bool TraverseForStmt(ForStmt *s) {
       if (const auto *ds = dyn_cast_or_null<DeclStmt>(s->getInit()); ds && ds->isSingleDecl())
@@ -1069,8 +1101,25 @@ struct DependenceAnalyzer::Impl {
     if (worldSizeOut.count(d->getCanonicalDecl()))
       return realDefs(d).empty();
     const std::vector<const Expr *> ds = realDefs(d);
-    if (ds.empty())
-      return false;
+    if (ds.empty()) {
+      // The size beside the rank in a struct that holds their communicator
+      // (IMB's `comm_info { rank, num_procs, communicator }`), filled in
+      // another file: as heuristicRankField.
+      const auto *f = dyn_cast<FieldDecl>(d);
+      if (!f || !f->getIdentifier() || !f->getType()->isIntegralOrEnumerationType())
+        return false;
+      static const char *names[] = {"size", "num_procs", "nprocs", "world_size", "num_ranks",
+                                    "nranks", "n_procs", "numprocs", "worldSize", "numRanks"};
+      bool sizeName = false;
+      for (const char *n : names)
+        sizeName = sizeName || f->getName() == n;
+      bool comm = false, rank = false;
+      for (const FieldDecl *other : f->getParent()->fields()) {
+        comm = comm || api.isCommunicatorType(other->getType());
+        rank = rank || (other->getIdentifier() && rankLikeName(other->getName()));
+      }
+      return sizeName && comm && rank;
+    }
     for (const Expr *def : ds)
       if (!isWorldSize(def, depth + 1))
         return false;
@@ -1222,6 +1271,13 @@ struct DependenceAnalyzer::Impl {
     } g{condDepth};
     if (const auto *b = dyn_cast<CXXBoolLiteralExpr>(e))
       return Cond::constant(b->getValue());
+    // What the compiler folds is decided before any rank runs it (IMB's
+    // `rank == 0 && strlen(OUTPUT_FILENAME) > 0` with the name "").
+    if (!e->isValueDependent() && !e->isTypeDependent()) {
+      bool value = false;
+      if (e->EvaluateAsBooleanCondition(value, ctx))
+        return Cond::constant(value);
+    }
     if (const auto *u = dyn_cast<UnaryOperator>(e); u && u->getOpcode() == UO_LNot) {
       Cond c = Cond::negate(condOf(u->getSubExpr()));
       return withText(c, orig);
@@ -1276,6 +1332,15 @@ struct DependenceAnalyzer::Impl {
             if (o == core::CmpOp::LT || o == core::CmpOp::LE || o == core::CmpOp::NE)
               return withText(Cond::constant(true), orig);
             if (o == core::CmpOp::GE || o == core::CmpOp::GT || o == core::CmpOp::EQ)
+              return withText(Cond::constant(false), orig);
+          }
+          // rank <= size - 1 (IMB's exchange): the same bound.
+          if (const auto *m = dyn_cast<BinaryOperator>(strip(w));
+              m && m->getOpcode() == BO_Sub && isWorldSize(m->getLHS()) && constInt(m->getRHS(), ctx) == 1 &&
+              isRank(r)) {
+            if (o == core::CmpOp::LE)
+              return withText(Cond::constant(true), orig);
+            if (o == core::CmpOp::GT)
               return withText(Cond::constant(false), orig);
           }
         }

@@ -523,3 +523,17 @@ def list_files_once(root, world_cpu_group, model):
         files = json.load(f)
     dist.all_reduce(model)
     return files
+
+
+def save_checkpoint_metadata(step, states, checkpoint_dir):
+    # hard negative (FastVideo's checkpointer): rank 0 writes the checkpoint's
+    # metadata.json (step and settings, read when a run resumes) before the
+    # sharded save that every rank joins.
+    if dist.get_rank() == 0:
+        with open(os.path.join(checkpoint_dir, "metadata.json"), "w") as f:
+            json.dump({"step": step}, f)
+    dist.all_reduce(states)
+    # The weights beside it are a checkpoint.
+    if dist.get_rank() == 0:  # CHECK-MESSAGES: :[[@LINE]]:5: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
+        torch.save(states, os.path.join(checkpoint_dir, "model.pt"))
+    dist.all_reduce(states)

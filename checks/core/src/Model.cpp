@@ -138,7 +138,10 @@ bool namesRecordFile(std::string_view name) {
                                                   "logfilename"};
   static const std::set<std::string> settingsWords = {
       "args", "config", "configs", "cfg", "params", "hparams", "hyperparams",
-      "settings", "opts", "options", "argv", "cmdline", "hyperparameters"};
+      "settings", "opts", "options", "argv", "cmdline", "hyperparameters",
+      // A checkpoint's `metadata.json` (step and settings, FastVideo's): read
+      // when a run resumes, never while this one runs.
+      "metadata"};
   // A settings format: what a run writes in YAML or TOML is its configuration
   // (lit-gpt's `model_config.yaml`, `prompt_style.yaml` beside a checkpoint).
   static const std::set<std::string> settingsFormats = {"yaml", "yml", "toml", "ini", "cfg"};
