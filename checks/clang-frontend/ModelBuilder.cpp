@@ -172,7 +172,7 @@ struct ModelBuilder::Impl {
     case CallRole::Barrier:
       // Which ranks are members of a split communicator is not known here: a
       // collective on one is left out of the comparison (precision first).
-      if (deps().onSelfCommunicator(c))
+      if (deps().onSelfCommunicator(c, current))
         return;
       if (deps().onSubCommunicator(c)) {
         out.push_back(Node::makeEvent(core::EventKind::PointToPoint, info.op, l));
@@ -225,6 +225,68 @@ struct ModelBuilder::Impl {
     return Node::block(std::move(out));
   }
 
+  // `rank == A` (a test of this process's rank against a value).
+  bool rankEquality(const Expr *e) {
+    const auto *b = dyn_cast_or_null<BinaryOperator>(e ? e->IgnoreParenImpCasts() : nullptr);
+    return b && b->getOpcode() == BO_EQ && (deps().isRank(b->getLHS()) || deps().isRank(b->getRHS()));
+  }
+  // The collectives and calls of a branch in order, loops spelled with their
+  // trip text; false where it decides anything itself.
+  static bool syncSignature(const Node &n, std::string &sig) {
+    switch (n.kind) {
+    case Node::Kind::Event:
+      if (n.event == core::EventKind::Collective || n.event == core::EventKind::Barrier)
+        sig += n.name + ";";
+      return true;
+    case Node::Kind::Call:
+      sig += "call " + n.callee + ";";
+      return true;
+    case Node::Kind::Loop:
+      sig += "loop " + n.tripText + "{";
+      for (const Node &k : n.kids)
+        if (!syncSignature(k, sig))
+          return false;
+      sig += "}";
+      return true;
+    case Node::Kind::Block:
+      for (const Node &k : n.kids)
+        if (!syncSignature(k, sig))
+          return false;
+      return true;
+    default:
+      return false;
+    }
+  }
+  // A communicator argument spelled MPI_COMM_WORLD anywhere in the statement.
+  bool onWorld(const Stmt *s) {
+    if (!s)
+      return false;
+    if (const auto *c = dyn_cast<CallExpr>(s))
+      for (const Expr *a : c->arguments())
+        if (deps().isWorldCommunicator(a))
+          return true;
+    for (const Stmt *k : s->children())
+      if (onWorld(k))
+        return true;
+    return false;
+  }
+  // IMB's ping-pong: `if (rank == pair0) { barrier; send } else if (rank ==
+  // pair1) { barrier; recv }` on the benchmark's two-member communicator.
+  // Both roles run the same collectives: the chain names the members, and
+  // the rank that is neither is not one (on the world it would be: kept).
+  void pairedRoles(const IfStmt *is, const Node &thenB, Node &elseB) {
+    const auto *inner = dyn_cast_or_null<IfStmt>(is->getElse());
+    if (!inner || inner->getElse() || !rankEquality(is->getCond()) || !rankEquality(inner->getCond()) ||
+        elseB.kids.size() != 1 || elseB.kids[0].kind != Node::Kind::If)
+      return;
+    std::string a, b;
+    if (!syncSignature(thenB, a) || !syncSignature(elseB.kids[0].kids[0], b) || a.empty() || a != b ||
+        a.find("call ") != std::string::npos || onWorld(is->getThen()) || onWorld(inner->getThen()))
+      return;
+    Node second = std::move(elseB.kids[0].kids[0]);
+    elseB = std::move(second);
+  }
+
   void stmtInto(const Stmt *s, std::vector<Node> &out) {
     if (!s)
       return;
@@ -249,6 +311,7 @@ struct ModelBuilder::Impl {
       // them to pick the earlier of two collectives.
       Node thenB = stmt(is->getThen());
       Node elseB = stmt(is->getElse());
+      pairedRoles(is, thenB, elseB);
       out.push_back(Node::makeIf(std::move(c), std::move(thenB), std::move(elseB), l));
       return;
     }

@@ -125,6 +125,22 @@ struct DependenceAnalyzer::Impl {
   // Communicators that hold a subset of the ranks (MPI_Comm_split & co.):
   // a collective on one is run only by its members, by design.
   std::unordered_set<const Decl *> subComms;
+  // A value the root packs into a broadcast's buffer at index k and the
+  // others unpack from theirs at the same k is every rank's (bcastAgreed).
+  std::map<const Decl *, std::set<std::pair<const Decl *, std::int64_t>>> packed, unpacked;
+  std::unordered_set<const Decl *> broadcastBuffers;
+  bool bcastAgreed(const Decl *v) const {
+    auto p = packed.find(v), u = unpacked.find(v);
+    if (p == packed.end() || u == unpacked.end())
+      return false;
+    for (const auto &[sent, k] : p->second)
+      for (const auto &[got, j] : u->second)
+        if (k == j && sent != got && broadcastBuffers.count(sent) && broadcastBuffers.count(got))
+          return true;
+    return false;
+  }
+  // File handles a function opens on MPI_COMM_SELF, or on another communicator.
+  std::set<std::pair<const Decl *, const Decl *>> selfFiles, sharedFiles;
   // Loop counters `for (p = 0; p < BOUND; ++p)`: the counter and its bound.
   std::unordered_map<const Decl *, const Expr *> loopCounters;
   // A counter of a `for` whose body never writes it (`for (i = 0; i < n; ++i)`):
@@ -514,7 +530,28 @@ struct DependenceAnalyzer::Impl {
         if (std::find(v.begin(), v.end(), conds[i]) == v.end() && v.size() < 16)
           v.push_back(conds[i]);
     }
+    // `info[k]` with a constant k: the array and k.
+    static std::optional<std::pair<const Decl *, std::int64_t>> element(const Expr *e, ASTContext &ctx) {
+      const auto *a = dyn_cast_or_null<ArraySubscriptExpr>(strip(e));
+      if (!a)
+        return std::nullopt;
+      const ValueDecl *base = declOf(a->getBase());
+      std::optional<std::int64_t> k = constInt(a->getIdx(), ctx);
+      if (!base || !k)
+        return std::nullopt;
+      return std::make_pair(base->getCanonicalDecl(), *k);
+    }
     bool VisitBinaryOperator(BinaryOperator *b) {
+      if (b->getOpcode() == BO_Assign) {
+        // The root packs `info[k] = v` for a broadcast; the others unpack
+        // `v = tmp[k]` from theirs (IMB's and HPL's input broadcasts).
+        if (auto el = element(b->getLHS(), I.ctx))
+          if (const ValueDecl *v = declOf(b->getRHS()))
+            I.packed[v->getCanonicalDecl()].insert(*el);
+        if (auto el = element(b->getRHS(), I.ctx))
+          if (const ValueDecl *v = declOf(b->getLHS()))
+            I.unpacked[v->getCanonicalDecl()].insert(*el);
+      }
       if (b->isAssignmentOp())
         if (const ValueDecl *d = declOf(b->getLHS())) {
           I.addDef(d, b->getRHS());
@@ -565,6 +602,20 @@ struct DependenceAnalyzer::Impl {
         if (nameIn(qualifiedName(fd), splitters))
           if (const ValueDecl *d = declOf(stripAddr(c->getArg(c->getNumArgs() - 1))))
             I.subComms.insert(d->getCanonicalDecl());
+        if (qualifiedName(fd) == "MPI_Bcast")
+          if (const ValueDecl *d = declOf(c->getArg(0)))
+            I.broadcastBuffers.insert(d->getCanonicalDecl());
+        // `MPI_File_open(MPI_COMM_SELF, ..., &fh)`: in this function, the
+        // handle's collectives (set_view, set_size, close) are the rank's own,
+        // unless the function also opens it on another communicator.
+        if (qualifiedName(fd) == "MPI_File_open" && c->getNumArgs() == 5 && !fnStack.empty())
+          if (const ValueDecl *h = declOf(stripAddr(c->getArg(4)))) {
+            auto key = std::make_pair(fnStack.back()->getCanonicalDecl(), h->getCanonicalDecl());
+            if (I.mpiHandle(c->getArg(0)) == "MPI_COMM_SELF")
+              I.selfFiles.insert(key);
+            else
+              I.sharedFiles.insert(key);
+          }
       }
       switch (info.role) {
       case CallRole::Collective:
@@ -812,6 +863,8 @@ struct DependenceAnalyzer::Impl {
     d = cast<ValueDecl>(d->getCanonicalDecl());
     if (auto s = seeds.find(d); s != seeds.end())
       return s->second;
+    if (bcastAgreed(d))
+      return Dep::Uniform;
     if (auto m = declMemo.find(d); m != declMemo.end())
       return m->second;
     if (declBusy.count(d))
@@ -1778,10 +1831,19 @@ void DependenceAnalyzer::seed(const ValueDecl *d, core::Dep dep) {
 }
 std::string DependenceAnalyzer::text(const Expr *e) const { return impl_->text(e); }
 bool DependenceAnalyzer::distributed() const { return impl_->distributed; }
-bool DependenceAnalyzer::onSelfCommunicator(const CallExpr *c) {
+bool DependenceAnalyzer::isWorldCommunicator(const Expr *e) const {
+  return impl_->mpiHandle(e) == "MPI_COMM_WORLD";
+}
+bool DependenceAnalyzer::onSelfCommunicator(const CallExpr *c, const FunctionDecl *within) {
   for (const Expr *a : c->arguments())
     if (impl_->mpiHandle(a) == "MPI_COMM_SELF")
       return true;
+  if (within && c->getNumArgs() > 0 && c->getDirectCallee() &&
+      llvm::StringRef(c->getDirectCallee()->getName()).starts_with("MPI_File_"))
+    if (const ValueDecl *h = Impl::declOf(Impl::stripAddr(c->getArg(0)))) {
+      auto key = std::make_pair(within->getCanonicalDecl(), h->getCanonicalDecl());
+      return impl_->selfFiles.count(key) && !impl_->sharedFiles.count(key);
+    }
   return false;
 }
 bool DependenceAnalyzer::onSubCommunicator(const CallExpr *c) {

@@ -60,7 +60,11 @@ public:
   bool onSubCommunicator(const clang::CallExpr *c);
   // A collective on MPI_COMM_SELF: each rank alone (`MPI_File_open` of a
   // private file), nothing another rank waits for.
-  bool onSelfCommunicator(const clang::CallExpr *c);
+  // So is a collective of a file handle that the function `within` opened on
+  // MPI_COMM_SELF (and on no other communicator).
+  bool onSelfCommunicator(const clang::CallExpr *c, const clang::FunctionDecl *within = nullptr);
+  // MPI_COMM_WORLD, as the user spelled it or as Open MPI's object behind it.
+  bool isWorldCommunicator(const clang::Expr *e) const;
   // The source text of an expression, for messages and atom keys.
   std::string text(const clang::Expr *e) const;
 

@@ -93,3 +93,93 @@ void iterations_by_rank(struct comm_info *c) {
     MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, c->communicator);
   // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: collective 'MPI_Allreduce' runs only on ranks where 'n > 2' holds{{.*}} [ddp-divergent-collective]
 }
+
+// A file this function opened on MPI_COMM_SELF: its view, size and close are
+// the one rank's too (IMB_init_file.c).
+void create_private(struct info *c, MPI_Offset total) {
+  if (c->file_rank == 0) {
+    MPI_File_open(MPI_COMM_SELF, c->name, MPI_MODE_RDWR, MPI_INFO_NULL, &c->fh);
+    MPI_File_set_view(c->fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    MPI_File_set_size(c->fh, total);
+    MPI_File_close(&c->fh);
+  }
+}
+
+// Opened by every rank on the world: its size is everyone's to set.
+void resize_shared(struct info *c, MPI_Offset total, int rank) {
+  MPI_File_open(MPI_COMM_WORLD, c->name, MPI_MODE_RDWR, MPI_INFO_NULL, &c->fh);
+  if (rank == 0)
+    MPI_File_set_size(c->fh, total);
+  // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'MPI_File_set_size' (a call every rank makes together) runs only on ranks where 'rank == 0' holds{{.*}} [ddp-divergent-collective]
+  MPI_File_close(&c->fh);
+}
+
+// IMB's ping-pong on the benchmark's two-member communicator: both roles run
+// the same barriers, so the chain names the members.
+struct pair_info { int rank, pair0, pair1; MPI_Comm comm; };
+void pingpong(struct pair_info *c) {
+  int i;
+  if (c->rank == c->pair0) {
+    for (i = 0; i < 2; i++)
+      MPI_Barrier(c->comm);
+  } else if (c->rank == c->pair1) {
+    for (i = 0; i < 2; i++)
+      MPI_Barrier(c->comm);
+  }
+}
+
+// On the world, a third rank is neither and never joins.
+void pingpong_world(int rank) {
+  if (rank == 0) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: barrier 'MPI_Barrier' runs only on ranks where 'rank == 0' holds{{.*}} [ddp-divergent-collective]
+  } else if (rank == 1) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: barrier 'MPI_Barrier' runs only on ranks where 'rank == 1' holds{{.*}} [ddp-divergent-collective]
+  }
+}
+
+// Rank 0 parses the options and packs them for a broadcast; the others
+// unpack them from theirs: every rank tests the same values (IMB_init.c).
+int parse_options(int *n_cases, int *deflt);
+void basic_input(int rank, int *cases) {
+  int n_cases = 0, deflt = 0;
+  int info[2];
+  if (rank == 0) {
+    parse_options(&n_cases, &deflt);
+    info[0] = n_cases;
+    info[1] = deflt;
+    MPI_Bcast(info, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    if (n_cases > 0 && !deflt)
+      MPI_Bcast(cases, n_cases, MPI_INT, 0, MPI_COMM_WORLD);
+  } else {
+    int tmp[2];
+    MPI_Bcast(tmp, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    n_cases = tmp[0];
+    deflt = tmp[1];
+    if (!deflt && n_cases > 0)
+      MPI_Bcast(cases, n_cases, MPI_INT, 0, MPI_COMM_WORLD);
+  }
+}
+
+// Unpacked at another index than it was packed at: not the same value.
+void basic_input_mixed(int rank, int *cases) {
+  int n_cases = 0, deflt = 0;
+  int info[2];
+  if (rank == 0) {
+    parse_options(&n_cases, &deflt);
+    info[0] = n_cases;
+    info[1] = deflt;
+    MPI_Bcast(info, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    if (n_cases > 0)
+      MPI_Bcast(cases, n_cases, MPI_INT, 0, MPI_COMM_WORLD);
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: collective 'MPI_Bcast' runs only on ranks where 'n_cases > 0' holds{{.*}} [ddp-divergent-collective]
+  } else {
+    int tmp[2];
+    MPI_Bcast(tmp, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    n_cases = tmp[1];
+    if (n_cases > 0)
+      MPI_Bcast(cases, n_cases, MPI_INT, 0, MPI_COMM_WORLD);
+    // CHECK-MESSAGES: :[[@LINE-1]]:7: warning: collective 'MPI_Bcast' runs only on ranks where 'n_cases > 0' holds{{.*}} [ddp-divergent-collective]
+  }
+}
