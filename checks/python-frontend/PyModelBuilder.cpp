@@ -944,8 +944,20 @@ bool Builder::abstractMethod(const FnInfo &fi) const {
   if (fi.className.empty() || fi.def.isNull())
     return false;
   std::vector<SyntaxNode> real = realStatements(field(fi.def, "body"));
-  real.erase(std::remove_if(real.begin(), real.end(), [](SyntaxNode st) { return is(st, "pass_statement"); }),
+  real.erase(std::remove_if(real.begin(), real.end(),
+                            [&](SyntaxNode st) {
+                              return is(st, "pass_statement") ||
+                                     (is(st, "expression_statement") && namedChildCount(st) == 1 &&
+                                      is(namedChild(st, 0), "ellipsis"));
+                            }),
              real.end());
+  // `@abstractmethod def save(self): pass` (TRELLIS's Trainer): only a
+  // subclass's override ever runs.
+  const bool declaredAbstract =
+      std::any_of(fi.decorators.begin(), fi.decorators.end(),
+                  [](const std::string &d) { return d == "abstractmethod" || d == "abc.abstractmethod"; });
+  if (declaredAbstract && real.empty())
+    return true;
   if (real.size() != 1 || !is(real[0], "raise_statement") || namedChildCount(real[0]) < 1)
     return false;
   SyntaxNode e = unparen(namedChild(real[0], 0));

@@ -1196,3 +1196,11 @@ def rollout(batch, num_steps):
     if batch["noise"] is None:
         raise RuntimeError("noise is required")
     return latents * pick_step(num_steps, latents.device)
+
+
+def odd_local_ranks_wait(local_rank):
+    # The extra barrier runs where the test holds (the message said "does not
+    # hold": the test was read as "not local rank 0" and spelled as itself).
+    if local_rank % 2 == 1:
+        dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:9: error: barrier runs only on ranks where 'local_rank % 2 == 1' holds; {{.*}} [ddp-divergent-collective]
+    dist.barrier()

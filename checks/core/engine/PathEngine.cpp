@@ -165,8 +165,18 @@ std::vector<Conj> PathEngine::dnf(const Cond &c, bool pol) {
     texts.push_back(c.text);
     return {Conj{Lit{intern(leaf), pol, c.loc, int(texts.size()) - 1}}};
   }
-  case Cond::Kind::Not:
-    return dnf(c.kids[0], !pol);
+  case Cond::Kind::Not: {
+    std::vector<Conj> out = dnf(c.kids[0], !pol);
+    // `not X` spelled as a whole by the user's text: the literal of X says
+    // "holds" where that text does not.
+    const Cond &k = c.kids[0];
+    if (!c.text.empty() && (k.kind == Cond::Kind::Atom || k.kind == Cond::Kind::RankCmp) && k.text == c.text)
+      for (auto &conj : out)
+        for (auto &l : conj)
+          if (l.text >= 0 && texts[size_t(l.text)] == c.text)
+            l.spelledNegated = true;
+    return out;
+  }
   case Cond::Kind::And:
   case Cond::Kind::Or: {
     bool conj = (c.kind == Cond::Kind::And) == pol;
@@ -845,7 +855,7 @@ std::string PathEngine::who(const Lit *l) const {
   Atom spelled = atoms[l->atom];
   if (l->text >= 0 && !texts[size_t(l->text)].empty())
     spelled.text = texts[size_t(l->text)];
-  std::string d = describe(spelled, l->pol);
+  std::string d = describe(spelled, l->spelledNegated ? !l->pol : l->pol);
   if (atoms[l->atom].dep == Dep::Local)
     d += " (a rank-local value)";
   return d;

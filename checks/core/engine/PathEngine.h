@@ -52,6 +52,9 @@ struct Lit {
   bool pol;
   Loc loc = 0;   // the condition that added it (an atom can be tested many times)
   int text = -1; // its spelling there (index into PathEngine::texts)
+  // The spelling is of the negation (`local_rank % 2 == 1` read as "not local
+  // rank 0"): it holds where the literal does not.
+  bool spelledNegated = false;
   // The `if` that added it, and whether the path has left that `if`: a
   // decision already closed does not enclose what the path does next, so it
   // does not explain a collective that runs after it.
