@@ -433,6 +433,13 @@ Val Builder::callValue(SyntaxNode c) {
   }
   if (q == "torch.device")
     return v;
+  // `with accelerator.split_between_processes(records) as shard:` (Accelerate,
+  // SimpleTuner's cache builders): this process's share of the items, so
+  // what is named after them is this rank's own.
+  if (is(fn, "attribute") && l == "split_between_processes") {
+    v.dep = Dep::Rank;
+    return v;
+  }
   // A value's type is the code's: `isinstance(loss, torch.Tensor)`,
   // `hasattr(model, "module")` answer the same on every rank.
   if (q == "isinstance" || q == "hasattr" || q == "callable" || q == "issubclass" ||

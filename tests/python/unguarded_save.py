@@ -436,3 +436,15 @@ def save_rng_per_rank(checkpoint_dir):
     # hard negative: one file per rank, named by the helper's rank
     torch.save(torch.get_rng_state(), os.path.join(checkpoint_dir, f"rng_state_rank{_rank()}.pt"))
     dist.barrier()
+
+
+def encode_shard(records, out_dir):
+    # hard negative: each process encodes its share of the records, each to
+    # the record's own file (Accelerate's split_between_processes)
+    accelerator = Accelerator()
+    with accelerator.split_between_processes(records) as shard:
+        for record in shard:
+            torch.save(record.encode(), os.path.join(out_dir, f"{record.stem}.pt"))
+    accelerator.wait_for_everyone()
+    torch.save(records, os.path.join(out_dir, "index.pt"))
+    # CHECK-MESSAGES: :[[@LINE-1]]:5: error: every rank runs 'torch.save' to the same path{{.*}} [ddp-unguarded-save]
