@@ -149,7 +149,6 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
   std::vector<bool> reachedThroughCall; // out[i] is another module's code, placed at a call
   // Each report once, by rule, place and message: its index in `out`.
   std::map<std::tuple<std::string, core::Loc, std::string>, size_t> seen;
-  std::map<std::pair<std::string, core::Loc>, size_t> seenAtCall;
   for (auto &f : findings) {
     const bool elsewhere = linked.moduleOf(f.loc) != nullptr;
     if (const LinkedModule *m = linked.moduleOf(f.loc)) {
@@ -207,14 +206,7 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
     // notes of it, not lost.  Two functions stay two reports: ml-cvnets'
     // `Trainer.run` and the `train_epoch` it calls write between different
     // collectives, two fixes.
-    // And one report per call of this file: the helpers a single call reaches
-    // (FastVideo's `save_distillation_checkpoint`, which calls two more that
-    // each write on rank 0) are one barrier after that call, notes of it.
-    auto first = seen.find({f.rule, f.loc, f.message});
-    if (first == seen.end() && elsewhere)
-      if (auto c = seenAtCall.find({f.rule, f.loc}); c != seenAtCall.end())
-        first = seen.find({f.rule, f.loc, out[c->second].message});
-    if (first != seen.end()) {
+    if (auto first = seen.find({f.rule, f.loc, f.message}); first != seen.end()) {
       if (elsewhere && !f.notes.empty() && !f.notes.front().external.file.empty()) {
         core::Note also = f.notes.front();
         const std::string lead = "the code it is about";
@@ -230,8 +222,6 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
       continue;
     }
     seen.emplace(std::make_tuple(f.rule, f.loc, f.message), out.size());
-    if (elsewhere)
-      seenAtCall.emplace(std::make_pair(f.rule, f.loc), out.size());
     out.push_back(std::move(f));
     reachedThroughCall.push_back(elsewhere);
   }
