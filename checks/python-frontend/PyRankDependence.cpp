@@ -923,6 +923,17 @@ Cond Builder::cond(SyntaxNode e) {
       std::transform(n.begin(), n.end(), n.begin(), ::tolower);
       return value(k).dep != Dep::Rank && (endsWith(n, "_name") || n == "key" || endsWith(n, "_key"));
     };
+    // `tr_loss.device != tr_loss_step.device` (HF Trainer's check, copied into
+    // LLaVA-NeXT's): two values of this rank compared by where or what they
+    // are; the code put them there, alike on every rank.
+    {
+      auto placement = [&](SyntaxNode x) {
+        x = unparen(x);
+        return is(x, "attribute") && (text(field(x, "attribute")) == "device" || text(field(x, "attribute")) == "dtype");
+      };
+      if ((op == "==" || op == "!=" || op == "is" || op == "is not") && placement(lhs) && placement(rhs))
+        return atom(e, Dep::Uniform);
+    }
     if ((op == "in" || op == "not in") && keyName(lhs)) {
       SyntaxNode box = unparen(rhs);
       if (is(box, "call") && is(field(box, "function"), "attribute") &&

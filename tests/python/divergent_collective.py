@@ -1204,3 +1204,13 @@ def odd_local_ranks_wait(local_rank):
     if local_rank % 2 == 1:
         dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:9: error: barrier runs only on ranks where 'local_rank % 2 == 1' holds; {{.*}} [ddp-divergent-collective]
     dist.barrier()
+
+
+def inner_training_loop(model, loader, tr_loss):
+    # HF Trainer (copied into LLaVA-NeXT's): the loss of a step is checked to
+    # sit on the device of the running total: the code's placement, every rank's.
+    for inputs in loader:
+        tr_loss_step = model(inputs)
+        if tr_loss.device != tr_loss_step.device:
+            raise ValueError("Calculated loss must be on the original device")
+        dist.all_reduce(tr_loss_step)
