@@ -233,6 +233,40 @@ void Builder::forwardFacts(const FnInfo &fi) {
       plain(f.def);
     }
   }
+  // A class of this module, an nn.Module itself, whose methods make no
+  // attribute from a call (FastVideo's `Attn` wrapper of
+  // scaled_dot_product_attention): it holds no parameters either.
+  auto holdsNothing = [&](const std::string &cls) {
+    auto b = classBases_.find(cls);
+    if (b == classBases_.end() || b->second.size() != 1 ||
+        (b->second.front() != "nn.Module" && b->second.front() != "torch.nn.Module" &&
+         b->second.front() != "Module"))
+      return false;
+    bool any = false, holds = false;
+    for (const auto &[key, f] : fns_) {
+      if (f.className != cls || f.def.isNull())
+        continue;
+      any = true;
+      std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+        if (holds)
+          return;
+        if (is(n, "assignment")) {
+          SyntaxNode l = field(n, "left"), r = unparen(field(n, "right"));
+          if (is(l, "attribute") && str(field(l, "object")) == "self" && !is(r, "identifier") &&
+              !is(r, "integer") && !is(r, "float") && !is(r, "string") && !is(r, "true") &&
+              !is(r, "false") && !is(r, "none"))
+            holds = true;
+        }
+        for (SyntaxNode k : namedKids(n))
+          scan(k);
+      };
+      scan(field(f.def, "body"));
+    }
+    return any && !holds;
+  };
+  for (auto &[attr, ty] : attrType)
+    if (ty != "Callable" && holdsNothing(ty))
+      ty = "Callable";
   static const std::set<std::string> parameterless = {
       "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "ReLU", "ReLU6", "GELU",
       "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten",

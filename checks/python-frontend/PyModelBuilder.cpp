@@ -917,14 +917,21 @@ bool Builder::handsOffCollectiveCallback(SyntaxNode code, int depth) {
 bool Builder::namesPrivateFile(SyntaxNode e) const {
   if (privateFiles_.empty())
     return false;
-  std::vector<SyntaxNode> st{e};
+  // `wav_path = os.path.join(tmpdir, "audio.wav")` in the temporary folder
+  // (FastVideo's audio mux): a name made from a private one, a few hops back.
+  std::vector<std::pair<SyntaxNode, int>> st{{e, 0}};
   while (!st.empty()) {
-    SyntaxNode n = st.back();
+    auto [n, hops] = st.back();
     st.pop_back();
-    if (is(n, "identifier") && privateFiles_.count({curFn_, str(n)}))
-      return true;
+    if (is(n, "identifier")) {
+      if (privateFiles_.count({curFn_, str(n)}))
+        return true;
+      if (hops < 3)
+        if (SyntaxNode v = assignedBefore(n); !v.isNull())
+          st.emplace_back(v, hops + 1);
+    }
     for (SyntaxNode kid : namedKids(n))
-      st.push_back(kid);
+      st.emplace_back(kid, hops);
   }
   return false;
 }

@@ -9,6 +9,9 @@ import shutil
 import os
 import sys
 import tempfile
+import wave
+
+import imageio
 
 import torch
 import torch.distributed as dist
@@ -549,3 +552,25 @@ def save_weights_safetensors(model, loader, output_dir, opt):
         opt.step()
         if dist.get_rank() == 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
             save_file(model.state_dict(), os.path.join(output_dir, f"checkpoint-{step}.safetensors"))
+
+
+def mux_audio(video_path, audio_bytes, sample_rate):
+    with tempfile.TemporaryDirectory() as tmpdir:
+        wav_path = os.path.join(tmpdir, "audio.wav")
+        with wave.open(wav_path, "wb") as w:
+            w.setframerate(sample_rate)
+            w.writeframes(audio_bytes)
+        shutil.move(wav_path, video_path + ".wav")
+
+
+def log_validation_media(model, loader, videos, audio, output_dir):
+    # hard negative (FastVideo): rank 0 saves validation videos, muxing their
+    # audio through a file of its own temporary folder.
+    for step, batch in enumerate(loader):
+        loss = model(batch).sum()
+        dist.all_reduce(loss)
+        if dist.get_rank() == 0:
+            for i, video in enumerate(videos):
+                filename = os.path.join(output_dir, f"validation_step_{step}_video_{i}.mp4")
+                imageio.mimsave(filename, video, fps=16)
+                mux_audio(filename, audio, 16000)
