@@ -233,8 +233,8 @@ void Builder::forwardFacts(const FnInfo &fi) {
       plain(f.def);
     }
   }
-  // A class of this module, an nn.Module itself, whose methods make no
-  // attribute from a call (FastVideo's `Attn` wrapper of
+  // A class of this module, an nn.Module itself, whose methods give their
+  // attributes constants only (FastVideo's `Attn` wrapper of
   // scaled_dot_product_attention): it holds no parameters either.
   auto holdsNothing = [&](const std::string &cls) {
     auto b = classBases_.find(cls);
@@ -252,7 +252,8 @@ void Builder::forwardFacts(const FnInfo &fi) {
           return;
         if (is(n, "assignment")) {
           SyntaxNode l = field(n, "left"), r = unparen(field(n, "right"));
-          if (is(l, "attribute") && str(field(l, "object")) == "self" && !is(r, "identifier") &&
+          // Only constants: a module handed in (`self.fn = fn`) has parameters.
+          if (is(l, "attribute") && str(field(l, "object")) == "self" &&
               !is(r, "integer") && !is(r, "float") && !is(r, "string") && !is(r, "true") &&
               !is(r, "false") && !is(r, "none"))
             holds = true;

@@ -619,3 +619,22 @@ class CrossAttentionBlock(nn.Module):
         # the projection's parameters are skipped on some ranks
         y = self.projected(q, k, k) if k.size(1) > 0 else torch.zeros_like(q)  # CHECK-MESSAGES: :[[@LINE]]:13: warning: branch on the input's shape in forward() runs submodule 'projected' on some ranks only{{.*}} [ddp-forward-shape-branch]
         return x + y
+
+
+class Residual(nn.Module):
+    # A module handed in: its parameters are this wrapper's too.
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return x + self.fn(x)
+
+
+class ResidualGate(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.res = Residual(nn.Linear(dim, dim))
+
+    def forward(self, x):
+        return self.res(x) if x.size(1) > 0 else x  # CHECK-MESSAGES: :[[@LINE]]:16: warning: branch on the input's shape in forward() runs submodule 'res' on some ranks only{{.*}} [ddp-forward-shape-branch]
