@@ -424,6 +424,15 @@ void Builder::forwardFacts(const FnInfo &fi) {
       axis = str(unparen(namedChild(field(a, "arguments"), 0)));
     return (axis == "1" || axis == "-1") && sizeOfInput(a);
   };
+  // `if not self.training and x.shape[1] > self.max_len:` (Amphion's
+  // FastSpeech encoder): an arm only evaluation takes, where no gradient is
+  // all-reduced.
+  std::function<bool(SyntaxNode)> evalOnly = [&](SyntaxNode c) -> bool {
+    c = unparen(c);
+    if (is(c, "boolean_operator") && str(field(c, "operator")) == "and")
+      return evalOnly(field(c, "left")) || evalOnly(field(c, "right"));
+    return is(c, "not_operator") && str(unparen(field(c, "argument"))) == "self.training";
+  };
   // `if mode == 'image':` (a string the caller picks), `if type(h) == list:`
   // (the layer's structure): the same for every batch, so not the data.
   std::function<bool(SyntaxNode)> modeTest = [&](SyntaxNode c) -> bool {
@@ -579,7 +588,8 @@ void Builder::forwardFacts(const FnInfo &fi) {
       }
       shapeExpr.clear();
       SyntaxNode condNode = field(st, "condition");
-      const bool empty = emptinessTest(condNode) || modeTest(condNode) || channelTest(condNode);
+      const bool empty = emptinessTest(condNode) || modeTest(condNode) || channelTest(condNode) ||
+                         evalOnly(condNode);
       const bool onShape = !empty && shapeOfInput(condNode);
       const bool onValues = !empty && !onShape && readsContent(condNode);
       const bool onRank = !onShape && !onValues && value(condNode).dep == Dep::Rank &&

@@ -563,6 +563,39 @@ Val Builder::callValue(SyntaxNode c) {
       return v;
     }
   }
+  // `info_dict = batch_forward(model, batch, info_dict)` (CosyVoice's
+  // executor): a helper that returns one of its parameters hands back the
+  // caller's object, whatever else it was given.
+  if (f != fns_.end() && !f->second.def.isNull()) {
+    std::string returned;
+    bool one = true;
+    std::vector<SyntaxNode> st{field(f->second.def, "body")};
+    while (!st.empty() && one) {
+      SyntaxNode n = st.back();
+      st.pop_back();
+      if (is(n, "function_definition") || is(n, "lambda") || is(n, "class_definition"))
+        continue;
+      if (is(n, "return_statement")) {
+        SyntaxNode r = namedChildCount(n) ? unparen(namedChild(n, 0)) : SyntaxNode();
+        if (r.isNull() || !is(r, "identifier") || (!returned.empty() && str(r) != returned))
+          one = false;
+        else
+          returned = str(r);
+        continue;
+      }
+      for (SyntaxNode k : namedKids(n))
+        st.push_back(k);
+    }
+    if (one && !returned.empty()) {
+      bool method = false, splat = false;
+      const std::vector<ParamSig> params = parameterList(f->second, method);
+      const std::vector<PyArg> as = args(c);
+      const auto to = boundParameters(as, fn, params, method, splat);
+      for (size_t k = 0; k < as.size(); ++k)
+        if (to[k] && to[k]->name == returned)
+          return value(as[k].value);
+    }
+  }
   // A step function that answers True or False (Open-Sora-Plan's `if
   // train_one_step(step, batch): break`): what it answers is decided by the
   // tests around its returns, not by the batch it was handed.

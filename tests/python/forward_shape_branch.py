@@ -638,3 +638,20 @@ class ResidualGate(nn.Module):
 
     def forward(self, x):
         return self.res(x) if x.size(1) > 0 else x  # CHECK-MESSAGES: :[[@LINE]]:16: warning: branch on the input's shape in forward() runs submodule 'res' on some ranks only{{.*}} [ddp-forward-shape-branch]
+
+
+class PositionalEncoder(nn.Module):
+    # Amphion's FastSpeech encoder: an arm only evaluation takes (no gradient
+    # is all-reduced there), then the same test in training.
+    def __init__(self, dim, max_len):
+        super().__init__()
+        self.emb = nn.Embedding(100, dim)
+        self.proj = nn.Linear(dim, dim)
+        self.max_len = max_len
+
+    def forward(self, x):
+        if not self.training and x.shape[1] > self.max_len:
+            return self.emb(x)
+        if self.training and x.shape[1] > self.max_len:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: branch on the input's shape in forward() runs submodule 'proj' on some ranks only{{.*}} [ddp-forward-shape-branch]
+            return self.emb(x)
+        return self.proj(self.emb(x))

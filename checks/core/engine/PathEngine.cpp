@@ -747,7 +747,24 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         lr.carriedReady = true;
       }
       Path normal = p;
-      for (Ev e : lr.symbol) {
+      // The first iteration whose settings this path has not decided
+      // otherwise.
+      const std::vector<Ev> *symbol = &lr.symbol;
+      if (!lr.bySettings.empty()) {
+        auto contradicts = [&](const std::vector<Lit> &settings) {
+          for (const auto &l : settings)
+            for (const auto &m : p.guard)
+              if (m.atom == l.atom && m.pol != l.pol)
+                return true;
+          return false;
+        };
+        for (const auto &[settings, sym] : lr.bySettings)
+          if (!contradicts(settings)) {
+            symbol = &sym;
+            break;
+          }
+      }
+      for (Ev e : *symbol) {
         e.guardLen = p.guard.size();
         e.at = normal.seq.size();
         normal.seq.push_back(e);
@@ -1229,7 +1246,10 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
   if (divergences.size() != before)
     loopsReported.insert(&n);
   // Compare loops by what they issue, so equal loops on both arms match.
-  if (!iter.empty()) {
+  auto symbolOf = [](const std::vector<Ev> &iter) {
+    std::vector<Ev> out;
+    if (iter.empty())
+      return out;
     Ev sym;
     sym.kind = EventKind::Collective;
     sym.op = "loop{";
@@ -1246,7 +1266,17 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
     for (const auto &e : iter)
       if (e.standsInFor != sym.standsInFor)
         sym.standsInFor.clear();
-    lr.symbol.push_back(sym);
+    out.push_back(sym);
+    return out;
+  };
+  lr.symbol = symbolOf(iter);
+  for (const auto &p : completing) {
+    std::vector<Lit> settings;
+    for (const auto &l : p.guard)
+      if (atoms[l.atom].dep == Dep::Uniform)
+        settings.push_back(l);
+    if (lr.bySettings.size() < 16)
+      lr.bySettings.emplace_back(std::move(settings), symbolOf(syncOnly(p.seq)));
   }
   return loops.emplace(&n, std::move(lr)).first->second;
 }

@@ -181,6 +181,12 @@ public:
   struct LoopResult {
     std::vector<Path> bodyPaths;
     std::vector<Ev> symbol;
+    // Each completing iteration's settings (the uniform decisions it took)
+    // and its symbol: a path that entered the loop having decided a setting
+    // runs the iterations that agree with it (CLAP's `if not
+    // args.parallel_eval: return` before a loop whose gather is under `if
+    // args.parallel_eval:`).
+    std::vector<std::pair<std::vector<Lit>, std::vector<Ev>>> bySettings;
     // The body's call sites and IO, each with the guard decided before it,
     // once per distinct (event, guard): what every path through the loop
     // carries out of it.  Built on first use.
