@@ -730,6 +730,7 @@ private:
   static constexpr size_t kMaxSpecializations = 32;
   std::vector<ParamSig> signature(const FnInfo &fi, bool &method);
   std::vector<ParamSig> parameterList(const FnInfo &fi, bool &method) const;
+  std::string returnedParameter(const FnInfo &fi) const;
   std::string specialize(const std::string &key, const std::vector<ParamSig> &params, bool method,
                          const CallSite &cs);
   // `none`: `None` is a constant too (kNoneValue), for a caller's argument

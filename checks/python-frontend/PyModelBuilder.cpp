@@ -4058,6 +4058,8 @@ PyModel Builder::run() {
     fs.params = signature(fi, fs.method);
     fs.returnsDdp = returnsDdpModel(fi.def);
     fs.returnsInstance = returnedInstance(fi.def);
+    if (!fi.def.isNull())
+      fs.returnsParameter = returnedParameter(fi);
     fs.key = key;
     fs.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
     fs.returnsRank = fi.returnsRank;

@@ -54,6 +54,7 @@ struct FunctionSummary {
   int returnsRankAt = -1;                // `return rank, world_size`: element 0 is the rank
   bool returnsDdp = false;               // `def smart_DDP(model): return DDP(model, ...)`
   std::string returnsInstance;           // `def make_state(): s = TrainState(...); return s`: "TrainState"
+  std::string returnsParameter;          // `def step(model, batch, info): ...; return info`: "info"
   std::vector<ParamSig> params;          // `self` left out of a method's
   bool method = false;
   bool initsProcessGroup = false;        // `dist.init_process_group(...)` in its body

@@ -360,6 +360,33 @@ Val Builder::value(SyntaxNode e) {
   return out;
 }
 
+// The parameter every `return` of the function hands back (`return
+// info_dict`), or "".
+std::string Builder::returnedParameter(const FnInfo &fi) const {
+  std::string returned;
+  std::vector<SyntaxNode> st{field(fi.def, "body")};
+  while (!st.empty()) {
+    SyntaxNode n = st.back();
+    st.pop_back();
+    if (is(n, "function_definition") || is(n, "lambda") || is(n, "class_definition"))
+      continue;
+    if (is(n, "return_statement")) {
+      SyntaxNode r = namedChildCount(n) ? unparen(namedChild(n, 0)) : SyntaxNode();
+      if (r.isNull() || !is(r, "identifier") || (!returned.empty() && str(r) != returned))
+        return "";
+      returned = str(r);
+      continue;
+    }
+    for (SyntaxNode k : namedKids(n))
+      st.push_back(k);
+  }
+  bool method = false;
+  for (const auto &p : parameterList(fi, method))
+    if (p.name == returned)
+      return returned;
+  return "";
+}
+
 Val Builder::callValue(SyntaxNode c) {
   SyntaxNode fn = field(c, "function");
   const std::string q = qualified(fn);
@@ -566,29 +593,23 @@ Val Builder::callValue(SyntaxNode c) {
   // `info_dict = batch_forward(model, batch, info_dict)` (CosyVoice's
   // executor): a helper that returns one of its parameters hands back the
   // caller's object, whatever else it was given.
-  if (f != fns_.end() && !f->second.def.isNull()) {
+  {
     std::string returned;
-    bool one = true;
-    std::vector<SyntaxNode> st{field(f->second.def, "body")};
-    while (!st.empty() && one) {
-      SyntaxNode n = st.back();
-      st.pop_back();
-      if (is(n, "function_definition") || is(n, "lambda") || is(n, "class_definition"))
-        continue;
-      if (is(n, "return_statement")) {
-        SyntaxNode r = namedChildCount(n) ? unparen(namedChild(n, 0)) : SyntaxNode();
-        if (r.isNull() || !is(r, "identifier") || (!returned.empty() && str(r) != returned))
-          one = false;
-        else
-          returned = str(r);
-        continue;
+    std::vector<ParamSig> params;
+    bool method = false;
+    if (f != fns_.end() && !f->second.def.isNull()) {
+      returned = returnedParameter(f->second);
+      if (!returned.empty())
+        params = parameterList(f->second, method);
+    } else if (f == fns_.end()) {
+      if (const ExternalFunction *ext = externalCallee(fn); ext && !ext->summary.returnsParameter.empty()) {
+        returned = ext->summary.returnsParameter;
+        params = ext->summary.params;
+        method = ext->summary.method;
       }
-      for (SyntaxNode k : namedKids(n))
-        st.push_back(k);
     }
-    if (one && !returned.empty()) {
-      bool method = false, splat = false;
-      const std::vector<ParamSig> params = parameterList(f->second, method);
+    if (!returned.empty()) {
+      bool splat = false;
       const std::vector<PyArg> as = args(c);
       const auto to = boundParameters(as, fn, params, method, splat);
       for (size_t k = 0; k < as.size(); ++k)

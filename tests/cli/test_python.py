@@ -498,6 +498,35 @@ class PythonAcrossModules(PythonProject):
         self.assertEqual(got, [("proj/train_best.py", 16, "ddp-rank0-io-barrier"),
                                ("proj/train_best.py", 21, "ddp-rank0-io-barrier")], p.stdout)
 
+    def test_a_helper_of_another_module_returning_its_parameter(self):
+        # CosyVoice's executor: `info_dict = batch_forward(model, batch,
+        # info_dict)` hands back the caller's settings dict; its accum_grad
+        # stays a setting (before: made rank-local by the batch).
+        self.write("proj/step_utils.py", """\
+            def batch_forward(model, batch, info_dict):
+                info_dict["loss"] = model(batch).mean()
+                return info_dict
+            """)
+        self.write("proj/train_steps.py", """\
+            import datetime
+
+            import torch.distributed as dist
+
+            from proj.step_utils import batch_forward
+
+
+            def train_one_epoch(model, loader, info_dict):
+                dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+                for batch_idx, batch in enumerate(loader):
+                    info_dict = batch_forward(model, batch, info_dict)
+                    if (batch_idx + 1) % info_dict["accum_grad"] == 0:
+                        dist.barrier()
+            """)
+        p = self.lint("--format", "json", "proj/train_steps.py")
+        doc = json.loads(p.stdout)
+        got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+        self.assertEqual(got, [], p.stdout)
+
     def test_barrier_fix_calls_the_projects_barrier_helper(self):
         # train.py already waits through comm.synchronize() (a helper that only
         # runs a barrier): the fix-it for the rank-0 block at line 23 calls it
