@@ -329,6 +329,7 @@ struct FnInfo {
   // ... `return t[0] / t[1]`): the call's result is the same on every rank.
   // -1 not built yet, 0 no, 1 yes.
   int returnsAgreed = -1;
+  std::string returnsParameter; // every `return` hands back this parameter, never reassigned
 };
 
 inline std::string unquote(std::string_view t, bool &literal) {

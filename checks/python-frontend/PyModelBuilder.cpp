@@ -3729,9 +3729,12 @@ PyModel Builder::run() {
     hasDdp_ = true;
   // Helpers that return what they all-reduced, read from the text before any
   // body is built (a caller may come first): every `return` is made of the
-  // collective's output and of names computed from it only.
-  for (auto &[key, fi] : fns_)
+  // collective's output and of names computed from it only.  And helpers
+  // that hand back one of their parameters (`return info_dict`).
+  for (auto &[key, fi] : fns_) {
     fi.returnsAgreed = returnsCollectiveOutput(field(fi.def, "body")) ? 1 : 0;
+    fi.returnsParameter = returnedParameter(fi);
+  }
   // Helpers that answer "am I the main process?" or "what is my rank?".
   // Three rounds settle chains written in any order (get_dist_info -> get_rank ->
   // is_distributed, read alphabetically).
@@ -4058,8 +4061,7 @@ PyModel Builder::run() {
     fs.params = signature(fi, fs.method);
     fs.returnsDdp = returnsDdpModel(fi.def);
     fs.returnsInstance = returnedInstance(fi.def);
-    if (!fi.def.isNull())
-      fs.returnsParameter = returnedParameter(fi);
+    fs.returnsParameter = fi.returnsParameter;
     fs.key = key;
     fs.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
     fs.returnsRank = fi.returnsRank;

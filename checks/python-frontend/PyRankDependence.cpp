@@ -362,8 +362,13 @@ Val Builder::value(SyntaxNode e) {
 
 // The parameter every `return` of the function hands back (`return
 // info_dict`), or "".
+// A name the body binds again (`items = items[rank::world]`, a loop target,
+// `with ... as items`) is no longer the caller's object.
 std::string Builder::returnedParameter(const FnInfo &fi) const {
+  if (fi.def.isNull())
+    return "";
   std::string returned;
+  std::vector<std::string> rebound;
   std::vector<SyntaxNode> st{field(fi.def, "body")};
   while (!st.empty()) {
     SyntaxNode n = st.back();
@@ -377,9 +382,27 @@ std::string Builder::returnedParameter(const FnInfo &fi) const {
       returned = str(r);
       continue;
     }
+    SyntaxNode target = is(n, "assignment") || is(n, "augmented_assignment") || is(n, "for_statement")
+                            ? field(n, "left")
+                        : is(n, "as_pattern_target") ? n
+                                                     : SyntaxNode();
+    if (!target.isNull()) {
+      std::vector<SyntaxNode> names{target};
+      while (!names.empty()) {
+        SyntaxNode t = names.back();
+        names.pop_back();
+        if (is(t, "identifier"))
+          rebound.push_back(str(t));
+        else if (!is(t, "attribute") && !is(t, "subscript"))
+          for (SyntaxNode k : namedKids(t))
+            names.push_back(k);
+      }
+    }
     for (SyntaxNode k : namedKids(n))
       st.push_back(k);
   }
+  if (std::find(rebound.begin(), rebound.end(), returned) != rebound.end())
+    return "";
   bool method = false;
   for (const auto &p : parameterList(fi, method))
     if (p.name == returned)
@@ -598,7 +621,7 @@ Val Builder::callValue(SyntaxNode c) {
     std::vector<ParamSig> params;
     bool method = false;
     if (f != fns_.end() && !f->second.def.isNull()) {
-      returned = returnedParameter(f->second);
+      returned = f->second.returnsParameter;
       if (!returned.empty())
         params = parameterList(f->second, method);
     } else if (f == fns_.end()) {
