@@ -398,6 +398,7 @@ const PythonKey kPythonKeys[] = {
     {"metric_classes", "metricClasses"},
     {"rank_functions", "rankFunctions"},
     {"local_rank_functions", "localRankFunctions"},
+    {"device_mesh_rank_methods", "deviceMeshRankMethods"},
     {"rank_env_vars", "rankEnvVars"},
     {"local_rank_env_vars", "localRankEnvVars"},
     {"rank_attributes", "rankAttributes"},

@@ -671,6 +671,8 @@ private:
   // The value of the last `name = ...` before `name`, in its function.
   SyntaxNode assignedBefore(SyntaxNode name) const;
   bool oneDeviceFramework(SyntaxNode root) const;
+  bool acceleratorForAutocastOnly(SyntaxNode root) const;
+  bool writesThroughSplat(SyntaxNode def) const;
   bool namesThisProcess(SyntaxNode e) const;
   bool makesSaver(SyntaxNode v) const;
   void helperCall(const CallSite &cs, std::vector<Node> &out);

@@ -405,6 +405,35 @@ ObjKind Builder::kindOfCtor(SyntaxNode c) const {
   return ObjKind::None;
 }
 
+// ml-4m's `def save_on_all(*args, **kwargs): torch.save(*args, **kwargs)`:
+// a checkpoint writer handed the function's own `*args`, so the path is among
+// what each caller hands on.
+bool Builder::writesThroughSplat(SyntaxNode def) const {
+  if (def.isNull())
+    return false;
+  std::set<std::string> splats;
+  for (SyntaxNode p : namedKids(field(def, "parameters")))
+    if (is(p, "list_splat_pattern") && namedChildCount(p) == 1)
+      splats.insert(str(namedChild(p, 0)));
+  if (splats.empty())
+    return false;
+  std::vector<SyntaxNode> stack{field(def, "body")};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      continue;
+    if (is(n, "call") && has(api().checkpointWriters, qualified(field(n, "function"))))
+      for (const auto &a : args(n))
+        if (is(a.value, "list_splat") && namedChildCount(a.value) == 1 &&
+            splats.count(str(namedChild(a.value, 0))))
+          return true;
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return false;
+}
+
 // The class of this module whose new object a factory returns (U-ViT's
 // `utils.initialize_train_state(...)`, which builds a `TrainState` and hands
 // it back): its callers' variable holds one, and its methods are that class's.
@@ -3262,6 +3291,7 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
       }
       if (!path.isNull() && is(unparen(path), "identifier") && params.count(str(unparen(path))))
         written.insert(str(unparen(path)));
+
       // Handed on to a parameter the callee tests (`zero_first(rank)`).
       bool handsParam = false;
       for (const auto &a : args(n))
@@ -3705,11 +3735,67 @@ bool Builder::oneDeviceFramework(SyntaxNode root) const {
   return oneDevice > 0 && !other;
 }
 
+// musubi-tuner's generation scripts: `accelerator = Accelerator(mixed_precision=...)`
+// only for `with accelerator.autocast():` and its device.  Such an object
+// launches nothing and is handed to nobody, so the script runs in one process.
+bool Builder::acceleratorForAutocastOnly(SyntaxNode root) const {
+  const std::string_view src = text(root);
+  if (src.find("torch.distributed") != std::string_view::npos ||
+      src.find("init_process_group") != std::string_view::npos)
+    return false;
+  std::set<std::string> names;
+  std::vector<SyntaxNode> stack{root};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "assignment") && is(unparen(field(n, "right")), "call") &&
+        has(api().acceleratorClasses, lastPart(qualified(field(unparen(field(n, "right")), "function"))))) {
+      if (!is(field(n, "left"), "identifier"))
+        return false; // kept on an object: used who knows where
+      names.insert(str(field(n, "left")));
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  if (names.empty())
+    return false;
+  static const std::set<std::string> local = {"autocast", "device", "mixed_precision", "print"};
+  stack.push_back(root);
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "attribute") && is(field(n, "object"), "identifier") && names.count(str(field(n, "object")))) {
+      if (!local.count(str(field(n, "attribute"))))
+        return false;
+      continue;
+    }
+    if (is(n, "assignment") && is(field(n, "left"), "identifier") && names.count(str(field(n, "left")))) {
+      stack.push_back(field(n, "right"));
+      continue;
+    }
+    if (is(n, "identifier") && names.count(str(n)))
+      return false; // handed on, returned or stored
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return true;
+}
+
 PyModel Builder::run() {
   SyntaxNode root = tree_.root();
   collectImports(root);
-  if (usesDist_ && oneDeviceFramework(root))
+  if (usesDist_ && (oneDeviceFramework(root) || acceleratorForAutocastOnly(root)))
     usesDist_ = false;
+  // musubi-tuner's trainers: `accelerator = prepare_accelerator(args)` from
+  // another module, then `accelerator.prepare(...)` here, with no import of
+  // accelerate or torch.distributed of their own: a training script.  (A
+  // helper module that only waits on an accelerator it is handed, a data
+  // backend's, is not made one by that.)
+  if (!usesDist_) {
+    const std::string_view src = text(root);
+    for (const char *use : {"accelerator.prepare(", "accelerator.backward("})
+      usesDist_ = usesDist_ || src.find(use) != std::string_view::npos;
+  }
   const bool distributedImports = usesDist_;
   // A script that reads the launcher's rank variables (`LOCAL_RANK`,
   // `WORLD_SIZE`) is written to run under torchrun as one of its processes,
@@ -3918,7 +4004,11 @@ PyModel Builder::run() {
   // `args.local_rank = int(os.environ["LOCAL_RANK"])`): two rounds settle chains.
   // Each function's assignments are read with its parameters bound
   // (`def __init__(self, gpu_id): self.gpu_id = gpu_id`).
+  // A local the function set to the rank before counts too (StableCascade's
+  // `process_id = int(os.environ["SLURM_PROCID"])` then `self.is_main_node =
+  // process_id == 0`); statements are visited in source order.
   auto attrPass = [&](SyntaxNode body, const Env &params) {
+    Env locals = params;
     std::vector<SyntaxNode> stack{body};
     while (!stack.empty()) {
       SyntaxNode n = stack.back();
@@ -3928,8 +4018,18 @@ PyModel Builder::run() {
       if (is(n, "assignment")) {
         SyntaxNode left = field(n, "left");
         SyntaxNode right = field(n, "right");
+        if (is(left, "identifier") && !right.isNull()) {
+          env_ = locals;
+          Val v = value(right);
+          // The rank itself only: a value computed from it (`step =
+          // load_checkpoint(model, rank, ...)`) is not a rank flag.
+          if (v.dep == Dep::Rank && rankSource(right))
+            locals.vars[str(left)] = v;
+          else
+            locals.vars.erase(str(left));
+        }
         if (is(left, "attribute") && !right.isNull()) {
-          env_ = params;
+          env_ = locals;
           Val v = value(right);
           if (v.dep == Dep::Rank || (v.dep == Dep::Local && namesThisProcess(right)))
             attrs_[str(left)] = v;
@@ -4061,6 +4161,7 @@ PyModel Builder::run() {
     fs.params = signature(fi, fs.method);
     fs.returnsDdp = returnsDdpModel(fi.def);
     fs.returnsInstance = returnedInstance(fi.def);
+    fs.writesThroughSplat = writesThroughSplat(fi.def);
     fs.returnsParameter = fi.returnsParameter;
     fs.key = key;
     fs.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;

@@ -55,6 +55,7 @@ struct FunctionSummary {
   bool returnsDdp = false;               // `def smart_DDP(model): return DDP(model, ...)`
   std::string returnsInstance;           // `def make_state(): s = TrainState(...); return s`: "TrainState"
   std::string returnsParameter;          // `def step(model, batch, info): ...; return info`: "info"
+  bool writesThroughSplat = false;       // `def save_on_all(*args): torch.save(*args)`
   std::vector<ParamSig> params;          // `self` left out of a method's
   bool method = false;
   bool initsProcessGroup = false;        // `dist.init_process_group(...)` in its body

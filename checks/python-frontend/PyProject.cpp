@@ -682,8 +682,9 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
       continue;
     auto s = model.summaries.find(f.key);
     if (s == model.summaries.end() ||
-        std::none_of(s->second.params.begin(), s->second.params.end(),
-                     [](const ParamSig &p) { return p.writtenTo; }))
+        (!s->second.writesThroughSplat &&
+         std::none_of(s->second.params.begin(), s->second.params.end(),
+                      [](const ParamSig &p) { return p.writtenTo; })))
       continue;
     if (!hasCheckpointWrite(f.body) || occurrences(f.key) != 1)
       continue; // named again: handed to mp.spawn, a callback, __all__

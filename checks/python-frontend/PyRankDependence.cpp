@@ -5,6 +5,8 @@
 // collective made the same everywhere.
 #include "PyBuilder.h"
 
+#include <algorithm>
+
 namespace ddplint::pyfe::build {
 
 std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
@@ -59,6 +61,12 @@ std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
       return RankKind::Local;
     if (startsWith(q, "torch.distributed.") && (l == "get_rank" || l == "get_global_rank"))
       return RankKind::Global;
+    if (is(field(e, "function"), "attribute") && has(api().deviceMeshRankMethods, l)) {
+      std::string recv = lastPart(std::string(text(field(field(e, "function"), "object"))));
+      std::transform(recv.begin(), recv.end(), recv.begin(), ::tolower);
+      if (recv.find("mesh") != std::string::npos)
+        return RankKind::Global;
+    }
     if (startsWith(q, "torch.distributed.") && (l == "get_local_rank" || l == "get_node_local_rank"))
       return RankKind::Local;
     auto f = fns_.find(resolveCallee(field(e, "function")));
@@ -208,8 +216,14 @@ Val Builder::value(SyntaxNode e) {
     if (ev != env_.vars.end())
       return ev->second;
     auto a = attrs_.find(t);
-    if (a != attrs_.end())
-      return a->second;
+    if (a != attrs_.end()) {
+      // Spelled as the reader sees it here (`self.is_main_node`), not as the
+      // method that set it wrote it (`process_id == 0`).
+      Val r = a->second;
+      if (r.cond && r.cond->kind == Cond::Kind::RankCmp)
+        r.cond->text = t;
+      return r;
+    }
     std::string attr = lastPart(t);
     if (has(api().worldSizeAttributes, attr))
       return v; // the same on every rank

@@ -1255,3 +1255,45 @@ def train_batch_settings(loader, info_dict):
         info_dict = settings_of(info_dict, batch)
         if (batch_idx + 1) % info_dict["accum_grad"] == 0:
             dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:13: error: barrier runs only on ranks where{{.*}} [ddp-divergent-collective]
+
+
+class Tracker:
+    def log(self, data, step):
+        print(step, data)
+
+
+def sft_fit(model, loader, total_steps):
+    # Hard negative (verl's SFT trainer): every rank leaves at the last step;
+    # the rank-0 log closed before the return is not why they leave.
+    tracking = Tracker()
+    rank = dist.get_rank()
+    global_step = 0
+    for epoch in range(3):
+        for batch in loader:
+            global_step += 1
+            loss = model(batch).mean()
+            loss.backward()
+            dist.all_reduce(loss)
+            if rank == 0:
+                tracking.log(loss.item(), global_step)
+            is_last_step = global_step >= total_steps
+            if is_last_step:
+                losses = [model(b).mean() for b in loader]
+                if rank == 0:
+                    tracking.log(torch.stack(losses).mean().item(), global_step)
+                dist.barrier()
+            if is_last_step:
+                if rank == 0:
+                    tracking.log("done", global_step)
+                return
+
+
+def sft_fit_rank0_stop(model, loader, total_steps):
+    tracking = Tracker()
+    rank = dist.get_rank()
+    for step, batch in enumerate(loader):
+        dist.all_reduce(model(batch).mean())  # CHECK-MESSAGES: :[[@LINE]]:9: error: collective 'all_reduce' is skipped by ranks where 'rank == 0' holds: they return{{.*}} [ddp-divergent-collective]
+        if step >= total_steps:
+            if rank == 0:
+                tracking.log("done", step)
+                return

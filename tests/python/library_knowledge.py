@@ -1,5 +1,5 @@
 """Library knowledge (rules/api.yaml, python section): what DeepSpeed,
-detectron2, Horovod, Megatron core, timm, flashy and Hugging Face Transformers calls
+detectron2, Horovod, Megatron core, timm, flashy, Composer and Hugging Face Transformers calls
 mean, for a program that imports them (their own source is not in the
 project).  One function per catalog entry, each a true positive (the call
 under a rank test), and hard negatives where every rank makes the call.
@@ -16,6 +16,7 @@ import torch
 import torch.distributed as dist
 from mpi4py import MPI
 from detectron2.utils import comm
+from composer.utils import dist as composer_dist
 from accelerate.utils import broadcast_object_list as acc_broadcast_object_list
 from apex.transformer import parallel_state as apex_ps
 from fairscale.nn.model_parallel import initialize as fs_init
@@ -548,6 +549,55 @@ def flashy_world_size_is_uniform(model, t):
     if flashy.distrib.world_size() > 1:
         flashy.distrib.all_reduce(t)
     flashy.distrib.barrier()
+
+
+# Composer (llm-foundry's callbacks): `from composer.utils import dist`.
+def composer_rank0_save(model, path):
+    # hard negative: rank 0 writes between barriers
+    state = model.state_dict()
+    composer_dist.barrier()
+    if composer_dist.get_global_rank() == 0:
+        torch.save(state, path)
+    composer_dist.barrier()
+
+
+def composer_rank0_save_no_barrier(model, loader, path):
+    for batch in loader:
+        model(batch).sum().backward()
+        if composer_dist.get_global_rank() == 0:
+            torch.save(model.state_dict(), path)
+            # CHECK-MESSAGES: :[[@LINE-2]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it{{.*}} [ddp-rank0-io-barrier]
+
+
+def composer_local_rank_barrier(model, path):
+    if composer_dist.get_local_rank() == 0:
+        composer_dist.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier 'composer.utils.dist.barrier' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def composer_collectives(t, objs):
+    if composer_dist.get_global_rank() == 0:
+        composer_dist.all_reduce(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'composer.utils.dist.all_reduce' runs only on ranks where {{.*}} [ddp-divergent-collective]
+    if composer_dist.get_global_rank() == 1:
+        composer_dist.all_gather(t)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'composer.utils.dist.all_gather' runs only on ranks where {{.*}} [ddp-divergent-collective]
+    if composer_dist.get_global_rank() == 2:
+        composer_dist.all_gather_object(objs)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'composer.utils.dist.all_gather_object' runs only on ranks where {{.*}} [ddp-divergent-collective]
+    if composer_dist.get_global_rank() == 3:
+        composer_dist.broadcast(t, src=0)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'composer.utils.dist.broadcast' runs only on ranks where {{.*}} [ddp-divergent-collective]
+    if composer_dist.get_global_rank() == 4:
+        composer_dist.broadcast_object_list(objs, src=0)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'composer.utils.dist.broadcast_object_list' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def composer_uniform(t):
+    # hard negative: the world size and initialisation are the same on every rank
+    if composer_dist.is_initialized() and composer_dist.get_world_size() > 1:
+        composer_dist.all_reduce(t)
+    composer_dist.barrier()
 
 
 class RetrieverTrainer(Trainer):

@@ -228,3 +228,30 @@ def save_shards(model, loader, dp_rank, tp_rank, out):
         dist.all_reduce(model(batch))
         if dp_rank == 0 and step % 100 == 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
             torch.save(model.state_dict(), f"{out}/weights_tp_rank={tp_rank}.pth")
+
+
+class MeshTrainer:
+    # verl's SFT trainer: a DeviceMesh's rank without an argument is the
+    # global rank, and rank 0 writes between barriers (hard negative).
+    def __init__(self, mesh):
+        self.device_mesh = mesh
+
+    def save_checkpoint(self, model, path):
+        if self.device_mesh.get_rank() == 0:
+            torch.save(model.state_dict(), path)
+        dist.barrier()
+
+    def step(self, t):
+        if self.device_mesh.get_local_rank(mesh_dim="dp") == 0:
+            dist.all_reduce(t)  # CHECK-MESSAGES: :[[@LINE]]:13: error: all_reduce [ddp-divergent-collective]
+
+
+class MeshNamedLookAlike:
+    # hard negative: `get_rank()` of an object that is not a mesh (a ranking
+    # table) is not the process rank
+    def __init__(self, table):
+        self.table = table
+
+    def step(self, t, player):
+        if self.table.get_rank(player) == 0:
+            dist.all_reduce(t)

@@ -59,3 +59,18 @@ class Recorder:
 
     def save_state(self, path):
         torch.save({"step": 1}, path)  # CHECK-MESSAGES: :[[@LINE]]:9: error: every rank runs 'torch.save' to the same path{{.*}} [ddp-unguarded-save]
+
+
+def save_on_all(*args, **kwargs):
+    # Hard negative (ml-4m's fourm/utils/dist.py): torch.save's own arguments
+    # handed through, path included, and nothing here calls it.
+    torch.save(*args, **kwargs)
+
+
+def save_on_every_rank(*args, **kwargs):
+    torch.save(*args, **kwargs)  # CHECK-MESSAGES: :[[@LINE]]:5: error: {{.*}}every rank runs 'torch.save' to the same path{{.*}} [ddp-unguarded-save]
+
+
+def train_and_save(model):
+    dist.all_reduce(next(model.parameters()).data)
+    save_on_every_rank(model.state_dict(), "model.pt")

@@ -6,6 +6,7 @@
 #include "ddplint/core/Rules.h"
 #include "ddplint/core/Catalog.h"
 #include "ddplint/core/Model.h"
+#include "engine/PathEngine.h"
 
 #include <catch2/catch.hpp>
 
@@ -893,6 +894,30 @@ TEST_CASE("nested uniform ifs and loops terminate fast", "[limits]") {
   RuleRunner an(p);
   (void)an.run(RuleId::DivergentCollective);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
+
+// hypre's 1,600-line AMG set-up: a loop whose body branches on many settings,
+// each arm with its own collective, so its body paths are capped at 512.  Each
+// call in it was carried out of the loop once per distinct guard before it
+// (thousands), and every path after the loop copied them all: 24 GB.  A call
+// reached on both arms of a setting is carried once, without that setting.
+TEST_CASE("a loop of many uniform branches carries each call out once", "[fixed-bug][limits][loop]") {
+  std::vector<Node> body;
+  for (int i = 0; i < 12; ++i) {
+    const Loc at = Loc(10 * i + 10);
+    body.push_back(ifThen(atom("setting" + std::to_string(i), Dep::Uniform, at + 1),
+                          {coll("allreduce" + std::to_string(i), at + 2)}, at));
+    body.push_back(call("helper", at + 3));
+  }
+  Program p = program({fn("helper", {fileWrite(5)}), fn("main", {loop(Dep::Uniform, std::move(body), 1000)})});
+  RuleRunner an(p);
+  CHECK(an.run(RuleId::DivergentCollective).empty());
+  engine::PathEngine engine(p, AnalysisLimits{});
+  engine.analyzeAll();
+  REQUIRE(engine.loops.size() == 1);
+  const auto &lr = engine.loops.begin()->second;
+  CHECK(lr.bodyPaths.size() == 512);
+  CHECK(lr.carried.size() == 12);
 }
 
 // Known limitation (reported, not yet fixed): after the per-function path cap

@@ -559,6 +559,86 @@ void PathEngine::limitReached(Limit kind, std::size_t count) {
   notices.push_back(std::move(n));
 }
 
+// Call sites and IO inside a loop, for interprocedural IO reasoning, with the
+// body's own guard: a rank-0 save in an epoch loop is guarded.  Only the
+// decisions taken before each event count (a guard later in the body, `if
+// local_rank == 0:` after an unguarded save, does not cover it), and of those
+// only the ones its readers weigh: the rank tests and file probes that `reach`
+// reads, and, at a call, the named settings `enteredGiven` matches.  A body of
+// many uniform branches (a 1,500-line solver set-up) would otherwise carry
+// each event once per body path, and every path after the loop would copy
+// them all.  Two guards that differ only in one test's arm are the guard
+// without it: the event is reached whichever way the test goes.
+void PathEngine::carry(LoopResult &lr) {
+  using Key = std::vector<std::pair<int, bool>>;
+  auto weighed = [&](const Lit &l, bool call) {
+    const Atom &a = atoms[l.atom];
+    return a.kind == Cond::Kind::RankCmp || a.probesFile || a.dep != Dep::Uniform ||
+           (call && a.kind == Cond::Kind::Atom && !a.text.empty());
+  };
+  // Each variant keeps the place of its first appearance, so the carried
+  // events keep the body's order.
+  std::map<std::tuple<const Node *, Loc, std::string>, std::map<Key, std::pair<size_t, Ev>>> groups;
+  size_t seen = 0;
+  for (const auto &bp : lr.bodyPaths)
+    for (const auto &e : bp.seq) {
+      if (!e.isCall && e.sync())
+        continue;
+      const size_t before = std::min(e.guardLen, bp.guard.size());
+      // An event an inner loop carried out keeps the guard it had there.
+      Conj kept;
+      Key key;
+      auto keep = [&](const Lit &l) {
+        if (!weighed(l, e.isCall) ||
+            std::find(key.begin(), key.end(), std::make_pair(l.atom, l.pol)) != key.end())
+          return;
+        kept.push_back(l);
+        key.emplace_back(l.atom, l.pol);
+      };
+      for (size_t i = 0; i < before; ++i)
+        keep(bp.guard[i]);
+      for (const Lit &l : e.inLoop)
+        keep(l);
+      std::sort(key.begin(), key.end());
+      auto &variants = groups[std::make_tuple(e.node, e.loc, e.via)];
+      if (variants.count(key))
+        continue;
+      Ev c = e;
+      c.inLoop = std::move(kept);
+      variants.emplace(std::move(key), std::make_pair(seen++, std::move(c)));
+    }
+  std::vector<std::pair<size_t, Ev>> out;
+  for (auto &[id, variants] : groups) {
+    for (bool changed = true; changed && variants.size() > 1;) {
+      changed = false;
+      for (auto it = variants.begin(); it != variants.end() && !changed; ++it)
+        for (size_t i = 0; i < it->first.size() && !changed; ++i) {
+          Key flipped = it->first;
+          flipped[i].second = !flipped[i].second;
+          std::sort(flipped.begin(), flipped.end());
+          auto other = variants.find(flipped);
+          if (other == variants.end())
+            continue;
+          const int atom = it->first[i].first;
+          Key without = it->first;
+          without.erase(without.begin() + long(i));
+          auto merged = std::make_pair(std::min(it->second.first, other->second.first), it->second.second);
+          auto &g = merged.second.inLoop;
+          g.erase(std::remove_if(g.begin(), g.end(), [&](const Lit &l) { return l.atom == atom; }), g.end());
+          variants.erase(other);
+          variants.erase(it);
+          variants.try_emplace(std::move(without), std::move(merged));
+          changed = true;
+        }
+    }
+    for (auto &[key, c] : variants)
+      out.push_back(std::move(c));
+  }
+  std::sort(out.begin(), out.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (auto &[at, c] : out)
+    lr.carried.push_back(std::move(c));
+}
+
 std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
   switch (n.kind) {
   case Node::Kind::Block:
@@ -641,6 +721,12 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
           for (const Lit &l : p.guard)
             if (l.closedAt == SIZE_MAX)
               p.exitGuard.push_back(l);
+        if (n.exit == ExitKind::Return || n.exit == ExitKind::Break) {
+          p.leavesUnderSet = true;
+          for (const Lit &l : p.guard)
+            if (l.closedAt == SIZE_MAX)
+              p.leavesUnder.push_back(l);
+        }
       }
     return in;
   case Node::Kind::If: {
@@ -722,28 +808,7 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         continue;
       }
       if (!lr.carriedReady) {
-        // Call sites and IO inside the loop, for interprocedural IO reasoning,
-        // with the body's own guard: a rank-0 save in an epoch loop is guarded.
-        // Body paths share their prefixes: an event reached under the same
-        // decisions on several of them is carried once.
-        std::set<std::tuple<const Node *, Loc, std::string, std::vector<std::pair<int, bool>>>>
-            seen;
-        for (const auto &bp : lr.bodyPaths)
-          for (const auto &e : bp.seq)
-            if (e.isCall || !e.sync()) {
-              // Only the decisions taken before it: a guard later in the body
-              // (`if local_rank == 0:` after an unguarded save) does not cover it.
-              const size_t before = std::min(e.guardLen, bp.guard.size());
-              std::vector<std::pair<int, bool>> decided;
-              decided.reserve(before);
-              for (size_t i = 0; i < before; ++i)
-                decided.emplace_back(bp.guard[i].atom, bp.guard[i].pol);
-              if (!seen.emplace(e.node, e.loc, e.via, std::move(decided)).second)
-                continue;
-              Ev c = e;
-              c.inLoop.insert(c.inLoop.begin(), bp.guard.begin(), bp.guard.begin() + before);
-              lr.carried.push_back(std::move(c));
-            }
+        carry(lr);
         lr.carriedReady = true;
       }
       Path normal = p;
@@ -797,6 +862,11 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         q.exit = bp.exit;
         q.exitLoc = bp.exitLoc; // the finding is placed at the exit, not at the next collective
         q.exitVia = bp.exitVia;
+        if (bp.leavesUnderSet) {
+          q.leavesUnderSet = true;
+          q.leavesUnder = p.guard;
+          q.leavesUnder.insert(q.leavesUnder.end(), bp.leavesUnder.begin(), bp.leavesUnder.end());
+        }
         q.uniformExit = n.trip == Dep::Uniform;
         for (const auto &l : bp.guard)
           q.uniformExit = q.uniformExit && atoms[l.atom].dep == Dep::Uniform;
@@ -939,6 +1009,22 @@ const Lit *PathEngine::innermost(const Path &p, const Path &q, size_t len, size_
       return &l;
   }
   return splitLit(p, q);
+}
+
+// The last rank-dependent decision that still encloses where the path
+// leaves; one the path had closed before it (a rank-0 print) is not why it
+// leaves.
+const Lit *PathEngine::leavingLit(const Path &p) {
+  if (!p.leavesUnderSet)
+    return lastLit(p);
+  for (auto it = p.guard.rbegin(); it != p.guard.rend(); ++it) {
+    if (atoms[it->atom].dep == Dep::Uniform)
+      continue;
+    for (const Lit &m : p.leavesUnder)
+      if (m.atom == it->atom && m.pol == it->pol && m.loc == it->loc)
+        return &*it;
+  }
+  return nullptr;
 }
 
 const Lit *PathEngine::lastLit(const Path &p) {
@@ -1138,7 +1224,7 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
       if (p.exit == ExitKind::None || p.exit == ExitKind::Continue ||
           p.exit == ExitKind::Terminate)
         continue;
-      const Lit *sep = lastLit(p);
+      const Lit *sep = leavingLit(p);
       if (!sep)
         continue;
       if (isErrorCheck(sep)) {

@@ -93,6 +93,10 @@ struct Path {
   Loc exitLoc = 0;
   std::string exitVia; // the call that ends the process (`sys.exit`), for messages
   Conj exitGuard;      // the decisions that enclose the exit (not the ones left before it)
+  // For a `return` or `break`, the same: verl's `if is_last_step: if rank == 0:
+  // print(...); return` leaves on every rank, the rank test closed before it.
+  Conj leavesUnder;
+  bool leavesUnderSet = false;
   // The exit leaves a loop with the same iterations on every rank, decided
   // only by what every rank sees alike (`for k in cfg: if k in args: raise`):
   // every rank that reaches the loop leaves there, so no rank pairs it with
@@ -304,6 +308,7 @@ public:
 
   // The last rank-dependent decision on a path: the condition of its early exit.
   const Lit *lastLit(const Path &p);
+  const Lit *leavingLit(const Path &p);
 
   void skipFinding(const Ev &e, const Path &runs, const Path &skips);
 
@@ -322,6 +327,7 @@ public:
   void comparePaths(const std::vector<Path> &paths);
 
   LoopResult &analyzeLoop(const Node &n);
+  void carry(LoopResult &lr);
 
   FnResult *analyze(const std::string &key);
 

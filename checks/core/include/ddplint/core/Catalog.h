@@ -145,6 +145,7 @@ struct PythonApi {
   NameSet ddpClasses, fsdpClasses, acceleratorClasses, zeroClasses,
       dataLoaderClasses, metricClasses;
   NameSet rankFunctions, localRankFunctions; // qualified
+  NameSet deviceMeshRankMethods; // of a receiver named for a DeviceMesh
   NameSet rankEnvVars, localRankEnvVars;
   NameSet rankAttributes, localRankAttributes; // `args.rank`, `self.local_rank`
   NameSet mainProcessAttributes, localMainProcessAttributes;
