@@ -3067,6 +3067,12 @@ Env Builder::paramEnv(const FnInfo &fi) {
       }
       if (specRankPaths_.count(name))
         v = Val{Dep::Rank, RankKind::None, std::nullopt};
+      // pytest's `tmp_path` / `tmpdir` fixtures: a fresh folder for each test
+      // in each process (llm-foundry's multi-process tests all_gather rank
+      // 0's to share one), so what a test writes there is its process's own.
+      if (v.dep == Dep::Uniform && fi.name.compare(0, 4, "test") == 0 &&
+          (name == "tmp_path" || name == "tmpdir"))
+        v = Val{Dep::Local, RankKind::None, std::nullopt};
       if (v.dep != Dep::Uniform || v.existsWhen || v.cond || v.known)
         env.vars[name] = v;
       ++i;

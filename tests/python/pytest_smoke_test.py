@@ -38,3 +38,28 @@ def train_step(model, batch):
     loss = model(batch).sum()
     assert torch.isfinite(loss).item()
     loss.backward()  # CHECK-MESSAGES: :[[@LINE]]:5: error: collective 'backward (DDP gradient allreduce)' is never reached by ranks where 'torch.isfinite(loss).item()' does not hold{{.*}} [ddp-divergent-collective]
+
+
+@pytest.mark.usefixtures("distributed_setup")
+def test_save_to_tmp_path(tmp_path):
+    # Hard negative (llm-foundry's tests): pytest makes `tmp_path` for each
+    # test in each process, so each rank writes its own file.
+    model = DDP(torch.nn.Linear(4, 4))
+    torch.save(model.state_dict(), tmp_path / "model.pt")
+    model.module.save_pretrained(str(tmp_path))
+
+
+@pytest.mark.usefixtures("distributed_setup")
+def test_save_to_shared_path(tmpdir):
+    model = DDP(torch.nn.Linear(4, 4))
+    torch.save(model.state_dict(), "/shared/model.pt")  # CHECK-MESSAGES: :[[@LINE]]:5: error: every rank runs 'torch.save' to the same path{{.*}} [ddp-unguarded-save]
+
+
+def save_helper(model, tmp_path):
+    # not a test: a parameter of that name is whatever its caller hands it
+    torch.save(model.state_dict(), tmp_path)  # CHECK-MESSAGES: :[[@LINE]]:5: error: every rank runs 'torch.save' to the same path{{.*}} [ddp-unguarded-save]
+
+
+def train_and_save(model, path):
+    model(torch.randn(2, 4)).sum().backward()
+    save_helper(model, path)
