@@ -494,6 +494,11 @@ private:
   std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
   bool fullStateDict_ = false;
   bool hasDdp_ = false;
+  // A module built for an importer assumes the importer wraps the model in
+  // DDP (hasDdp_ without a DDP of its own): the implicit collectives that
+  // assumption makes are marked, for an importer that turns out not to.
+  bool ddpAssumed_ = false;
+  mutable bool lastImplicitAssumed_ = false;
   bool usesDist_ = false;
   // Walk state
   std::string curClass_, curFn_;

@@ -1413,10 +1413,12 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
     if (ic.object == "ddp" && wrappedLater(ic.callsObject ? str(fn) : recv, fn))
       continue;
     bool holds = true;
+    lastImplicitAssumed_ = false;
     for (const std::string &cond : ic.requires) {
-      if (cond == "program_wraps_ddp")
+      if (cond == "program_wraps_ddp") {
         holds = holds && hasDdp_ && !beforeAnyDdp(fn);
-      else if (cond == "outside_no_sync")
+        lastImplicitAssumed_ = ddpAssumed_;
+      } else if (cond == "outside_no_sync")
         holds = holds && noSync_ == 0;
       else if (cond == "module_has_buffers")
         holds = holds && ddpBroadcastsBuffers(ic.callsObject ? str(fn) : recv);
@@ -1669,6 +1671,7 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
   if (implicitCollective(cs.fn, cs.recv, cs.l, cs.as, name, &early, &barrier)) {
     emit(out, cs.c, barrier ? EventKind::Barrier : EventKind::Collective, std::move(name));
     out.back().standsInFor = std::move(early);
+    out.back().assumedDdp = lastImplicitAssumed_;
     return true;
   }
   if (!cs.recv.empty() && has(api().fsdpCollectiveFunctions, cs.l) &&
@@ -3819,6 +3822,7 @@ PyModel Builder::run() {
   const bool ownDdp = hasDdp_; // the module's own, before the importer's is assumed
   if (project_ && project_->imported())
     hasDdp_ = true;
+  ddpAssumed_ = hasDdp_ && !ownDdp;
   // Helpers that return what they all-reduced, read from the text before any
   // body is built (a caller may come first): every `return` is made of the
   // collective's output and of names computed from it only.  And helpers

@@ -216,6 +216,21 @@ bool hasCheckpointWrite(const core::Node &n) {
                      [](const core::Node &k) { return hasCheckpointWrite(k); });
 }
 
+static void dropAssumedDdp(core::Node &n) {
+  n.kids.erase(std::remove_if(n.kids.begin(), n.kids.end(),
+                              [](const core::Node &k) {
+                                return k.kind == core::Node::Kind::Event && k.assumedDdp;
+                              }),
+               n.kids.end());
+  for (auto &k : n.kids)
+    dropAssumedDdp(k);
+}
+
+void dropAssumedDdp(core::Program &p) {
+  for (auto &f : p.functions)
+    dropAssumedDdp(f.body);
+}
+
 bool hasCheckpointWrite(const core::Program &p) {
   return std::any_of(p.functions.begin(), p.functions.end(),
                      [](const core::Function &f) { return hasCheckpointWrite(f.body); });
@@ -1271,6 +1286,8 @@ std::set<PyProject::AloneFinding> PyProject::findingsAlone(
   const bool writesCheckpoints = hasCheckpointWrite(alone.program); // as lintPython: after linking
   if (distributedThroughLinks(linked, modulePath))
     alone.program.distributed = true;
+  if (!alone.program.distributed)
+    dropAssumedDdp(alone.program);
   if (writesCheckpoints) {
     bool truncated = false;
     alone.program.externalCalls = callersOf(modulePath, &truncated);

@@ -285,6 +285,8 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     const bool throughLinksOnly = !model.program.distributed && distributedThroughLinks(linked, options.path);
     if (throughLinksOnly)
       model.program.distributed = true;
+    if (!model.program.distributed)
+      dropAssumedDdp(model.program);
     const long long l1 = nowNs();
     gTiming.link += l1 - l0;
     bool truncated = false;

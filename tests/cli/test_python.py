@@ -932,6 +932,60 @@ class PythonAcrossModules(PythonProject):
         p = self.lint("proj/util/dist.py", "proj/util/misc.py")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
+    def test_helper_backward_in_a_single_process_importer(self):
+        # InternVL's clip_benchmark: a helper module trains a linear probe
+        # (`loss.backward()`, DataParallel at most) and a command-line module
+        # that imports nothing distributed calls it after an existence check.
+        # Neither wraps a model in DDP or makes a process group, so the
+        # helper's backward all-reduces nothing; a distributed importer still
+        # reads it as the DDP gradient all-reduce.
+        self.write("bench/pkg/__init__.py", "")
+        self.write("bench/pkg/probe.py", """\
+            import torch
+
+
+            def evaluate(loader, lr):
+                probe = torch.nn.DataParallel(torch.nn.Linear(8, 10))
+                opt = torch.optim.SGD(probe.parameters(), lr=lr)
+                for x, y in loader:
+                    loss = torch.nn.functional.cross_entropy(probe(x), y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                return {}
+            """)
+        self.write("bench/pkg/cli.py", """\
+            import os
+            from pkg import probe
+
+
+            def run(args):
+                output = args.output.format(dataset=args.dataset)
+                if os.path.exists(output) and args.skip_existing:
+                    return
+                metrics = probe.evaluate(args.loader, 0.1)
+                with open(output, "a") as f:
+                    f.write(str(metrics))
+            """)
+        self.write("bench/pkg/train.py", """\
+            import os
+            import torch.distributed as dist
+            from pkg import probe
+
+
+            def run(args):
+                output = args.output.format(dataset=args.dataset)
+                if os.path.exists(output) and args.skip_existing:
+                    return
+                metrics = probe.evaluate(args.loader, 0.1)
+                with open(output, "a") as f:
+                    f.write(str(metrics))
+            """)
+        p = self.lint("--no-cache", "--root", "bench", "--format", "json", "bench/pkg/cli.py",
+                      "bench/pkg/probe.py", "bench/pkg/train.py")
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertEqual(got, [("pkg/train.py", 10, "ddp-divergent-collective")], p.stdout)
+
     def test_one_file_run_and_whole_project_run_agree(self):
         one = json.loads(self.lint("--format", "json", "proj/train.py").stdout)
         whole = json.loads(self.lint("--format", "json", "proj").stdout)

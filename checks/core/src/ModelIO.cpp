@@ -43,6 +43,7 @@ void ModelWriter::node(const Node &n) {
   integer(int(n.pathDep));
   string(n.callee);
   string(n.standsInFor);
+  integer(n.assumedDdp);
   if (n.kind == Node::Kind::If)
     cond(n.cond);
   integer(int(n.trip));
@@ -138,12 +139,13 @@ bool ModelReader::cond(Cond &c, int depth) {
 }
 
 bool ModelReader::node(Node &n, int depth) {
-  std::int64_t kind, event, pathDep, trip, perEpoch, exit, kids;
+  std::int64_t kind, event, pathDep, trip, perEpoch, exit, kids, assumedDdp;
   if (depth > kMaxDepth || !integer(kind) || !inRange(kind, Node::Kind::Exit) || !readLoc(n.loc) ||
       !integer(event) || !inRange(event, EventKind::GroupBarrier) || !string(n.name) ||
       !integer(pathDep) || !inRange(pathDep, Dep::Local) || !string(n.callee) ||
-      !string(n.standsInFor))
+      !string(n.standsInFor) || !integer(assumedDdp) || assumedDdp < 0 || assumedDdp > 1)
     return ok_ = false;
+  n.assumedDdp = assumedDdp == 1;
   n.kind = Node::Kind(kind);
   if (n.kind == Node::Kind::If && !cond(n.cond))
     return false;

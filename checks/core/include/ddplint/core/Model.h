@@ -133,6 +133,10 @@ struct Node {
   // them, so a rank-0-only evaluation forward followed by every rank's
   // training forward issues the same broadcasts on every rank.
   std::string standsInFor;
+  // Event kind Collective: issued only if the program wraps the model in DDP,
+  // which the module assumed of an importer it was built for (a helper's
+  // `loss.backward()`); an importer that does not is not distributed by it.
+  bool assumedDdp = false;
   // Call
   std::string callee; // key into Program::functions
   // If
