@@ -1931,7 +1931,10 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
       return false;
     const Loc at = loc(cs.c);
     Node n = Node::makeEvent(EventKind::CheckpointWrite, cs.recv + "." + cs.l, at);
-    if (const PyArg *p = arg(cs.as, "save_directory", 0))
+    const PyArg *p = arg(cs.as, "save_directory", 0);
+    for (const char *kw : {"file", "filepath"})
+      p = p ? p : arg(cs.as, kw, -1);
+    if (p)
       n.pathDep = value(p->value).dep;
     if (const PyArg *m = arg(cs.as, "is_main_process", -1)) {
       Cond c = cond(m->value);
@@ -3769,6 +3772,49 @@ bool Builder::acceleratorForAutocastOnly(SyntaxNode root) const {
   if (names.empty())
     return false;
   static const std::set<std::string> local = {"autocast", "device", "mixed_precision", "print"};
+  // Handed to a function of this module whose parameter has one of the
+  // names (musubi-tuner's `prepare_t2v_inputs(args, cfg, accelerator, ...)`):
+  // that parameter's uses are this scan's too.
+  std::map<std::string, SyntaxNode> defs;
+  stack.push_back(root);
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "function_definition"))
+      defs[str(field(n, "name"))] = n;
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  auto handedOnToSameName = [&](SyntaxNode id) {
+    SyntaxNode argList = parentOf(id);
+    SyntaxNode kw;
+    if (is(argList, "keyword_argument")) {
+      kw = argList;
+      argList = parentOf(argList);
+    }
+    if (!is(argList, "argument_list") || !is(parentOf(argList), "call"))
+      return false;
+    SyntaxNode fn = field(parentOf(argList), "function");
+    auto d = defs.find(is(fn, "identifier") ? str(fn) : std::string());
+    if (d == defs.end())
+      return false;
+    std::vector<std::string> params;
+    for (SyntaxNode p : namedKids(field(d->second, "parameters")))
+      if (SyntaxNode pid = parameterName(p); is(pid, "identifier"))
+        params.push_back(str(pid));
+    if (!kw.isNull())
+      return names.count(str(field(kw, "name"))) > 0 &&
+             std::find(params.begin(), params.end(), str(field(kw, "name"))) != params.end();
+    size_t at = 0;
+    for (SyntaxNode a : namedKids(argList)) {
+      if (a == id)
+        break;
+      if (is(a, "keyword_argument") || is(a, "list_splat") || is(a, "dictionary_splat"))
+        return false;
+      ++at;
+    }
+    return at < params.size() && names.count(params[at]) > 0;
+  };
   stack.push_back(root);
   while (!stack.empty()) {
     SyntaxNode n = stack.back();
@@ -3778,6 +3824,10 @@ bool Builder::acceleratorForAutocastOnly(SyntaxNode root) const {
         return false;
       continue;
     }
+    if (is(n, "parameters"))
+      continue; // the names a function gives what it is handed
+    if (is(n, "identifier") && names.count(str(n)) && handedOnToSameName(n))
+      continue;
     if (is(n, "assignment") && is(field(n, "left"), "identifier") && names.count(str(field(n, "left")))) {
       stack.push_back(field(n, "right"));
       continue;

@@ -34,3 +34,19 @@ def train_with_barrier(args, network, loader, optimizer):
         if accelerator.is_main_process and step % args.save_every == 0:
             save_file(accelerator.unwrap_model(network).state_dict(), os.path.join(args.out, f"step{step}.safetensors"))
         accelerator.wait_for_everyone()
+
+
+def make_accelerator():
+    import accelerate
+    return accelerate.Accelerator(mixed_precision="bf16")
+
+
+def sample_then_train(args, network, loader, optimizer):
+    # the Accelerator handed to a function that prepares with it: distributed
+    accelerator = make_accelerator()
+    network = train_prepared(args, network, accelerator)
+    torch.save(network.state_dict(), "final.pt")  # CHECK-MESSAGES: :[[@LINE]]:5: error: every rank runs 'torch.save' to the same path{{.*}} [ddp-unguarded-save]
+
+
+def train_prepared(args, network, accelerator):
+    return accelerator.prepare(network)

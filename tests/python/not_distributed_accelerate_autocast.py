@@ -14,10 +14,16 @@ def save_latent(latent, args):
     save_file({"latent": latent}, f"{args.save_path}/{args.seed}_latent.safetensors")
 
 
+def prepare_inputs(args, accelerator: accelerate.Accelerator):
+    # handed on under the same name: its uses here are checked too
+    return torch.randn(1, 4, 8, 8, device=accelerator.device)
+
+
 def generate(args, model):
     accelerator = accelerate.Accelerator(mixed_precision="bf16")
+    noise = prepare_inputs(args, accelerator)
     with accelerator.autocast(), torch.no_grad():
-        latent = model(torch.randn(1, 4, 8, 8, device=accelerator.device))
+        latent = model(noise)
     return latent
 
 

@@ -574,3 +574,28 @@ def log_validation_media(model, loader, videos, audio, output_dir):
                 filename = os.path.join(output_dir, f"validation_step_{step}_video_{i}.mp4")
                 imageio.mimsave(filename, video, fps=16)
                 mux_audio(filename, audio, 16000)
+
+
+def save_lora_weights(args, network, optimizer, loader):
+    # musubi-tuner's trainer: the LoRA network writes its own weights file
+    # (`save_weights(file, dtype, metadata)`) on the main process, and the
+    # others go on into the next step.
+    accelerator = Accelerator()
+    network, optimizer, loader = accelerator.prepare(network, optimizer, loader)
+    for step, batch in enumerate(loader):
+        accelerator.backward(network(batch).mean())
+        optimizer.step()
+        if accelerator.is_main_process and step % args.save_every == 0:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
+            accelerator.unwrap_model(network).save_weights(f"{args.out}/step{step}.safetensors", None, {})
+
+
+def save_lora_weights_then_wait(args, network, optimizer, loader):
+    # hard negative: every process waits for the main process's file
+    accelerator = Accelerator()
+    network, optimizer, loader = accelerator.prepare(network, optimizer, loader)
+    for step, batch in enumerate(loader):
+        accelerator.backward(network(batch).mean())
+        optimizer.step()
+        if accelerator.is_main_process and step % args.save_every == 0:
+            accelerator.unwrap_model(network).save_weights(file=f"{args.out}/step{step}.safetensors")
+        accelerator.wait_for_everyone()
