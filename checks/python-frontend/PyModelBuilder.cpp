@@ -1936,7 +1936,14 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     out.push_back(Node::makeEvent(EventKind::CheckpointWrite, cs.recv + "." + cs.l, loc(cs.c)));
     return true;
   }
-  if (is(cs.fn, "attribute") && has(api().checkpointWriteMethods, cs.l) && !smallFilesOwner(cs.recv)) {
+  // Megatron-Bridge's `bridge.save_weights(...)` (verl's and tevatron's
+  // Megatron engines) saves the sharded model with every rank taking part: no
+  // one process's file.
+  std::string recvLower = cs.recv;
+  std::transform(recvLower.begin(), recvLower.end(), recvLower.begin(), ::tolower);
+  const bool bridge = lastPart(recvLower).find("bridge") != std::string::npos;
+  if (is(cs.fn, "attribute") && has(api().checkpointWriteMethods, cs.l) && !smallFilesOwner(cs.recv) &&
+      !bridge) {
     // trlx's `self.save_pretrained(dir)`: the project's own method of that
     // name, whose body says on which ranks it writes, not the library's.
     if (!resolveCallee(cs.fn).empty() || externalCallee(cs.fn))

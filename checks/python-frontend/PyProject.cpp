@@ -588,15 +588,22 @@ const ExternalFunction *PyProject::function(const std::string &dotted, const Roo
   return nullptr;
 }
 
-// The dotted name a file is imported by from the first of the roots that
-// holds it ("" when none does).
+// The dotted name a file is imported by: from the root that holds it most
+// closely (`open_clip.task.checkpoint` under `src/`, not
+// `src.open_clip.task.checkpoint` from the project's root), as the
+// project's own imports name it ("" when no root holds it).  A module is
+// kept under the name it was first built by, so another name here would
+// rename it for every importer.
 std::string PyProject::dottedOf(const std::string &file, const Roots &roots) const {
   const fs::path f = fs::path(file).lexically_normal();
+  std::string best;
+  size_t bestParts = SIZE_MAX;
   for (const auto &dir : roots.dirs) {
     const fs::path rel = f.lexically_relative(fs::path(dir).lexically_normal());
     if (rel.empty() || *rel.begin() == "..")
       continue;
     std::string out;
+    size_t parts = 0;
     for (const auto &part : rel) {
       std::string s = part.string();
       if (s == "__init__.py")
@@ -604,10 +611,14 @@ std::string PyProject::dottedOf(const std::string &file, const Roots &roots) con
       if (part == rel.filename())
         s = part.stem().string();
       out += (out.empty() ? "" : ".") + s;
+      ++parts;
     }
-    return out;
+    if (parts < bestParts) {
+      best = out;
+      bestParts = parts;
+    }
   }
-  return "";
+  return best;
 }
 
 // TRELLIS's, Amphion's and StableCascade's base trainers: the loop is in the

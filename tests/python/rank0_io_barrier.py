@@ -599,3 +599,16 @@ def save_lora_weights_then_wait(args, network, optimizer, loader):
         if accelerator.is_main_process and step % args.save_every == 0:
             accelerator.unwrap_model(network).save_weights(file=f"{args.out}/step{step}.safetensors")
         accelerator.wait_for_everyone()
+
+
+class MegatronEngine:
+    # hard negative (verl's and tevatron's Megatron engines): Megatron-Bridge
+    # saves the sharded weights with every rank taking part
+    def __init__(self, bridge, model):
+        self.bridge = bridge
+        self.model = model
+
+    def save(self, path):
+        dist.barrier()
+        self.bridge.save_weights(self.model, path)
+        dist.barrier()
