@@ -871,19 +871,13 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
   // `self.run_step()` in a base class whose own `run_step` only raises
   // NotImplementedError (detectron2's and fast-reid's TrainerBase.train):
   // a subclass of this module runs it, so its override is what the call runs.
-  if (!key.empty() && obj == "self" && abstractMethod(fns_.at(key))) {
-    bool local = false;
+  if (!key.empty() && obj == "self" && abstractMethod(fns_.at(key)))
     for (const auto &[k, fi] : fns_)
       if (fi.name == m && fi.className != cls && !fi.className.empty() &&
           derivesFrom(fi.className, cls) && !abstractMethod(fi)) {
         key = k;
-        local = true;
         break;
       }
-    // ...or of another module: externalCallee answers with it.
-    if (!local && project_ && project_->overrideOf(fns_.at(key).className, m))
-      return "";
-  }
   return !key.empty() && takesArgsAsWritten(fns_.at(key)) ? key : "";
 }
 
@@ -1088,12 +1082,6 @@ const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
       if (methodOf(lastPart(b), m, &base).empty() && !base.empty() && project_->isClass(base))
         return project_->function(base + "." + m);
       return nullptr;
-    }
-    if (obj == "self" && !cls.empty()) {
-      const std::string own = methodOf(cls, str(field(fn, "attribute")), nullptr);
-      if (!own.empty() && abstractMethod(fns_.at(own)))
-        if (const ExternalFunction *o = project_->overrideOf(fns_.at(own).className, str(field(fn, "attribute"))))
-          return o;
     }
     if (!cls.empty() && methodOf(cls, str(field(fn, "attribute")), &base).empty() &&
         !base.empty() && project_->isClass(base)) {

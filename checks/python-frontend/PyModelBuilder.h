@@ -87,16 +87,6 @@ public:
   // Whether a dotted name is a class of a project module (its methods are then
   // `function(dotted + "." + method)`).
   virtual bool isClass(const std::string &dotted) = 0;
-  // A subclass's override, in another module of the project, of a method that
-  // this module's class `cls` only declares (`@abstractmethod def
-  // run_step(self): ...`, a body that raises NotImplementedError): what
-  // `self.run_step()` in the base class runs.  The first subclass by file
-  // path that defines it; null when none does.
-  virtual const ExternalFunction *overrideOf(const std::string &cls, const std::string &method) {
-    (void)cls;
-    (void)method;
-    return nullptr;
-  }
   // The module is built for an importer, which runs distributed where it calls
   // it: a `rank` parameter is the rank even when the module itself never
   // imports torch.distributed.

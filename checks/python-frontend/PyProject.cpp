@@ -245,9 +245,8 @@ const LinkedModule *LinkResult::moduleOf(core::Loc l) const {
 
 class PyProject::Context : public ModuleContext {
 public:
-  Context(PyProject &p, Roots r, std::string pkg, bool imported, std::string file = "")
-      : p_(p), roots_(std::move(r)), package_(std::move(pkg)), imported_(imported),
-        file_(std::move(file)) {}
+  Context(PyProject &p, Roots r, std::string pkg, bool imported)
+      : p_(p), roots_(std::move(r)), package_(std::move(pkg)), imported_(imported) {}
   bool imported() const override { return imported_; }
   std::string package() const override { return package_; }
   // A builder asks again for the same names, once per question it has of a
@@ -266,22 +265,12 @@ public:
       it->second = p_.isClass(dotted, roots_, 0);
     return it->second;
   }
-  const ExternalFunction *overrideOf(const std::string &cls, const std::string &method) override {
-    if (file_.empty())
-      return nullptr;
-    auto [it, fresh] = overrides_.try_emplace(cls + "." + method, nullptr);
-    if (fresh)
-      it->second = p_.overrideOf(file_, cls, method, roots_);
-    return it->second;
-  }
 
 private:
   PyProject &p_;
   Roots roots_;
   std::string package_;
   bool imported_;
-  std::string file_;
-  std::unordered_map<std::string, const ExternalFunction *> overrides_;
   std::unordered_map<std::string, const ExternalFunction *> functions_;
   std::unordered_map<std::string, bool> classes_;
 };
@@ -374,8 +363,7 @@ std::unique_ptr<ModuleContext> PyProject::contextFor(const std::string &file) {
     r.id = rootsIds_.emplace(r.key, rootsIds_.size()).first->second;
   }
   fs::path pkgRoot = root;
-  return std::make_unique<Context>(*this, std::move(r), packageOf(dir, pkgRoot), false,
-                                   fs::path(file).lexically_normal().string());
+  return std::make_unique<Context>(*this, std::move(r), packageOf(dir, pkgRoot), false);
 }
 
 std::shared_ptr<const PyProject::Module> PyProject::byName(const std::string &name) {
@@ -467,7 +455,7 @@ std::shared_ptr<const PyProject::Module> PyProject::build(const std::string &pat
   tBuilding.push_back(path);
   tReads.push_back(&mod->deps);
   {
-    Context ctx(*this, roots, mod->package, true, path);
+    Context ctx(*this, roots, mod->package, true);
     mod->model = buildModel(tree, wrappers_, &ctx);
   }
   tReads.pop_back();
@@ -584,79 +572,6 @@ const ExternalFunction *PyProject::function(const std::string &dotted, const Roo
         return f;
     }
     return nullptr;
-  }
-  return nullptr;
-}
-
-// The dotted name a file is imported by: from the root that holds it most
-// closely (`open_clip.task.checkpoint` under `src/`, not
-// `src.open_clip.task.checkpoint` from the project's root), as the
-// project's own imports name it ("" when no root holds it).  A module is
-// kept under the name it was first built by, so another name here would
-// rename it for every importer.
-std::string PyProject::dottedOf(const std::string &file, const Roots &roots) const {
-  const fs::path f = fs::path(file).lexically_normal();
-  std::string best;
-  size_t bestParts = SIZE_MAX;
-  for (const auto &dir : roots.dirs) {
-    const fs::path rel = f.lexically_relative(fs::path(dir).lexically_normal());
-    if (rel.empty() || *rel.begin() == "..")
-      continue;
-    std::string out;
-    size_t parts = 0;
-    for (const auto &part : rel) {
-      std::string s = part.string();
-      if (s == "__init__.py")
-        break;
-      if (part == rel.filename())
-        s = part.stem().string();
-      out += (out.empty() ? "" : ".") + s;
-      ++parts;
-    }
-    if (parts < bestParts) {
-      best = out;
-      bestParts = parts;
-    }
-  }
-  return best;
-}
-
-// TRELLIS's, Amphion's and StableCascade's base trainers: the loop is in the
-// base class, the step or the save an abstract method, and the subclasses
-// that implement it live in other modules.  Candidates are the files whose
-// import lines name the base class; a candidate's class counts when one of
-// its bases, resolved through that module's imports, is this module's class
-// (`Trainer` imported from it, or `base.Trainer` with its module imported).
-const ExternalFunction *PyProject::overrideOf(const std::string &file, const std::string &cls,
-                                              const std::string &method, const Roots &roots) {
-  const std::string self = dottedOf(file, roots);
-  if (self.empty() || roots.root.empty())
-    return nullptr;
-  const std::string wanted = self + "." + cls;
-  const std::string stem = self.substr(self.rfind('.') + 1); // `from trainers import base`
-  const Index &index = indexOf(roots.root);
-  for (const auto &[path, words] : index.files) {
-    if (path == fs::path(file).lexically_normal().string() || (!words.count(cls) && !words.count(stem)))
-      continue;
-    const std::string dotted = dottedOf(path, roots);
-    if (dotted.empty())
-      continue;
-    std::shared_ptr<const Module> mod = load(dotted, roots);
-    if (!mod)
-      continue;
-    for (const auto &[sub, bases] : mod->model.classes)
-      for (const auto &b : bases) {
-        const std::string head = b.substr(0, b.find('.'));
-        std::string full = b;
-        if (auto imp = mod->model.imports.find(head); imp != mod->model.imports.end())
-          full = imp->second + b.substr(head.size());
-        if (full != wanted)
-          continue;
-        if (!mod->model.summaries.count(sub + "." + method))
-          continue;
-        if (const ExternalFunction *ext = function(dotted + "." + sub + "." + method, roots, 0))
-          return ext;
-      }
   }
   return nullptr;
 }

@@ -168,9 +168,6 @@ private:
                                       const Roots &roots);
   const ExternalFunction *function(const std::string &dotted, const Roots &roots, int depth);
   bool isClass(const std::string &dotted, const Roots &roots, int depth);
-  const ExternalFunction *overrideOf(const std::string &file, const std::string &cls,
-                                     const std::string &method, const Roots &roots);
-  std::string dottedOf(const std::string &file, const Roots &roots) const;
   std::shared_ptr<const Module> byName(const std::string &name);
   // The module built again with the specialisation `key` ("fn{rank=-1}") of one
   // of its functions (see Builder::specialize); once per run.
