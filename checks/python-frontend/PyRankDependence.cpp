@@ -180,6 +180,30 @@ Val Builder::value(SyntaxNode e) {
     v.cond->text = "dist.is_initialized()";
     return v;
   }
+  // SimpleTuner's `getattr(self.accelerator, "is_main_process", True)`: the
+  // attribute read by name, with a default for an object that lacks it.
+  if (k == "call" && qualified(field(e, "function")) == "getattr") {
+    const auto as = args(e);
+    bool literal = false;
+    const std::string attr = as.size() >= 2 && as[1].name.empty() ? unquote(as[1].text, literal) : "";
+    if (literal && attr.find('.') == std::string::npos) {
+      const std::string t = std::string(text(as[0].value)) + "." + attr;
+      if (has(api().mainProcessAttributes, attr)) {
+        v.dep = Dep::Rank;
+        v.cond = Cond::rankCmp(core::CmpOp::EQ, 0);
+        v.cond->text = t;
+        return v;
+      }
+      if (has(api().localMainProcessAttributes, attr)) {
+        v.dep = Dep::Rank;
+        Cond c = Cond::atom("local-main", Dep::Rank);
+        c.localMain = true;
+        c.text = t;
+        v.cond = c;
+        return v;
+      }
+    }
+  }
   if (k == "identifier") {
     auto it = env_.vars.find(str(e));
     if (it != env_.vars.end()) {

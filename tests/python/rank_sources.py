@@ -255,3 +255,27 @@ class MeshNamedLookAlike:
     def step(self, t, player):
         if self.table.get_rank(player) == 0:
             dist.all_reduce(t)
+
+
+class SaveHooks:
+    # SimpleTuner's save hook: the main-process flag read with getattr and a
+    # default for a run without an accelerator.
+    def __init__(self, accelerator, network):
+        self.accelerator = accelerator
+        self.network = network
+
+    def _save_adapter(self, output_dir):
+        # hard negative: its only caller returns first on the other ranks
+        torch.save(self.network.state_dict(), output_dir + "/adapter.pt")
+
+    def save_model_hook(self, models, weights, output_dir):
+        is_main_process = True
+        if self.accelerator is not None:
+            is_main_process = getattr(self.accelerator, "is_main_process", True)
+        if not is_main_process:
+            return
+        self._save_adapter(output_dir)
+
+    def sync(self, t):
+        if getattr(self.accelerator, "is_local_main_process", True):
+            dist.all_reduce(t)  # CHECK-MESSAGES: :[[@LINE]]:13: error: all_reduce [ddp-divergent-collective]
