@@ -609,10 +609,10 @@ void PathEngine::carry(LoopResult &lr) {
     }
   std::vector<std::pair<size_t, Ev>> out;
   for (auto &[id, variants] : groups) {
-    for (bool changed = true; changed && variants.size() > 1;) {
-      changed = false;
-      for (auto it = variants.begin(); it != variants.end() && !changed; ++it)
-        for (size_t i = 0; i < it->first.size() && !changed; ++i) {
+    // One merge at a time: a merge erases the two entries it read.
+    auto mergeOne = [&]() {
+      for (auto it = variants.begin(); it != variants.end(); ++it)
+        for (size_t i = 0; i < it->first.size(); ++i) {
           Key flipped = it->first;
           flipped[i].second = !flipped[i].second;
           std::sort(flipped.begin(), flipped.end());
@@ -627,9 +627,14 @@ void PathEngine::carry(LoopResult &lr) {
           g.erase(std::remove_if(g.begin(), g.end(), [&](const Lit &l) { return l.atom == atom; }), g.end());
           variants.erase(other);
           variants.erase(it);
-          variants.try_emplace(std::move(without), std::move(merged));
-          changed = true;
+          auto [at, fresh] = variants.try_emplace(std::move(without), merged);
+          if (!fresh)
+            at->second.first = std::min(at->second.first, merged.first);
+          return true;
         }
+      return false;
+    };
+    while (variants.size() > 1 && mergeOne()) {
     }
     for (auto &[key, c] : variants)
       out.push_back(std::move(c));
