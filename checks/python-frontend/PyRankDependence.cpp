@@ -942,6 +942,21 @@ Cond Builder::cond(SyntaxNode e) {
       }
       rk = rankSource(side);
     };
+    // Accelerate's `accelerator.distributed_type != DistributedType.NO`: true in
+    // every run the rules reason about, as `dist.is_initialized()` is.
+    {
+      const std::string l = str(unparen(lhs)), r = str(unparen(rhs));
+      auto single = [](const std::string &t) {
+        return t == "DistributedType.NO" || endsWith(t, ".DistributedType.NO");
+      };
+      if ((single(l) || single(r)) && (lastPart(single(l) ? r : l) == "distributed_type")) {
+        Cond c = Cond::constant(op == "!=" || op == "is not");
+        if (op == "!=" || op == "is not" || op == "==" || op == "is") {
+          c.text = str(e);
+          return c;
+        }
+      }
+    }
     // `saver is not None` where saver exists on some ranks only: that rank test.
     if ((op == "is" || op == "is not" || op == "==" || op == "!=") &&
         (is(unparen(rhs), "none") || is(unparen(lhs), "none"))) {
