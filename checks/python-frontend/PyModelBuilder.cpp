@@ -1686,6 +1686,15 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
   return false;
 }
 
+// Megatron-Bridge's `bridge.save_weights(...)` (verl's and tevatron's Megatron
+// engines) saves the sharded model with every rank taking part: no one
+// process's file.
+static bool megatronBridge(const std::string &recv) {
+  std::string last = lastPart(recv);
+  std::transform(last.begin(), last.end(), last.begin(), ::tolower);
+  return last.find("bridge") != std::string::npos;
+}
+
 // A tokenizer's, processor's or config's `save_pretrained`: a few small files.
 static bool smallFilesOwner(std::string recv) {
   std::transform(recv.begin(), recv.end(), recv.begin(), ::tolower);
@@ -1924,14 +1933,8 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     out.push_back(Node::makeEvent(EventKind::CheckpointWrite, cs.recv + "." + cs.l, loc(cs.c)));
     return true;
   }
-  // Megatron-Bridge's `bridge.save_weights(...)` (verl's and tevatron's
-  // Megatron engines) saves the sharded model with every rank taking part: no
-  // one process's file.
-  std::string recvLower = cs.recv;
-  std::transform(recvLower.begin(), recvLower.end(), recvLower.begin(), ::tolower);
-  const bool bridge = lastPart(recvLower).find("bridge") != std::string::npos;
   if (is(cs.fn, "attribute") && has(api().checkpointWriteMethods, cs.l) && !smallFilesOwner(cs.recv) &&
-      !bridge) {
+      !megatronBridge(cs.recv)) {
     // trlx's `self.save_pretrained(dir)`: the project's own method of that
     // name, whose body says on which ranks it writes, not the library's.
     if (!resolveCallee(cs.fn).empty() || externalCallee(cs.fn))
@@ -3310,7 +3313,6 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
       }
       if (!path.isNull() && is(unparen(path), "identifier") && params.count(str(unparen(path))))
         written.insert(str(unparen(path)));
-
       // Handed on to a parameter the callee tests (`zero_first(rank)`).
       bool handsParam = false;
       for (const auto &a : args(n))

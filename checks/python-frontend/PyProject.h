@@ -68,11 +68,11 @@ bool distributedThroughLinks(const LinkResult &linked, const std::string &path);
 
 // Whether a program writes a checkpoint anywhere (who calls it then matters).
 bool hasCheckpointWrite(const core::Program &p);
+bool hasCheckpointWrite(const core::Node &n);
 // A program that is not distributed after linking (no import, DDP or process
 // group of its own or through what it calls) drops the collectives its
 // helpers assumed of an importer that wraps the model in DDP.
 void dropAssumedDdp(core::Program &p);
-bool hasCheckpointWrite(const core::Node &n);
 
 class PyProject {
 public:

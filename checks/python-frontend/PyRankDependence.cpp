@@ -156,6 +156,18 @@ bool Builder::flagParameter(const std::string &name) const {
   return false;
 }
 
+// A main-process flag read as `text`: true on the job's rank 0, or on each
+// node's first process.
+static Val mainProcessFlag(bool perNode, const std::string &text) {
+  Val v;
+  v.dep = Dep::Rank;
+  Cond c = perNode ? Cond::atom("local-main", Dep::Rank) : Cond::rankCmp(core::CmpOp::EQ, 0);
+  c.localMain = perNode;
+  c.text = text;
+  v.cond = std::move(c);
+  return v;
+}
+
 Val Builder::value(SyntaxNode e) {
   e = unparen(e);
   Val v;
@@ -188,20 +200,10 @@ Val Builder::value(SyntaxNode e) {
     const std::string attr = as.size() >= 2 && as[1].name.empty() ? unquote(as[1].text, literal) : "";
     if (literal && attr.find('.') == std::string::npos) {
       const std::string t = std::string(text(as[0].value)) + "." + attr;
-      if (has(api().mainProcessAttributes, attr)) {
-        v.dep = Dep::Rank;
-        v.cond = Cond::rankCmp(core::CmpOp::EQ, 0);
-        v.cond->text = t;
-        return v;
-      }
-      if (has(api().localMainProcessAttributes, attr)) {
-        v.dep = Dep::Rank;
-        Cond c = Cond::atom("local-main", Dep::Rank);
-        c.localMain = true;
-        c.text = t;
-        v.cond = c;
-        return v;
-      }
+      if (has(api().mainProcessAttributes, attr))
+        return mainProcessFlag(false, t);
+      if (has(api().localMainProcessAttributes, attr))
+        return mainProcessFlag(true, t);
     }
   }
   if (k == "identifier") {
@@ -260,20 +262,10 @@ Val Builder::value(SyntaxNode e) {
     else if (t.size() > attr.size() + 1)
       owned = t;
     if (has(api().mainProcessAttributes, attr) ||
-        (!owned.empty() && has(api().mainProcessAttributes, owned))) {
-      v.dep = Dep::Rank;
-      v.cond = Cond::rankCmp(core::CmpOp::EQ, 0);
-      v.cond->text = t;
-      return v;
-    }
-    if (has(api().localMainProcessAttributes, attr)) {
-      v.dep = Dep::Rank;
-      Cond c = Cond::atom("local-main", Dep::Rank);
-      c.localMain = true;
-      c.text = t;
-      v.cond = c;
-      return v;
-    }
+        (!owned.empty() && has(api().mainProcessAttributes, owned)))
+      return mainProcessFlag(false, t);
+    if (has(api().localMainProcessAttributes, attr))
+      return mainProcessFlag(true, t);
     // `self.is_data_parallel_master`, a @property of the class (fairseq's
     // Trainer): what its body returns, as a call of a method would.
     if (auto f = fns_.find(resolveCallee(e)); f != fns_.end() && isProperty(f->second)) {

@@ -6,6 +6,7 @@
 #include "ddplint/core/Rules.h"
 #include "ddplint/core/Catalog.h"
 #include "ddplint/core/Model.h"
+#include "ddplint/core/ModelIO.h"
 #include "engine/PathEngine.h"
 
 #include <catch2/catch.hpp>
@@ -918,6 +919,21 @@ TEST_CASE("a loop of many uniform branches carries each call out once", "[fixed-
   const auto &lr = engine.loops.begin()->second;
   CHECK(lr.bodyPaths.size() == 512);
   CHECK(lr.carried.size() == 12);
+}
+
+TEST_CASE("a stored node keeps whether its collective was assumed of an importer", "[model]") {
+  Node assumed = coll("backward", 7);
+  assumed.assumedDdp = true;
+  for (const Node &n : {assumed, coll("allreduce", 8)}) {
+    ModelWriter w([](Loc l) { return static_cast<std::uint32_t>(l); });
+    w.node(n);
+    const std::string text = w.take();
+    ModelReader r(text, [](std::uint32_t p) { return static_cast<Loc>(p); });
+    Node back;
+    REQUIRE(r.node(back));
+    CHECK(back.assumedDdp == n.assumedDdp);
+    CHECK(r.atEnd());
+  }
 }
 
 // Known limitation (reported, not yet fixed): after the per-function path cap
