@@ -1297,3 +1297,14 @@ def sft_fit_rank0_stop(model, loader, total_steps):
             if rank == 0:
                 tracking.log("done", step)
                 return
+
+
+
+def multi_line_condition(model, batch):
+    # A condition written over several lines is spelled on one in the message.
+    loss = model(batch).mean()
+    if torch.isfinite(
+        loss,
+    ).all():
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: barrier runs only on ranks where 'torch.isfinite(loss).all()' holds{{.*}} [ddp-divergent-collective]
+        dist.barrier()

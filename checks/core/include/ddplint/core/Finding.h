@@ -67,7 +67,53 @@ struct FixHint {
 
 // Source text or a name as a message quotes it: 'x', or `x` when x has quotes
 // of its own (no nested quotes: `os.environ["RANK"] == "0"`).
-inline std::string quoteCode(const std::string &text) {
+// Code written over several lines, as a message spells it on one: a line
+// break and its indentation read as one space, none inside brackets
+// (`every_n_steps(\n    state, every\n)` is `every_n_steps(state, every)`).
+inline std::string oneLine(const std::string &text) {
+  if (text.find('\n') == std::string::npos)
+    return text;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\\') {
+      out += c;
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    bool brk = false;
+    while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' ||
+                               text[j] == '\r' || (text[j] == '\\' && j + 1 < text.size() &&
+                                                    (text[j + 1] == '\n' || text[j + 1] == '\r')))) {
+      brk = brk || text[j] == '\n';
+      ++j;
+    }
+    if (j == i) { // a backslash that continues nothing
+      out += c;
+      ++i;
+      continue;
+    }
+    if (!brk) {
+      out.append(text, i, j - i);
+    } else {
+      // A trailing comma before the closing bracket goes with the break.
+      if (j < text.size() && (text[j] == ')' || text[j] == ']' || text[j] == '}') &&
+          !out.empty() && out.back() == ',')
+        out.pop_back();
+      const bool afterOpen = !out.empty() && (out.back() == '(' || out.back() == '[' || out.back() == '{');
+      const bool beforeClose = j < text.size() && (text[j] == ')' || text[j] == ']' || text[j] == '}');
+      if (!out.empty() && j < text.size() && !afterOpen && !beforeClose)
+        out += ' ';
+    }
+    i = j;
+  }
+  return out;
+}
+
+inline std::string quoteCode(const std::string &raw) {
+  const std::string text = oneLine(raw);
   if (text.find_first_of("'\"") == std::string::npos)
     return "'" + text + "'";
   if (text.find('`') == std::string::npos)
