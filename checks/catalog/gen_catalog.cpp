@@ -430,6 +430,7 @@ const PythonKey kPythonKeys[] = {
     {"exit_functions", "exitFunctions"},
     {"main_process_override_bases", "mainProcessOverrideBases"},
     {"main_process_override_methods", "mainProcessOverrideMethods"},
+    {"lightning_module_hooks", "lightningModuleHooks"},
 };
 
 std::string jsonString(const std::string &s) {

@@ -625,6 +625,7 @@ private:
   std::string returnedInstance(SyntaxNode def) const;
   bool isNnModule(const std::string &cls, int depth = 0) const;
   bool isLightningModule(const std::string &cls, int depth = 0) const;
+  bool isFabricClass(const std::string &cls, int depth = 0) const;
 
   // --- values (PyRankDependence.cpp) ----------------------------------------
   Val value(SyntaxNode e);
@@ -756,6 +757,7 @@ private:
   std::map<std::string, std::pair<bool, std::vector<ParamSig>>> sigCache_; // key -> (method, params)
   std::map<std::string, std::int64_t> specBindings_; // while a specialisation is built
   std::set<std::string> specRankPaths_; // its parameters bound to a per-rank file name
+  std::set<std::string> specRecordPaths_; // its parameters bound to a settings record's name
   bool reuseLocs_ = false;
   // Inside an except handler (and not in a try nested in it): a `raise` there
   // propagates the failure, the rule's own fix (see tryStatement).

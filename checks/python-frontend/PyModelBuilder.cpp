@@ -289,6 +289,20 @@ bool Builder::isLightningModule(const std::string &cls, int depth) const {
   return false;
 }
 
+// `class Lite(LightningLite): def run(self): self.setup(...); self.barrier()`
+// (co-tracker): the subclass is the Fabric, `self` its object.
+bool Builder::isFabricClass(const std::string &cls, int depth) const {
+  auto it = classBases_.find(cls);
+  if (it == classBases_.end() || depth > 8)
+    return false;
+  for (const auto &b : it->second) {
+    std::string l = lastPart(b);
+    if (l == "Fabric" || l == "LightningLite" || isFabricClass(l, depth + 1))
+      return true;
+  }
+  return false;
+}
+
 void Builder::collectFunctions(SyntaxNode blk, const std::string &prefix, const std::string &cls) {
   for (SyntaxNode s : namedKids(blk)) {
     std::vector<std::string> decos;
@@ -393,7 +407,7 @@ ObjKind Builder::kindOfCtor(SyntaxNode c) const {
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
   if (lower.find("ddp") == std::string::npos && lower.find("parallel") == std::string::npos &&
       lower.find("distributed") == std::string::npos && lower.find("model_to_device") == std::string::npos &&
-      lower.find("wrap_model") == std::string::npos)
+      lower.find("wrap_model") == std::string::npos && lower.find("warp_model") == std::string::npos)
     return ObjKind::None;
   SyntaxNode fn = field(c, "function");
   if (const std::string key = resolveCallee(fn); !key.empty()) {
@@ -695,10 +709,16 @@ void Builder::collectObjects(SyntaxNode n) {
         }
       }
       // model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
-      if (is(right, "call") && lastPart(qualified(field(right, "function"))) == "prepare") {
+      // model, optimizer = self.setup(model, optimizer) in a Fabric subclass
+      const std::string setupOf = lastPart(qualified(field(right, "function")));
+      if (is(right, "call") && (setupOf == "prepare" || setupOf == "setup")) {
         SyntaxNode recv = field(field(right, "function"), "object");
-        if (!recv.isNull() &&
-            (findObject(str(recv)) != objects_.end() || str(recv) == "accelerator")) {
+        const std::string r = recv.isNull() ? std::string() : str(recv);
+        // Only a Fabric subclass's own: a `fabric = L.Fabric(devices=1)`
+        // object may run in one process (see fabric_one_device.py).
+        const bool fabric = r == "self" && isFabricClass(curClass_);
+        if (!recv.isNull() && (setupOf == "prepare" || fabric) &&
+            (findObject(r) != objects_.end() || r == "accelerator" || fabric)) {
           std::vector<SyntaxNode> targets =
               is(left, "pattern_list") || is(left, "tuple_pattern") ? namedKids(left)
                                                                      : std::vector<SyntaxNode>{left};
@@ -1322,7 +1342,7 @@ bool Builder::implicitObject(const std::string &kind, const std::string &spellin
     return k == ObjKind::Metric;
   if (kind == "accelerator") // an Accelerator or Fabric, also by its usual names
     return k == ObjKind::Accelerator || spelling == "accelerator" || spelling == "fabric" ||
-           spelling == "self.fabric";
+           spelling == "self.fabric" || (spelling == "self" && isFabricClass(curClass_));
   if (kind == "deepspeed_engine")
     return k == ObjKind::DeepSpeedEngine;
   if (kind == "lightning_self")
@@ -1652,7 +1672,7 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
     return true; // its collectives run on a group of some ranks (see ObjKind)
   if (!cs.recv.empty() && (objectKind(cs.recv) == ObjKind::Accelerator || cs.recv == "accelerator" ||
                         cs.recv == "self.accelerator" || endsWith(cs.recv, "strategy") ||
-                        (cs.recv == "self" && isLightningModule(curClass_)) ||
+                        (cs.recv == "self" && (isLightningModule(curClass_) || isFabricClass(curClass_))) ||
                         cs.recv == "self.fabric" || cs.recv == "fabric")) {
     if (has(api().wrapperBarriers, cs.l)) {
       emit(out, cs.c, EventKind::Barrier, cs.recv + "." + cs.l);
@@ -1709,6 +1729,12 @@ static bool smallFilesOwner(std::string recv) {
 // in a log folder (os.path.join(log_dir, "config.yaml")) is not one.
 bool Builder::namesLog(SyntaxNode path, int depth) const {
   path = unparen(path);
+  // `filename + ".pkl"`: the record's name with a suffix is that record too.
+  if (is(path, "binary_operator") && text(field(path, "operator")) == "+" &&
+      is(unparen(field(path, "left")), "identifier") && namesLog(field(path, "left"), depth))
+    return true;
+  if (is(path, "identifier") && specRecordPaths_.count(str(path)))
+    return true;
   while (true) {
     if (is(path, "call") && (lastPart(qualified(field(path, "function"))) == "join")) {
       auto kids = namedKids(field(path, "arguments"));
@@ -3412,6 +3438,11 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
       const Val v = value(cs.as[k].value);
       if (v.dep == Dep::Rank && !v.cond && !v.existsWhen)
         bound[p->name] = "rankpath";
+      // A settings record's name (`os.path.join(out, "config.yaml")`) handed
+      // to a helper that writes there (detectron2's `LazyConfig.save(cfg,
+      // path)`): what it writes is that record.
+      else if (namesLog(cs.as[k].value))
+        bound[p->name] = "recordpath";
     }
   }
   // A parameter left out takes its default, unless a splat may have set it.
@@ -3483,6 +3514,7 @@ void Builder::buildSpecializations() {
       // "{a=1,b=-1}"
       specBindings_.clear();
       specRankPaths_.clear();
+      specRecordPaths_.clear();
       std::set<std::string> ddpParams; // "model=ddp": the caller's DDP model
       bool plainModel = false;         // "net=plain": a model not yet wrapped
       std::string_view list(key);
@@ -3498,6 +3530,8 @@ void Builder::buildSpecializations() {
           plainModel = true;
         else if (eq != std::string_view::npos && item.substr(eq + 1) == "rankpath")
           specRankPaths_.insert(std::string(item.substr(0, eq)));
+        else if (eq != std::string_view::npos && item.substr(eq + 1) == "recordpath")
+          specRecordPaths_.insert(std::string(item.substr(0, eq)));
         else if (eq != std::string_view::npos && intLiteral(item.substr(eq + 1), v))
           specBindings_[std::string(item.substr(0, eq))] = v;
         list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
@@ -3527,6 +3561,7 @@ void Builder::buildSpecializations() {
       m_.program.functions.push_back(std::move(fn));
       specBindings_.clear();
       specRankPaths_.clear();
+      specRecordPaths_.clear();
       objects_ = savedObjects;
       hasDdp_ = savedHasDdp;
       break; // building may have asked for more: iterate afresh

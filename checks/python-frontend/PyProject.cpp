@@ -209,6 +209,15 @@ bool distributedThroughLinks(const LinkResult &linked, const std::string &path) 
   return true;
 }
 
+// A collective or barrier the code names itself (not a backward() that is
+// DDP's all-reduce only when an importer wraps the model).
+bool runsCollective(const core::Node &n) {
+  if (n.kind == core::Node::Kind::Event && !n.assumedDdp &&
+      (n.event == core::EventKind::Collective || n.event == core::EventKind::Barrier))
+    return true;
+  return std::any_of(n.kids.begin(), n.kids.end(), [](const core::Node &k) { return runsCollective(k); });
+}
+
 bool hasCheckpointWrite(const core::Node &n) {
   if (n.kind == core::Node::Kind::Event && n.event == core::EventKind::CheckpointWrite)
     return true;
@@ -668,8 +677,44 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
     }
     return false;
   };
+  // A LightningModule or Lightning callback of this module (through its bases).
+  std::function<bool(const std::string &, int)> lightningBase = [&](const std::string &cls, int depth) {
+    auto c = model.classes.find(cls);
+    if (c == model.classes.end() || depth > 4)
+      return false;
+    for (const auto &b : c->second) {
+      const std::string last = b.substr(b.rfind('.') + 1);
+      if (last == "LightningModule" || last == "Callback" || lightningBase(last, depth + 1))
+        return true;
+    }
+    return false;
+  };
+  // How many methods of this module's classes have this name (each class's
+  // `def export_model` names it once).
+  auto definitionsOf = [&](const std::string &method) {
+    size_t n = 0;
+    for (const auto &g : model.program.functions)
+      if (const size_t d = g.key.find('.'); d != std::string::npos && g.key.find(':') == std::string::npos &&
+                                            g.key.find('{') == std::string::npos &&
+                                            g.key.compare(d + 1, std::string::npos, method) == 0)
+        ++n;
+    return n;
+  };
   std::vector<std::string> uncalled;
   for (const auto &f : model.program.functions) {
+    // `def export_model(self, path): torch.save(...)` in a LightningModule:
+    // Lightning calls its hooks on every rank, not this; a project script
+    // that calls it is where the ranks that run it are known.
+    if (const size_t dot = f.key.find('.');
+        dot != std::string::npos && f.key.find('.', dot + 1) == std::string::npos &&
+        f.key.find(':') == std::string::npos && f.key.find('{') == std::string::npos &&
+        !called.count(f.key) && f.key.compare(dot + 1, 3, "on_") != 0 &&
+        !core::builtinPythonApi().lightningModuleHooks.count(f.key.substr(dot + 1)) &&
+        hasCheckpointWrite(f.body) && lightningBase(f.key.substr(0, dot), 0) &&
+        wordOccurrences(source, f.key.substr(dot + 1), true) == definitionsOf(f.key.substr(dot + 1))) {
+      uncalled.push_back(f.key);
+      continue;
+    }
     // `class MyTrainer(Trainer): def _save(self, output_dir, ...)`: the
     // framework calls it on its main process; nothing in the project does.
     if (const size_t dot = f.key.find('.');
@@ -811,6 +856,13 @@ LinkResult PyProject::link(PyModel &model) {
       res.distributed = true;
       res.initializers.insert(key);
     }
+    // A helper that runs a collective (`reduce_dict`, `all_gather`) is one
+    // every rank of a job calls together: a module that calls it is part of
+    // a distributed program, though another module made the process group
+    // (D-FINE's solver, which reaches torch.distributed only through
+    // dist_utils).
+    if (!res.distributed && runsCollective(fn->body))
+      res.distributed = true;
     core::Function copy = *fn;
     copy.key = key;
     if (copy.loc)

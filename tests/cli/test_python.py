@@ -1104,6 +1104,63 @@ class PythonAcrossModules(PythonProject):
         got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
         self.assertEqual(got, [("utils/train_utils.py", 11, "ddp-rank0-io-barrier")], p.stdout)
 
+    def test_a_solver_that_reaches_torch_distributed_only_through_helpers(self):
+        # D-FINE: the solver imports no torch.distributed; its engine module
+        # all-reduces through dist_utils, and both save_on_master: the engine
+        # on a NaN, the solver every epoch.  Each call is its own fix, and the
+        # engine's report does not hide the solver's.
+        self.write(".git/HEAD", "ref: refs/heads/main\n")
+        self.write("src/__init__.py", "")
+        self.write("src/dist_utils.py", """\
+            import torch
+            import torch.distributed as tdist
+
+
+            def is_main_process():
+                if not tdist.is_initialized():
+                    return True
+                return tdist.get_rank() == 0
+
+
+            def save_on_master(*args, **kwargs):
+                if is_main_process():
+                    torch.save(*args, **kwargs)
+
+
+            def reduce_dict(d):
+                for v in d.values():
+                    tdist.all_reduce(v)
+                return d
+            """)
+        self.write("src/engine.py", """\
+            import torch
+
+            from . import dist_utils
+
+
+            def train_one_epoch(model, loader):
+                for x in loader:
+                    out = model(x)
+                    if torch.isnan(out).any():
+                        dist_utils.save_on_master(model.state_dict(), "./NaN.pth")
+                    dist_utils.reduce_dict({"loss": out.mean()})
+            """)
+        self.write("src/solver.py", """\
+            from . import dist_utils
+            from .engine import train_one_epoch
+
+
+            class Solver:
+                def fit(self, model, loader, epochs, out):
+                    for epoch in range(epochs):
+                        train_one_epoch(model, loader)
+                        dist_utils.save_on_master(model.state_dict(), out + "/last.pth")
+            """)
+        p = self.lint("--format", "json", "src")
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertEqual(got, [("src/engine.py", 10, "ddp-rank0-io-barrier"),
+                               ("src/solver.py", 9, "ddp-rank0-io-barrier")], p.stdout)
+
     def test_a_helper_called_twice_is_reported_at_the_call_that_races(self):
         # save_on_master: after the eval-only call the function returns (no
         # collective follows); after the loop's call the next epoch's

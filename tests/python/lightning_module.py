@@ -63,6 +63,16 @@ class LitClassifier(L.LightningModule):
     def configure_optimizers(self):
         return torch.optim.Adam(self.parameters(), lr=self.hparams.lr)
 
+    def on_train_epoch_end(self):
+        # A hook: Lightning runs it on every rank, and every rank writes here.
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: every rank runs 'torch.save' to the same path{{.*}} [ddp-unguarded-save]
+        torch.save(self.state_dict(), "epoch_weights.pt")
+
+    def export_weights(self, path):
+        # Not a hook: Lightning never calls it, and nothing here does; the
+        # script that calls it decides which ranks write.
+        torch.save(self.state_dict(), path)
+
 
 class MNISTData(L.LightningDataModule):
     def __init__(self, root="data", batch_size=64, workers=4):

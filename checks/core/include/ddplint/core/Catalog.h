@@ -180,6 +180,8 @@ struct PythonApi {
   // process only (`transformers.Trainer` and `_save`).
   NameSet mainProcessOverrideBases;
   NameSet mainProcessOverrideMethods;
+  // What Lightning calls on every rank of a LightningModule (and `on_*`).
+  NameSet lightningModuleHooks;
   NameSet exitFunctions;      // qualified
   std::vector<ImplicitCollective> implicitCollectives;
   std::vector<PyProcessGroupInit> processGroupInits;
