@@ -1736,6 +1736,13 @@ bool Builder::namesLog(SyntaxNode path, int depth) const {
   if (is(path, "identifier") && specRecordPaths_.count(str(path)))
     return true;
   while (true) {
+    // `"{}/config.yaml".format(out)`: the template names the file.
+    if (is(path, "call") && is(field(path, "function"), "attribute") &&
+        text(field(field(path, "function"), "attribute")) == "format" &&
+        is(unparen(field(field(path, "function"), "object")), "string")) {
+      path = unparen(field(field(path, "function"), "object"));
+      break;
+    }
     if (is(path, "call") && (lastPart(qualified(field(path, "function"))) == "join")) {
       auto kids = namedKids(field(path, "arguments"));
       if (kids.empty())
@@ -1757,8 +1764,16 @@ bool Builder::namesLog(SyntaxNode path, int depth) const {
     for (SyntaxNode p = parentOf(path); !p.isNull(); p = parentOf(p))
       if (is(p, "function_definition")) {
         bool param = false;
-        for (SyntaxNode k : namedKids(field(p, "parameters")))
-          param = param || (is(k, "identifier") ? text(k) : text(parameterName(k))) == text(path);
+        for (SyntaxNode k : namedKids(field(p, "parameters"))) {
+          const bool named = (is(k, "identifier") ? text(k) : text(parameterName(k))) == text(path);
+          // efficientvit's `def save_exp_config(cfg, path, name="config.yaml")`:
+          // the default names the record.
+          if (named && (is(k, "default_parameter") || is(k, "typed_default_parameter")) &&
+              is(unparen(field(k, "value")), "string") &&
+              core::namesRecordFile(text(unparen(field(k, "value")))))
+            return true;
+          param = param || named;
+        }
         return param && core::namesRecordFile(text(field(p, "name")));
       }
   }
@@ -2036,14 +2051,18 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
       if (is(unparen(a.value), "identifier") && namesPrivateFile(a.value))
         return true;
       intoLog = intoLog || (is(unparen(a.value), "identifier") && logFiles_.count(str(unparen(a.value))));
+      // `yaml.dump(config, open(filename, "w"))`: into a record opened in place.
+      intoLog = intoLog || (is(unparen(a.value), "call") && openKind(unparen(a.value)) == OpenKind::Log);
     }
     if (is(cs.fn, "attribute") && is(field(cs.fn, "object"), "identifier") &&
         namesPrivateFile(field(cs.fn, "object")))
       return true; // `f.write(...)` into a private temporary file
     // shutil.copy(args.config, out_dir): a copy of the run's settings file.
-    if (startsWith(cs.q, "shutil.") && !cs.as.empty() && cs.as[0].name.empty())
-      intoLog = intoLog || namesLog(cs.as[0].value) ||
-                (cs.as.size() >= 2 && cs.as[1].name.empty() && namesLog(cs.as[1].value));
+    // Also by keyword: `shutil.copy(src=cfg_file, dst=...)` (ml-cvnets).
+    if (startsWith(cs.q, "shutil.")) {
+      const PyArg *src = arg(cs.as, "src", 0), *dst = arg(cs.as, "dst", 1);
+      intoLog = intoLog || (src && namesLog(src->value)) || (dst && namesLog(dst->value));
+    }
     Node n = Node::makeEvent(intoLog ? EventKind::LogWrite : EventKind::FileWrite,
                              cs.q.empty() ? cs.l : cs.q, loc(cs.c));
     out.push_back(std::move(n));
@@ -3887,6 +3906,7 @@ bool Builder::acceleratorForAutocastOnly(SyntaxNode root) const {
 PyModel Builder::run() {
   SyntaxNode root = tree_.root();
   collectImports(root);
+  m_.trainsHere = text(root).find(".backward(") != std::string_view::npos;
   if (usesDist_ && (oneDeviceFramework(root) || acceleratorForAutocastOnly(root)))
     usesDist_ = false;
   // musubi-tuner's trainers: `accelerator = prepare_accelerator(args)` from

@@ -106,6 +106,9 @@ struct PyModel {
   // runs as one process has no group to wait in).
   std::string barrierHelper;
   bool initAlways = false;
+  // The module's own code calls `.backward(...)` (a loss's, an
+  // accelerator's): it trains.  Built from the text, not stored in a cache.
+  bool trainsHere = false;
   std::string timedeltaSpelling; // "datetime.timedelta", "timedelta"; "" (needs an import)
   // The import the fix-it adds when timedeltaSpelling is empty, and the
   // spelling it then uses; both empty when no import is safe (the module

@@ -198,8 +198,8 @@ void collectCalls(const core::Node &n, std::vector<std::pair<std::string, core::
 
 } // namespace
 
-bool distributedThroughLinks(const LinkResult &linked, const std::string &path) {
-  if (!linked.distributed)
+bool distributedThroughLinks(const LinkResult &linked, const std::string &path, bool trainsHere) {
+  if (!linked.distributed && !(linked.collectives && (linked.trains || trainsHere)))
     return false;
   // A test by its folder, not by its name: detectron2's and SlowFast's
   // tools/test_net.py are distributed evaluation scripts.
@@ -216,6 +216,13 @@ bool runsCollective(const core::Node &n) {
       (n.event == core::EventKind::Collective || n.event == core::EventKind::Barrier))
     return true;
   return std::any_of(n.kids.begin(), n.kids.end(), [](const core::Node &k) { return runsCollective(k); });
+}
+
+// DDP's gradient all-reduce that a helper module's `backward()` stands for.
+bool runsBackward(const core::Node &n) {
+  if (n.kind == core::Node::Kind::Event && n.name.find("backward") != std::string::npos)
+    return true;
+  return std::any_of(n.kids.begin(), n.kids.end(), [](const core::Node &k) { return runsBackward(k); });
 }
 
 bool hasCheckpointWrite(const core::Node &n) {
@@ -861,8 +868,8 @@ LinkResult PyProject::link(PyModel &model) {
     // a distributed program, though another module made the process group
     // (D-FINE's solver, which reaches torch.distributed only through
     // dist_utils).
-    if (!res.distributed && runsCollective(fn->body))
-      res.distributed = true;
+    res.collectives = res.collectives || runsCollective(fn->body);
+    res.trains = res.trains || runsBackward(fn->body);
     core::Function copy = *fn;
     copy.key = key;
     if (copy.loc)
@@ -1006,7 +1013,8 @@ std::vector<PyProject::CallInto> PyProject::computeCallsOf(const std::string &im
   const LinkResult linked = link(model);
   // A program that runs in one process (a conversion script, a test's parent
   // process) calls the helper in that one process: one writer, not every rank.
-  const bool oneProcess = !model.program.distributed && !distributedThroughLinks(linked, importer);
+  const bool oneProcess =
+      !model.program.distributed && !distributedThroughLinks(linked, importer, model.trainsHere);
   core::RuleRunner runner(model.program);
   for (auto c : runner.callsInto("")) {
     if (oneProcess)
@@ -1336,7 +1344,7 @@ std::set<PyProject::AloneFinding> PyProject::findingsAlone(
   const core::Loc own = static_cast<core::Loc>(alone.positions.size());
   const LinkResult linked = link(alone);
   const bool writesCheckpoints = hasCheckpointWrite(alone.program); // as lintPython: after linking
-  if (distributedThroughLinks(linked, modulePath))
+  if (distributedThroughLinks(linked, modulePath, alone.trainsHere))
     alone.program.distributed = true;
   if (!alone.program.distributed)
     dropAssumedDdp(alone.program);

@@ -56,15 +56,24 @@ struct LinkResult {
   // and tests call it.
   bool distributed = false;
   std::set<std::string> initializers; // the linked functions that create it
+  // A linked function runs a collective it names (`reduce_dict`'s
+  // all_reduce), and a linked function trains (a helper module's
+  // `loss.backward()`).  With training in the program, the collective says
+  // the program runs distributed (D-FINE's solver reaches torch.distributed
+  // only through its dist_utils); without, it may be an export or inference
+  // script whose helper's collective waits for nobody in one process.
+  bool collectives = false;
+  bool trains = false;
   const LinkedModule *moduleOf(core::Loc l) const;
 };
 
 // Whether the module at `path` runs distributed through what it linked (see
-// LinkResult::distributed).  Not a module in a `tests` or `test` folder: its
+// LinkResult::distributed and ::collectives).  Not a module in a `tests` or `test` folder: its
 // process reaches the project's `main` or `init_distributed` with a world of
 // one (fairseq's, nanotron's, llama-recipes' tests); a test that runs ranks
 // creates the group in its own worker.
-bool distributedThroughLinks(const LinkResult &linked, const std::string &path);
+// `trainsHere`: the module's own code calls `.backward(...)`.
+bool distributedThroughLinks(const LinkResult &linked, const std::string &path, bool trainsHere);
 
 // Whether a program writes a checkpoint anywhere (who calls it then matters).
 bool hasCheckpointWrite(const core::Program &p);

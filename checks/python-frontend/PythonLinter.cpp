@@ -286,7 +286,7 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     // modules write (sd-scripts' train_util hands its callers' checkpoints to
     // model_util): the callers' guards say on which ranks that runs.
     const bool writesCheckpoints = hasCheckpointWrite(model.program);
-    const bool throughLinksOnly = !model.program.distributed && distributedThroughLinks(linked, options.path);
+    const bool throughLinksOnly = !model.program.distributed && distributedThroughLinks(linked, options.path, model.trainsHere);
     if (throughLinksOnly)
       model.program.distributed = true;
     if (!model.program.distributed)

@@ -1143,7 +1143,25 @@ class PythonAcrossModules(PythonProject):
                     out = model(x)
                     if torch.isnan(out).any():
                         dist_utils.save_on_master(model.state_dict(), "./NaN.pth")
-                    dist_utils.reduce_dict({"loss": out.mean()})
+                    loss = out.mean()
+                    loss.backward()
+                    dist_utils.reduce_dict({"loss": loss.detach()})
+            """)
+        # An export script that trains nothing: the helper's all_reduce is
+        # not what makes it distributed (demucs' tools/export.py).
+        self.write("src/export.py", """\
+            import torch
+
+            from . import dist_utils
+
+
+            def export(model, loader, out):
+                stats = dist_utils.reduce_dict({"n": torch.tensor(len(loader))})
+                torch.save({"model": model.state_dict(), "stats": stats}, out)
+
+
+            if __name__ == "__main__":
+                export(torch.nn.Linear(2, 2), [], "model.pt")
             """)
         self.write("src/solver.py", """\
             from . import dist_utils
