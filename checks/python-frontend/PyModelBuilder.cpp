@@ -2165,6 +2165,17 @@ void Builder::checkThatMayRaise(const CallSite &cs, const std::vector<ParamSig> 
     if (v.dep == Dep::Uniform || v.rank != RankKind::None || v.cond || v.existsWhen || v.agreed)
       continue;
     const Loc at = loc(cs.c);
+    {
+      PyModel::RaisingCall rc;
+      if (const std::string key = resolveCallee(cs.fn); !key.empty()) {
+        rc.callee = key;
+        rc.begin = startByte(fns_.at(key).def);
+        rc.end = endByte(fns_.at(key).def);
+      } else if (const ExternalFunction *ext = externalCallee(cs.fn)) {
+        rc.callee = ext->key;
+      }
+      m_.raisingCalls[startByte(cs.c)] = std::move(rc);
+    }
     Cond c = Cond::atom(str(cs.c), v.dep);
     c.text = str(cs.c) + " raises";
     stamp(c, at);

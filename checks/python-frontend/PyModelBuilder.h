@@ -109,6 +109,16 @@ struct PyModel {
   // The module's own code calls `.backward(...)` (a loss's, an
   // accelerator's): it trains.  Built from the text, not stored in a cache.
   bool trainsHere = false;
+  // A call made a place where ranks may leave because its callee raises or
+  // exits on what it is handed (Builder::checkThatMayRaise): the callee's
+  // key, and for one of this module's functions its bytes.  When the callee's
+  // own test already decides a collective there, that report is the bug's
+  // and the call's is the same bug again.
+  struct RaisingCall {
+    std::string callee;
+    unsigned begin = 0, end = 0;
+  };
+  std::map<unsigned, RaisingCall> raisingCalls; // by the call's first byte
   std::string timedeltaSpelling; // "datetime.timedelta", "timedelta"; "" (needs an import)
   // The import the fix-it adds when timedeltaSpelling is empty, and the
   // spelling it then uses; both empty when no import is safe (the module

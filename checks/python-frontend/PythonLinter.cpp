@@ -133,6 +133,49 @@ long long nowNs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+// One bug, one report: a helper that exits on its own non-finite loss in
+// one arm and runs DDP's backward in the other (MetaCLIP's `backward()`)
+// is reported inside it; the caller's "`backward(...)` raises" that skips
+// the next collective is the same decision seen from the call.
+void dropRaisingCallRepeats(std::vector<core::Finding> &findings, const LinkResult &linked,
+                            const PyModel &model) {
+  if (model.raisingCalls.empty())
+    return;
+  {
+    auto plain = [](std::string k) { return k.substr(0, k.find('{')); };
+    std::set<std::string> decidedInside;
+    for (const auto &f : findings) {
+      if (f.rule != "ddp-divergent-collective" || !f.loc)
+        continue;
+      if (linked.moduleOf(f.loc)) {
+        if (auto o = linked.owner.find(f.loc); o != linked.owner.end())
+          decidedInside.insert(plain(o->second));
+      } else if (f.loc <= model.byteOffsets.size()) {
+        const unsigned at = model.byteOffsets[f.loc - 1];
+        for (const auto &[callLoc, rc] : model.raisingCalls)
+          if (rc.end && at >= rc.begin && at < rc.end)
+            decidedInside.insert(plain(rc.callee));
+      }
+    }
+    if (!decidedInside.empty())
+      findings.erase(std::remove_if(findings.begin(), findings.end(),
+                                    [&](const core::Finding &f) {
+                                      if (f.rule != "ddp-divergent-collective")
+                                        return false;
+                                      for (const auto &n : f.notes) {
+                                        if (!n.loc || n.loc > model.byteOffsets.size() || linked.moduleOf(n.loc))
+                                          continue;
+                                        auto rc = model.raisingCalls.find(model.byteOffsets[n.loc - 1]);
+                                        if (rc != model.raisingCalls.end() &&
+                                            decidedInside.count(plain(rc->second.callee)))
+                                          return true;
+                                      }
+                                      return false;
+                                    }),
+                     findings.end());
+  }
+}
+
 // Findings the rules made in another module's code linked into this program:
 // that module's own ones (it reports them when linted) are dropped; the ones
 // this file's calls cause are reported at the call, with a note at the code.
@@ -342,6 +385,7 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
       res.limits.push_back(std::move(n));
   for (auto &n : linked.limits)
     res.limits.push_back(std::move(n));
+  dropRaisingCallRepeats(findings, linked, model);
   if (!linked.modules.empty()) {
     const long long p0 = nowNs();
     findings = placeInThisFile(std::move(findings), linked, model, *options.project, rules);

@@ -181,3 +181,24 @@ def write_samples(model, loader):
     for batch in loader:
         normalize(model(batch))
     dist.barrier()
+
+
+def backward_or_exit(total_loss, optimizer):
+    # MetaCLIP's `backward()`: one report, here, where the rank's own test
+    # decides between DDP's all-reduce and its exit; the caller's next
+    # forward, skipped by the rank that left, is the same bug.
+    if torch.isfinite(total_loss).all():
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: collective 'backward (DDP gradient allreduce)' runs only on ranks where 'torch.isfinite(total_loss).all()' holds {{.*}} [ddp-divergent-collective]
+        total_loss.backward()
+        optimizer.step()
+    else:
+        print(f"Loss is {total_loss}, skip back prop.")
+        sys.exit(1)
+
+
+def train_with_backward_or_exit(model, loader, optimizer):
+    dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+    model = DDP(model)
+    for images in loader:
+        total_loss = model(images).mean()
+        backward_or_exit(total_loss, optimizer)
