@@ -91,6 +91,9 @@ public:
   // it: a `rank` parameter is the rank even when the module itself never
   // imports torch.distributed.
   virtual bool imported() const { return false; }
+  // A settings attribute (`args.save_logs`) that the project's modules set
+  // only from the main-process test.
+  virtual bool mainProcessSetting(const std::string & /*attr*/) { return false; }
 };
 
 struct PyModel {

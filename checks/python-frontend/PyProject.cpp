@@ -36,6 +36,7 @@ struct PyProject::Index {
   // A hash of the file list: a file added or removed can change how every
   // import resolves, so stored callers' calls made under another list are stale.
   std::uint64_t filesKey = 0;
+  std::map<std::string, int> settingsFlags; // see noteSettingsFlag
 };
 
 struct PyProject::Module {
@@ -280,6 +281,13 @@ public:
     if (fresh)
       it->second = p_.isClass(dotted, roots_, 0);
     return it->second;
+  }
+  bool mainProcessSetting(const std::string &attr) override {
+    if (roots_.root.empty())
+      return false;
+    const auto &flags = p_.indexOf(roots_.root).settingsFlags;
+    auto it = flags.find(attr);
+    return it != flags.end() && it->second > 0;
   }
 
 private:
@@ -904,8 +912,40 @@ bool skippedDir(const std::string &name) {
          name == "site-packages" || name == "venv" || name == "build" || name == "dist";
 }
 
-// The identifiers on a file's import lines (`from a.b import c as d`: a, b, c, d).
-std::set<std::string> importWords(const std::string &path) {
+// `args.save_logs = args.logs and is_master(args)` (open_clip's, MetaCLIP's
+// main.py): a setting that holds on the main process only, read as
+// `if args.save_logs:` by the training module.  Per attribute of a settings
+// object: 1 while every assignment in the project is such a test, -1 once
+// one is not.  Read from the text, as the import words are.
+void noteSettingsFlag(std::string_view l, std::map<std::string, int> &flags) {
+  static const std::set<std::string> settingsObjects = {"args", "opt", "opts", "cfg", "config",
+                                                        "hparams", "params"};
+  const size_t dot = l.find('.');
+  if (dot == std::string_view::npos || !settingsObjects.count(std::string(l.substr(0, dot))))
+    return;
+  size_t end = dot + 1;
+  while (end < l.size() && (std::isalnum(static_cast<unsigned char>(l[end])) || l[end] == '_'))
+    ++end;
+  size_t eq = end;
+  while (eq < l.size() && l[eq] == ' ')
+    ++eq;
+  if (end == dot + 1 || eq >= l.size() || l[eq] != '=' || (eq + 1 < l.size() && l[eq + 1] == '='))
+    return;
+  const std::string attr(l.substr(dot + 1, end - dot - 1));
+  const std::string_view rhs = l.substr(eq + 1);
+  bool main = false;
+  for (const char *t : {"is_master(", "is_main_process", "is_global_zero", "is_rank_zero(",
+                        "rank == 0", "rank==0"})
+    main = main || rhs.find(t) != std::string_view::npos;
+  // `rank == 0 or` / `not is_master(...)` say something else.
+  main = main && rhs.find(" or ") == std::string_view::npos && rhs.find("not ") == std::string_view::npos;
+  int &f = flags[attr];
+  f = main && f >= 0 ? 1 : -1;
+}
+
+// The identifiers on a file's import lines (`from a.b import c as d`: a, b, c, d),
+// and the settings flags its lines set (noteSettingsFlag).
+std::set<std::string> importWords(const std::string &path, std::map<std::string, int> &flags) {
   std::set<std::string> out;
   std::ifstream in(path, std::ios::binary);
   std::string line;
@@ -916,6 +956,8 @@ std::set<std::string> importWords(const std::string &path) {
       continue;
     std::string_view l(line);
     l.remove_prefix(b);
+    if (!continued && l.find('=') != std::string_view::npos && l.find('.') != std::string_view::npos)
+      noteSettingsFlag(l, flags);
     if (!continued && l.substr(0, 7) != "import " && l.substr(0, 5) != "from ")
       continue;
     continued = l.find('(') != std::string_view::npos && l.find(')') == std::string_view::npos;
@@ -960,7 +1002,7 @@ const PyProject::Index &PyProject::indexOf(const std::string &root) {
       idx->truncated = true;
       break;
     }
-    idx->files.emplace_back(p.lexically_normal().string(), importWords(p.string()));
+    idx->files.emplace_back(p.lexically_normal().string(), importWords(p.string(), idx->settingsFlags));
   }
   std::sort(idx->files.begin(), idx->files.end()); // the walk's order is the file system's
   std::uint64_t key = hashBytes("");

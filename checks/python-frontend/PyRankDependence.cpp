@@ -266,6 +266,13 @@ Val Builder::value(SyntaxNode e) {
       return mainProcessFlag(false, t);
     if (has(api().localMainProcessAttributes, attr))
       return mainProcessFlag(true, t);
+    // `if args.save_logs:` where the project's main module set it to
+    // `args.logs and is_master(args)` (MetaCLIP's trainers).
+    if (project_ && is(field(e, "object"), "identifier") &&
+        (str(field(e, "object")) == "args" || str(field(e, "object")) == "opt" ||
+         str(field(e, "object")) == "cfg" || str(field(e, "object")) == "config") &&
+        project_->mainProcessSetting(attr))
+      return mainProcessFlag(false, t);
     // `self.is_data_parallel_master`, a @property of the class (fairseq's
     // Trainer): what its body returns, as a call of a method would.
     if (auto f = fns_.find(resolveCallee(e)); f != fns_.end() && isProperty(f->second)) {

@@ -1179,6 +1179,51 @@ class PythonAcrossModules(PythonProject):
         self.assertEqual(got, [("src/engine.py", 10, "ddp-rank0-io-barrier"),
                                ("src/solver.py", 9, "ddp-rank0-io-barrier")], p.stdout)
 
+    def test_a_main_process_setting_made_in_another_module(self):
+        # open_clip's and MetaCLIP's main.py: `args.save_logs = args.logs and
+        # is_master(args)`; the training module saves `if args.save_logs:`
+        # mid-training, then all-gathers.  `args.log_every` is a setting.
+        self.write(".git/HEAD", "ref: refs/heads/main\n")
+        self.write("training/__init__.py", "")
+        self.write("training/main.py", """\
+            import datetime
+
+            import torch.distributed as dist
+
+            from training.train import train_one_epoch
+
+
+            def is_master(args):
+                return args.rank == 0
+
+
+            def main(args, model, loader):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                args.rank = dist.get_rank()
+                args.save_logs = args.logs and args.logs.lower() != "none" and is_master(args)
+                args.log_every = 10
+                train_one_epoch(args, model, loader)
+            """)
+        self.write("training/train.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def train_one_epoch(args, model, loader):
+                for step, x in enumerate(loader):
+                    loss = model(x).mean()
+                    loss.backward()
+                    out = [torch.zeros(1) for _ in range(4)]
+                    dist.all_gather(out, loss.detach().reshape(1))
+                    if args.save_logs:
+                        torch.save(model.state_dict(), f"{args.logs}/latest.pt")
+                    if step % args.log_every == 0:
+                        print(step)
+            """)
+        p = self.lint("--format", "json", "training")
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertEqual(got, [("training/train.py", 11, "ddp-rank0-io-barrier")], p.stdout)
+
     def test_a_helper_called_twice_is_reported_at_the_call_that_races(self):
         # save_on_master: after the eval-only call the function returns (no
         # collective follows); after the loop's call the next epoch's
