@@ -3917,7 +3917,8 @@ bool Builder::acceleratorForAutocastOnly(SyntaxNode root) const {
 PyModel Builder::run() {
   SyntaxNode root = tree_.root();
   collectImports(root);
-  m_.trainsHere = text(root).find(".backward(") != std::string_view::npos;
+  for (const char *step : {".backward(", "optimizer.step(", "training_step("})
+    m_.trainsHere = m_.trainsHere || text(root).find(step) != std::string_view::npos;
   if (usesDist_ && (oneDeviceFramework(root) || acceleratorForAutocastOnly(root)))
     usesDist_ = false;
   // musubi-tuner's trainers: `accelerator = prepare_accelerator(args)` from

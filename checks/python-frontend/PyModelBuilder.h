@@ -109,8 +109,10 @@ struct PyModel {
   // runs as one process has no group to wait in).
   std::string barrierHelper;
   bool initAlways = false;
-  // The module's own code calls `.backward(...)` (a loss's, an
-  // accelerator's): it trains.  Built from the text, not stored in a cache.
+  // The module's own code trains: `.backward(...)` (a loss's, an
+  // accelerator's), an optimizer's `step()`, a Lightning module's
+  // `training_step(...)` (trlx's NeMo trainer).  Built from the text, not
+  // stored in a cache.
   bool trainsHere = false;
   // A call made a place where ranks may leave because its callee raises or
   // exits on what it is handed (Builder::checkThatMayRaise): the callee's

@@ -442,6 +442,23 @@ std::shared_ptr<const PyProject::Module> PyProject::loadUnnoted(const std::strin
         break;
       }
     }
+    // mae_st's `from mae_st.util import misc` in a clone named mae_st: the
+    // project's folder is the package its modules import themselves by.
+    if (path.empty() && parts.size() >= 2 && !roots.root.empty()) {
+      std::error_code ec;
+      const fs::path root = fs::weakly_canonical(fs::path(roots.root), ec);
+      if (!ec && root.filename() == parts[0]) {
+        fs::path p = roots.root;
+        for (size_t i = 1; i < parts.size(); ++i)
+          p /= parts[i];
+        fs::path asFile = p;
+        asFile += ".py";
+        if (isFile(asFile))
+          path = asFile.lexically_normal().string();
+        else if (isFile(p / "__init__.py"))
+          path = (p / "__init__.py").lexically_normal().string();
+      }
+    }
     std::lock_guard<std::mutex> lock(mu_);
     pathOf_[{roots.id, dotted}] = path;
     if (path.empty())
@@ -715,6 +732,9 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
         ++n;
     return n;
   };
+  auto hubSaveMethod = [](const std::string &method) {
+    return method == "save_pretrained" || method == "_save_pretrained";
+  };
   std::vector<std::string> uncalled;
   for (const auto &f : model.program.functions) {
     // `def export_model(self, path): torch.save(...)` in a LightningModule:
@@ -744,11 +764,14 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
     // A model class's own `save_pretrained(self, *args, **kwargs)` (trl's and
     // trlx's value-head wrappers) that nothing in the project calls through
     // its class: an API the framework's saver calls on the rank it chose.
+    // Named as Hugging Face's API, in any class (VILA's model mixin, a
+    // PyTorchModelHubMixin's `_save_pretrained`): whoever calls it picks.
     const size_t dot = f.key.find('.');
     if (dot != std::string::npos && f.key.find('.', dot + 1) == std::string::npos &&
         f.key.find(':') == std::string::npos && f.key.find('{') == std::string::npos &&
-        !called.count(f.key) && f.key.compare(dot + 1, 4, "save") == 0 &&
-        hasCheckpointWrite(f.body) && modelClass(f.key.substr(0, dot))) {
+        !called.count(f.key) && hasCheckpointWrite(f.body) &&
+        ((f.key.compare(dot + 1, 4, "save") == 0 && modelClass(f.key.substr(0, dot))) ||
+         hubSaveMethod(f.key.substr(dot + 1)))) {
       uncalled.push_back(f.key);
       continue;
     }

@@ -1224,6 +1224,42 @@ class PythonAcrossModules(PythonProject):
         got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
         self.assertEqual(got, [("training/train.py", 11, "ddp-rank0-io-barrier")], p.stdout)
 
+    def test_a_project_that_imports_itself_by_its_folders_name(self):
+        # mae_st: the clone's folder is the package its modules import
+        # (`import mae_st.util.misc as misc`), with no __init__.py at its root.
+        self.write("mae_st/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("mae_st/util/__init__.py", "")
+        self.write("mae_st/util/misc.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def save_on_master(*args, **kwargs):
+                if dist.get_rank() == 0:
+                    torch.save(*args, **kwargs)
+            """)
+        self.write("mae_st/main_pretrain.py", """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+
+            import mae_st.util.misc as misc
+
+
+            def main(model, loader, optimizer, epochs):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                model = torch.nn.parallel.DistributedDataParallel(model)
+                for epoch in range(epochs):
+                    for batch in loader:
+                        model(batch).mean().backward()
+                        optimizer.step()
+                    misc.save_on_master(model.state_dict(), f"checkpoint-{epoch}.pth")
+            """)
+        p = self.lint("--format", "json", "mae_st")
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertIn(("mae_st/main_pretrain.py", 16, "ddp-rank0-io-barrier"), got, p.stdout)
+
     def test_a_helper_called_twice_is_reported_at_the_call_that_races(self):
         # save_on_master: after the eval-only call the function returns (no
         # collective follows); after the loop's call the next epoch's
