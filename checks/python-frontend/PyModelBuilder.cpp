@@ -1624,6 +1624,13 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
       (has(api().barriers, cs.l) || has(api().collectives, cs.l)) && cs.l != "new_group") {
     emit(out, cs.c, has(api().barriers, cs.l) ? EventKind::GroupBarrier : EventKind::PointToPoint,
          cs.l + " on a subgroup");
+    // dinov3's `broadcast_object_list(exists, src=0, group=process_group)`:
+    // the group's members hold the same value after it, and what they then
+    // decide together (a barrier on the same group) they decide alike.
+    if (!cs.as.empty() && cs.as[0].name.empty() &&
+        (cs.l == "all_reduce" || cs.l == "broadcast" || cs.l == "broadcast_object_list" ||
+         cs.l == "all_gather" || cs.l == "all_gather_object" || cs.l == "all_gather_into_tensor"))
+      bind(cs.as[0].value, Val{Dep::Uniform, RankKind::None, std::nullopt, true});
     return true;
   }
   if (cs.dist) {

@@ -476,6 +476,11 @@ Val Builder::callValue(SyntaxNode c) {
     v.dep = h.dep == Dep::Uniform && !h.cond && h.rank == RankKind::None ? Dep::Uniform : Dep::Local;
     return v;
   }
+  // `all_losses.isnan()` of the tensor every rank all-gathered (dinov3's
+  // trainer): the same answer on every rank.
+  if (is(fn, "attribute") && (l == "isnan" || l == "isinf" || l == "isfinite") &&
+      value(field(fn, "object")).agreed)
+    return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
   if (has(api().localFunctions, q) || has(api().localFunctions, l) ||
       has(api().localMethods, l)) {
     v.dep = Dep::Local;

@@ -1308,3 +1308,39 @@ def multi_line_condition(model, batch):
     ).all():
         # CHECK-MESSAGES: :[[@LINE+1]]:9: error: barrier runs only on ranks where 'torch.isfinite(loss).all()' holds{{.*}} [ddp-divergent-collective]
         dist.barrier()
+
+
+def nan_check_of_gathered_losses(model, loader, opt):
+    # dinov3's trainer: every rank tests the tensor all ranks gathered, so
+    # every rank raises together (a hard negative); a rank's own loss is not.
+    for it, batch in enumerate(loader):
+        loss = model(batch).mean()
+        loss.backward()
+        all_losses = loss.new_empty(dist.get_world_size())
+        dist.all_gather_into_tensor(all_losses, loss.detach())
+        if all_losses.isnan().any():
+            raise RuntimeError("nan on some rank")
+        opt.step()
+        dist.barrier()
+    for batch in loader:
+        loss = model(batch).mean()
+        if loss.isnan():
+            raise RuntimeError("nan on this rank")
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: barrier is skipped by ranks where 'loss.isnan()' holds{{.*}} [ddp-divergent-collective]
+        dist.barrier()
+
+
+def broadcast_on_a_group_then_decide(ckpt_dir, group, overwrite):
+    # dinov3's checkpointer: rank 0's answer broadcast on the group, then
+    # every member raises or goes on alike (a hard negative).
+    rank = dist.get_rank(group=group)
+    exists = [os.path.exists(ckpt_dir) if rank == 0 else None]
+    dist.broadcast_object_list(exists, src=0, group=group)
+    if exists[0]:
+        if overwrite:
+            if rank == 0:
+                shutil.rmtree(ckpt_dir)
+            dist.barrier(group=group)
+        else:
+            raise RuntimeError(f"Checkpoint already exists: {ckpt_dir}")
+    dist.barrier()
