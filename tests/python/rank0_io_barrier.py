@@ -636,3 +636,44 @@ def save_adapter_then_wait_when_single(accelerator, network, output_dir, loader)
             torch.save(network.state_dict(), output_dir + "/adapter.pt")
         if accelerator.distributed_type == DistributedType.NO:
             accelerator.wait_for_everyone()
+
+
+def do_test(model, path, sharded):
+    # dinov3's evaluation checkpoint: the early return sits in one arm.
+    if sharded:
+        dist.barrier()
+        if dist.get_rank() != 0:
+            return
+    else:
+        sd = model.state_dict()
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: code after this early return runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
+        if dist.get_rank() != 0:
+            return
+        torch.save({"teacher": sd}, path)
+
+
+def do_test_then_wait(model, path):
+    # Hard negative: the same arm, and every rank waits after the call.
+    if model.training:
+        model.eval()
+    else:
+        sd = model.state_dict()
+        if dist.get_rank() != 0:
+            return
+        torch.save({"teacher": sd}, path)
+
+
+def train_with_evaluations(model, loader, opt):
+    for it, x in enumerate(loader):
+        model(x).sum().backward()
+        opt.step()
+        dist.all_reduce(torch.zeros(1))
+        if it % 100 == 0:
+            do_test(model, "eval/teacher_checkpoint.pth", False)
+    for it, x in enumerate(loader):
+        model(x).sum().backward()
+        opt.step()
+        dist.all_reduce(torch.zeros(1))
+        if it % 100 == 0:
+            do_test_then_wait(model, "eval/teacher_waited.pth")
+            dist.barrier()

@@ -656,7 +656,14 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         bool w = false;
         for (size_t i = fr.index + 1; i < fr.block->kids.size() && !w; ++i)
           w = writes(fr.block->kids[i]);
-        if (w && stack.size() == 1 && (inSyncLoop || syncNear({}, true, f.key, 0))) {
+        // Nested too when nothing follows the blocks it is in (dinov3's
+        // `do_test`: `else: sd = ...; if rank != 0: return; torch.save(...)`):
+        // the rest of its block is then the rest of the function.
+        bool tail = true;
+        for (size_t k = 0; k + 1 < stack.size(); ++k)
+          tail = tail && stack[k].index + 1 == stack[k].block->kids.size();
+        if (w && ((stack.size() == 1 && (inSyncLoop || syncNear({}, true, f.key, 0))) ||
+                  (stack.size() > 1 && tail && !inSyncLoop && syncNear({}, true, f.key, 0)))) {
           bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
                             !barrierNear(stack, false, f.key, 0);
           bool missAfter = !barrierNear({}, true, f.key, 0);
