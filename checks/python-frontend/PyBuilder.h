@@ -624,8 +624,10 @@ private:
   bool returnsDdpModel(SyntaxNode def) const;
   std::string returnedInstance(SyntaxNode def) const;
   bool isNnModule(const std::string &cls, int depth = 0) const;
-  bool isLightningModule(const std::string &cls, int depth = 0) const;
-  bool isFabricClass(const std::string &cls, int depth = 0) const;
+  bool derivesFrom(const std::string &cls, std::initializer_list<const char *> bases,
+                   int depth = 0) const;
+  bool isLightningModule(const std::string &cls) const;
+  bool isFabricClass(const std::string &cls) const;
 
   // --- values (PyRankDependence.cpp) ----------------------------------------
   Val value(SyntaxNode e);

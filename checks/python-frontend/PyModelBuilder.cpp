@@ -277,30 +277,32 @@ bool Builder::isNnModule(const std::string &cls, int depth) const {
   return false;
 }
 
-bool Builder::isLightningModule(const std::string &cls, int depth) const {
+// Whether one of this module's classes derives, through this module's
+// classes, from a base whose last name is one of `bases`.
+bool Builder::derivesFrom(const std::string &cls, std::initializer_list<const char *> bases,
+                          int depth) const {
   auto it = classBases_.find(cls);
   if (it == classBases_.end() || depth > 8)
     return false;
   for (const auto &b : it->second) {
-    std::string l = lastPart(b);
-    if (l == "LightningModule" || l == "Callback" || isLightningModule(l, depth + 1))
+    const std::string l = lastPart(b);
+    for (const char *name : bases)
+      if (l == name)
+        return true;
+    if (derivesFrom(l, bases, depth + 1))
       return true;
   }
   return false;
 }
 
+bool Builder::isLightningModule(const std::string &cls) const {
+  return derivesFrom(cls, {"LightningModule", "Callback"});
+}
+
 // `class Lite(LightningLite): def run(self): self.setup(...); self.barrier()`
 // (co-tracker): the subclass is the Fabric, `self` its object.
-bool Builder::isFabricClass(const std::string &cls, int depth) const {
-  auto it = classBases_.find(cls);
-  if (it == classBases_.end() || depth > 8)
-    return false;
-  for (const auto &b : it->second) {
-    std::string l = lastPart(b);
-    if (l == "Fabric" || l == "LightningLite" || isFabricClass(l, depth + 1))
-      return true;
-  }
-  return false;
+bool Builder::isFabricClass(const std::string &cls) const {
+  return derivesFrom(cls, {"Fabric", "LightningLite"});
 }
 
 void Builder::collectFunctions(SyntaxNode blk, const std::string &prefix, const std::string &cls) {
