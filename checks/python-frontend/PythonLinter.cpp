@@ -142,7 +142,7 @@ void dropRaisingCallRepeats(std::vector<core::Finding> &findings, const LinkResu
   if (model.raisingCalls.empty())
     return;
   {
-    auto plain = [](std::string k) { return k.substr(0, k.find('{')); };
+    auto plain = [](const std::string &k) { return k.substr(0, k.find('{')); };
     std::set<std::string> decidedInside;
     for (const auto &f : findings) {
       if (f.rule != "ddp-divergent-collective" || !f.loc)

@@ -113,7 +113,7 @@ inline std::string oneLine(const std::string &text) {
 }
 
 inline std::string quoteCode(const std::string &raw) {
-  const std::string text = oneLine(raw);
+  std::string text = oneLine(raw);
   if (text.find_first_of("'\"") == std::string::npos)
     return "'" + text + "'";
   if (text.find('`') == std::string::npos)
