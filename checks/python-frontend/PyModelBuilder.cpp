@@ -1602,6 +1602,12 @@ void Builder::call(SyntaxNode c, std::vector<Node> &out) {
   helperCall(cs, out);
 }
 
+// A collective after which every member holds the same output buffer.
+static bool leavesOutputAgreed(const std::string &op) {
+  return op == "all_reduce" || op == "broadcast" || op == "broadcast_object_list" ||
+         op == "all_gather" || op == "all_gather_object" || op == "all_gather_into_tensor";
+}
+
 // Explicit collectives, the user's wrappers, Accelerate's and Lightning's, and
 // the implicit collectives of the API catalog.
 bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
@@ -1629,9 +1635,7 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
     // dinov3's `broadcast_object_list(exists, src=0, group=process_group)`:
     // the group's members hold the same value after it, and what they then
     // decide together (a barrier on the same group) they decide alike.
-    if (!cs.as.empty() && cs.as[0].name.empty() &&
-        (cs.l == "all_reduce" || cs.l == "broadcast" || cs.l == "broadcast_object_list" ||
-         cs.l == "all_gather" || cs.l == "all_gather_object" || cs.l == "all_gather_into_tensor"))
+    if (!cs.as.empty() && cs.as[0].name.empty() && leavesOutputAgreed(cs.l))
       bind(cs.as[0].value, Val{Dep::Uniform, RankKind::None, std::nullopt, true});
     return true;
   }
@@ -1656,8 +1660,7 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
           outArg = &a;
           break;
         }
-      if (outArg && (cs.l == "all_reduce" || cs.l == "broadcast" || cs.l == "broadcast_object_list" ||
-                     cs.l == "all_gather" || cs.l == "all_gather_object" || cs.l == "all_gather_into_tensor"))
+      if (outArg && leavesOutputAgreed(cs.l))
         bind(outArg->value, Val{Dep::Uniform, RankKind::None, std::nullopt, true});
       // reduce/gather/scatter leave each rank with its own result.
       else if (outArg && (cs.l == "reduce" || cs.l == "gather" || cs.l == "scatter" || cs.l == "reduce_scatter" ||

@@ -677,21 +677,29 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
   for (const auto &c : model.program.externalCalls)
     called.insert(c.callee.substr(0, c.callee.find('{')));
   auto occurrences = [&](const std::string &word) { return wordOccurrences(source, word, false); };
+  // Whether a class of this module derives, through this module's classes,
+  // from a base whose last name is one of `bases`.
+  std::function<bool(const std::string &, const std::set<std::string> &, int)> basedOn =
+      [&](const std::string &cls, const std::set<std::string> &bases, int depth) {
+        auto c = model.classes.find(cls);
+        if (c == model.classes.end() || depth > 4)
+          return false;
+        for (const auto &b : c->second) {
+          const std::string last = b.substr(b.rfind('.') + 1);
+          if (bases.count(last) || basedOn(last, bases, depth + 1))
+            return true;
+        }
+        return false;
+      };
   // A model class: one of torch's or Hugging Face's module bases, or a
   // class of this module that has one.
-  std::function<bool(const std::string &, int)> modelBase = [&](const std::string &cls, int depth) {
-    auto c = model.classes.find(cls);
-    if (c == model.classes.end() || depth > 4)
-      return false;
-    for (const auto &b : c->second) {
-      const std::string last = b.substr(b.rfind('.') + 1);
-      if (last == "Module" || last == "PreTrainedModel" || last == "PeftModel" ||
-          modelBase(last, depth + 1))
-        return true;
-    }
-    return false;
+  auto modelClass = [&](const std::string &cls) {
+    return basedOn(cls, {"Module", "PreTrainedModel", "PeftModel"}, 0);
   };
-  auto modelClass = [&](const std::string &cls) { return modelBase(cls, 0); };
+  // A LightningModule or Lightning callback.
+  auto lightningClass = [&](const std::string &cls) {
+    return basedOn(cls, {"LightningModule", "Callback"}, 0);
+  };
   // A subclass of a framework class that calls some of its methods on the
   // main process only (rules/api.yaml main_process_override_bases).
   std::function<bool(const std::string &, int)> frameworkBase = [&](const std::string &cls, int depth) {
@@ -705,18 +713,6 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
         full = imp->second + b.substr(head.size());
       if (core::builtinPythonApi().mainProcessOverrideBases.count(full) ||
           frameworkBase(b.substr(b.rfind('.') + 1), depth + 1))
-        return true;
-    }
-    return false;
-  };
-  // A LightningModule or Lightning callback of this module (through its bases).
-  std::function<bool(const std::string &, int)> lightningBase = [&](const std::string &cls, int depth) {
-    auto c = model.classes.find(cls);
-    if (c == model.classes.end() || depth > 4)
-      return false;
-    for (const auto &b : c->second) {
-      const std::string last = b.substr(b.rfind('.') + 1);
-      if (last == "LightningModule" || last == "Callback" || lightningBase(last, depth + 1))
         return true;
     }
     return false;
@@ -745,7 +741,7 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
         f.key.find(':') == std::string::npos && f.key.find('{') == std::string::npos &&
         !called.count(f.key) && f.key.compare(dot + 1, 3, "on_") != 0 &&
         !core::builtinPythonApi().lightningModuleHooks.count(f.key.substr(dot + 1)) &&
-        hasCheckpointWrite(f.body) && lightningBase(f.key.substr(0, dot), 0) &&
+        hasCheckpointWrite(f.body) && lightningClass(f.key.substr(0, dot)) &&
         wordOccurrences(source, f.key.substr(dot + 1), true) == definitionsOf(f.key.substr(dot + 1))) {
       uncalled.push_back(f.key);
       continue;
@@ -895,10 +891,10 @@ LinkResult PyProject::link(PyModel &model) {
       res.initializers.insert(key);
     }
     // A helper that runs a collective (`reduce_dict`, `all_gather`) is one
-    // every rank of a job calls together: a module that calls it is part of
-    // a distributed program, though another module made the process group
-    // (D-FINE's solver, which reaches torch.distributed only through
-    // dist_utils).
+    // every rank of a job calls together: a module that calls it, and
+    // trains, is part of a distributed program though another module made
+    // the process group (D-FINE's solver reaches torch.distributed only
+    // through dist_utils); see distributedThroughLinks.
     res.collectives = res.collectives || runsCollective(fn->body);
     res.trains = res.trains || runsBackward(fn->body);
     core::Function copy = *fn;
@@ -1031,6 +1027,11 @@ const PyProject::Index &PyProject::indexOf(const std::string &root) {
   std::uint64_t key = hashBytes("");
   for (const auto &f : idx->files)
     key = hashBytes(f.first + '\n', key);
+  // A settings flag set in one file shapes every importer's build (see
+  // noteSettingsFlag): stored callers' calls made under other flags are stale.
+  for (const auto &[attr, flag] : idx->settingsFlags)
+    if (flag > 0)
+      key = hashBytes(attr + "=main\n", key);
   idx->filesKey = key;
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, fresh] = indexes_.emplace(root, std::move(idx));

@@ -51,9 +51,10 @@ struct LinkResult {
   std::vector<core::AnalysisNotice> limits;  // imports or calls not followed
   // A linked function creates the process group: the file runs distributed
   // even when it imports nothing distributed itself
-  // (`utils.init_distributed_mode(args)`).  A helper's collective is not
-  // enough: detectron2's `comm.synchronize()` returns early in one process,
-  // and tests call it.
+  // (`utils.init_distributed_mode(args)`).  A helper's collective alone is
+  // not enough (detectron2's `comm.synchronize()` returns early in one
+  // process, and export scripts and tests call such helpers): see
+  // `collectives` and `trains` below.
   bool distributed = false;
   std::set<std::string> initializers; // the linked functions that create it
   // A linked function runs a collective it names (`reduce_dict`'s

@@ -1182,7 +1182,7 @@ class PythonAcrossModules(PythonProject):
     def test_a_main_process_setting_made_in_another_module(self):
         # open_clip's and MetaCLIP's main.py: `args.save_logs = args.logs and
         # is_master(args)`; the training module saves `if args.save_logs:`
-        # mid-training, then all-gathers.  `args.log_every` is a setting.
+        # mid-training, then all-gathers.
         self.write(".git/HEAD", "ref: refs/heads/main\n")
         self.write("training/__init__.py", "")
         self.write("training/main.py", """\
@@ -1201,7 +1201,7 @@ class PythonAcrossModules(PythonProject):
                 dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
                 args.rank = dist.get_rank()
                 args.save_logs = args.logs and args.logs.lower() != "none" and is_master(args)
-                args.log_every = 10
+                args.save_every_rank = args.logs is not None
                 train_one_epoch(args, model, loader)
             """)
         self.write("training/train.py", """\
@@ -1217,12 +1217,14 @@ class PythonAcrossModules(PythonProject):
                     dist.all_gather(out, loss.detach().reshape(1))
                     if args.save_logs:
                         torch.save(model.state_dict(), f"{args.logs}/latest.pt")
-                    if step % args.log_every == 0:
-                        print(step)
+                    if args.save_every_rank:
+                        torch.save(model.state_dict(), f"{args.logs}/all.pt")
             """)
         p = self.lint("--format", "json", "training")
         got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
-        self.assertEqual(got, [("training/train.py", 11, "ddp-rank0-io-barrier")], p.stdout)
+        # `args.save_every_rank` is a setting every rank holds alike.
+        self.assertEqual(got, [("training/train.py", 11, "ddp-rank0-io-barrier"),
+                               ("training/train.py", 14, "ddp-unguarded-save")], p.stdout)
 
     def test_a_project_that_imports_itself_by_its_folders_name(self):
         # mae_st: the clone's folder is the package its modules import

@@ -175,3 +175,4 @@ def skip_overflowing_steps(model, loader, grads):
         if clamp_scalar(int(not torch.isfinite(loss).item())) > 0:
             continue  # CHECK-MESSAGES: :[[@LINE+1]]:9: error: collective 'all_reduce' is never reached by ranks where{{.*}} [ddp-divergent-collective]
         dist.all_reduce(grads)
+
