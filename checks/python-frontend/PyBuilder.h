@@ -500,6 +500,8 @@ private:
   bool ddpAssumed_ = false;
   mutable bool lastImplicitAssumed_ = false;
   bool usesDist_ = false;
+  // The module starts its process group with the local rank as the rank.
+  bool localRankIsGlobal_ = false;
   // Walk state
   std::string curClass_, curFn_;
   Env env_;
@@ -634,6 +636,9 @@ private:
   bool flagParameter(const std::string &name) const;
   Val callValue(SyntaxNode call);
   std::optional<RankKind> rankSource(SyntaxNode e);
+  std::optional<RankKind> rankSourceAsWritten(SyntaxNode e);
+  std::string folderParam(SyntaxNode path, SyntaxNode def, const std::set<std::string> &params,
+                          int depth = 0) const;
   Cond cond(SyntaxNode e);
   // A call that asks whether the process group is up: true in the run the rules read.
   bool initializedTest(SyntaxNode call);

@@ -673,6 +673,20 @@ void Builder::collectObjects(SyntaxNode n) {
   while (!stack.empty()) {
     SyntaxNode s = stack.back();
     stack.pop_back();
+    // `init_process_group(..., rank=config.local_rank)` (CDARTS): the
+    // program's global rank is its local rank, one node, so a local rank 0
+    // test picks one process of the job.
+    if (is(s, "call") && lastPart(qualified(field(s, "function"))) == "init_process_group")
+      for (const auto &a : args(s))
+        if (a.name == "rank") {
+          SyntaxNode v = unparen(a.value);
+          const std::string word = is(v, "attribute") ? str(field(v, "attribute"))
+                                   : is(v, "identifier") ? str(v)
+                                                          : std::string();
+          if (!word.empty() && (has(api().localRankAttributes, word) ||
+                                has(api().localRankParameters, word)))
+            localRankIsGlobal_ = true;
+        }
     if (is(s, "assignment")) {
       SyntaxNode left = field(s, "left"), right = unparen(field(s, "right"));
       // `self.netG = self.model_to_device(net)` in a method: a method of the
@@ -2249,8 +2263,19 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
         continue;
       const std::string cb = resolveCallee(v);
       if (auto f = fns_.find(cb); f != fns_.end() && f->second.nested && cb != fnKey() &&
-                                  startsWith(cb, curFn_ + "."))
-        out.push_back(Node::makeCall(cb, f->second.name, loc(v)));
+                                  startsWith(cb, curFn_ + ".")) {
+        // Whether the helper calls it back is the helper's choice, the same
+        // on every rank (HunyuanDiT hands over a checkpoint saver and a
+        // `diffusers_saver` that raises, and the helper picks one by a
+        // setting): it may run, not must.
+        Cond may = Cond::atom("callback@" + std::to_string(startByte(v)), Dep::Uniform);
+        may.text = "the helper calls " + str(v) + " back";
+        const Loc at = loc(v);
+        may.loc = at;
+        std::vector<Node> run;
+        run.push_back(Node::makeCall(cb, f->second.name, at));
+        out.push_back(Node::makeIf(may, Node::block(std::move(run)), Node::block(), at));
+      }
     }
     checkThatMayRaise(cs, calleeParams, calleeMethod, out);
     core::HelperCall hc;
@@ -2640,6 +2665,26 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   bool loader = isLoaderIterable(iter) || it.batch;
   Dep trip = loader ? Dep::Uniform : it.dep;
   Dep elems = loader ? Dep::Local : it.dep;
+  // `zip(phases, all_gen_z, all_gen_c)` (eg3d): parallel sequences, one per
+  // entry of the first; a sequence the same on every rank sets the count
+  // even where the others hold this rank's values.  (Not a `range(n)`: it
+  // only caps what it is zipped with.)
+  if (!loader && trip != Dep::Uniform && is(iter, "call") &&
+      lastPart(qualified(field(iter, "function"))) == "zip") {
+    for (const auto &a : args(iter)) {
+      SyntaxNode v = unparen(a.value);
+      if (!a.name.empty() || is(v, "list_splat"))
+        continue;
+      const std::string f = is(v, "call") ? lastPart(qualified(field(v, "function"))) : std::string();
+      if (f == "range" || f == "count" || f == "repeat")
+        continue;
+      const Val av = value(v);
+      if (av.dep == Dep::Uniform || av.batch) {
+        trip = Dep::Uniform;
+        break;
+      }
+    }
+  }
   // `for v in losses.values()`: a dict's keys are the code's (the same loss
   // names on every rank) even when its values are this rank's.
   const std::string dictView =
@@ -3095,8 +3140,27 @@ void Builder::buildFunction(const FnInfo &fi) {
   noGrad_ = noGradDecorated(fi) ? 1 : 0;
   env_ = paramEnv(fi);
   std::vector<Node> body;
-  if (!fi.def.isNull())
+  // A context manager's `__enter__` and `__exit__` run as one: what a rank
+  // skips on entering it may issue on leaving (alpaca_farm's staggered
+  // creation: even ranks wait in `__enter__`, odd ones in `__exit__`, every
+  // rank twice).  `__enter__` reads both bodies, `__exit__` none.
+  const size_t dot = fi.key.rfind('.');
+  const std::string sibling = dot == std::string::npos ? std::string() : fi.key.substr(0, dot + 1);
+  const bool pairedEnter = !fi.className.empty() && fi.name == "__enter__" &&
+                           fns_.count(sibling + "__exit__") > 0;
+  const bool pairedExit = !fi.className.empty() && fi.name == "__exit__" &&
+                          fns_.count(sibling + "__enter__") > 0;
+  if (!fi.def.isNull() && !pairedExit)
     block(field(fi.def, "body"), body);
+  if (pairedEnter) {
+    // `return self` ends entering, not the pair.
+    while (!body.empty() && body.back().kind == Node::Kind::Exit &&
+           body.back().exit == core::ExitKind::Return)
+      body.pop_back();
+    const FnInfo &leave = fns_.at(sibling + "__exit__");
+    if (!leave.def.isNull())
+      block(field(leave.def, "body"), body);
+  }
   buildFunctionRest(fi, std::move(body));
 }
 
@@ -3125,7 +3189,7 @@ Env Builder::paramEnv(const FnInfo &fi) {
       if (distributed && !layer && has(api().rankParameters, name))
         v = Val{Dep::Rank, RankKind::Global, {}};
       else if (distributed && !layer && has(api().localRankParameters, name))
-        v = Val{Dep::Rank, RankKind::Local, {}};
+        v = Val{Dep::Rank, localRankIsGlobal_ ? RankKind::Global : RankKind::Local, {}};
       else if (i == 0 && spawned_.count(fi.name))
         v = Val{Dep::Rank, name == "rank" ? RankKind::Global : RankKind::Local, {}};
       // `def save_state_dict_as_hf(model, path, is_main_process)`: a parameter
@@ -3263,6 +3327,49 @@ std::vector<ParamSig> Builder::parameterList(const FnInfo &fi, bool &method) con
   return out;
 }
 
+// The parameter a written path starts from: `os.path.join(ckpt_dir, ...)`,
+// `out_dir / "x.pt"`, `f"{out_dir}/x.pt"`, `out_dir + "/x.pt"`, directly or
+// through a local name assigned so once in the function.  Empty: none.
+std::string Builder::folderParam(SyntaxNode path, SyntaxNode def, const std::set<std::string> &params,
+                                 int depth) const {
+  path = unparen(path);
+  if (path.isNull() || depth > 4)
+    return {};
+  if (is(path, "identifier")) {
+    const std::string name = str(path);
+    if (params.count(name))
+      return depth > 0 ? name : std::string();
+    SyntaxNode rhs;
+    int assigned = 0;
+    std::function<void(SyntaxNode)> find = [&](SyntaxNode n) {
+      if (is(n, "function_definition") && !(n == def))
+        return;
+      if (is(n, "assignment") && is(field(n, "left"), "identifier") && str(field(n, "left")) == name) {
+        ++assigned;
+        rhs = field(n, "right");
+      }
+      for (SyntaxNode k : namedKids(n))
+        find(k);
+    };
+    find(field(def, "body"));
+    return assigned == 1 ? folderParam(rhs, def, params, depth + 1) : std::string();
+  }
+  if (is(path, "call")) {
+    const std::string l = lastPart(qualified(field(path, "function")));
+    const auto as = args(path);
+    if ((l == "join" || l == "Path") && !as.empty() && as[0].name.empty())
+      return folderParam(as[0].value, def, params, depth + 1);
+    return {};
+  }
+  if (is(path, "binary_operator"))
+    return folderParam(field(path, "left"), def, params, depth + 1);
+  if (is(path, "string"))
+    for (SyntaxNode k : namedKids(path))
+      if (is(k, "interpolation"))
+        return folderParam(namedChild(k, 0), def, params, depth + 1);
+  return {};
+}
+
 std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
   if (auto c = sigCache_.find(fi.key); c != sigCache_.end()) {
     method = c->second.first;
@@ -3273,7 +3380,7 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
     return out;
   // Provisional, for recursion: untested.
   sigCache_[fi.key] = {method, out};
-  std::set<std::string> params, tested, written;
+  std::set<std::string> params, tested, written, writtenUnder;
   for (const auto &p : out)
     params.insert(p.name);
   const std::string savedFn = curFn_, savedClass = curClass_;
@@ -3381,6 +3488,9 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
       }
       if (!path.isNull() && is(unparen(path), "identifier") && params.count(str(unparen(path))))
         written.insert(str(unparen(path)));
+      else if (!path.isNull())
+        if (const std::string folder = folderParam(path, fi.def, params); !folder.empty())
+          writtenUnder.insert(folder);
       // Handed on to a parameter the callee tests (`zero_first(rank)`).
       bool handsParam = false;
       for (const auto &a : args(n))
@@ -3421,6 +3531,7 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
   for (auto &p : out) {
     p.tested = tested.count(p.name) > 0;
     p.writtenTo = written.count(p.name) > 0;
+    p.writesUnder = writtenUnder.count(p.name) > 0;
     p.guardsExit = exitTested.count(p.name) > 0;
   }
   sigCache_[fi.key] = {method, out};

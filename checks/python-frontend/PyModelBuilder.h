@@ -25,6 +25,9 @@ struct ParamSig {
   std::optional<std::int64_t> literalDefault; // `rank=-1`, `verbose=False`
   bool tested = false; // a condition in the body reads it
   bool writtenTo = false; // the body writes a file at this path (`open(path, "wb")`)
+  // The body writes a file in this folder (`torch.save(state,
+  // os.path.join(ckpt_dir, "checkpoint.pth.tar"))`).
+  bool writesUnder = false;
   // A test of it decides whether the body raises or exits
   // (`def check_nan_losses(loss): if math.isnan(loss): raise ...`).
   bool guardsExit = false;

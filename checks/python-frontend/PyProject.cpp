@@ -664,6 +664,23 @@ size_t wordOccurrences(std::string_view source, const std::string &word, bool as
 }
 } // namespace
 
+// No rank decision, no collective or barrier and no loop in `n`: a writer
+// whose ranks its caller chooses, not a training or evaluation routine.
+static bool decidesNothing(const core::Node &n) {
+  if (n.kind == core::Node::Kind::Event &&
+      (n.event == core::EventKind::Collective || n.event == core::EventKind::Barrier ||
+       n.event == core::EventKind::GroupBarrier || n.event == core::EventKind::Rendezvous))
+    return false;
+  if (n.kind == core::Node::Kind::If && n.cond.dependence() != core::Dep::Uniform)
+    return false;
+  if (n.kind == core::Node::Kind::Loop)
+    return false;
+  for (const auto &k : n.kids)
+    if (!decidesNothing(k))
+      return false;
+  return true;
+}
+
 void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
   std::set<std::string> called;
   std::function<void(const core::Node &)> visit = [&](const core::Node &n) {
@@ -775,10 +792,19 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
         f.key.find('{') != std::string::npos || f.key == "<module>" || called.count(f.key))
       continue;
     auto s = model.summaries.find(f.key);
-    if (s == model.summaries.end() ||
-        (!s->second.writesThroughSplat &&
-         std::none_of(s->second.params.begin(), s->second.params.end(),
-                      [](const ParamSig &p) { return p.writtenTo; })))
+    if (s == model.summaries.end())
+      continue;
+    const auto &ps = s->second.params;
+    const bool writesItsPath =
+        s->second.writesThroughSplat ||
+        std::any_of(ps.begin(), ps.end(), [](const ParamSig &p) { return p.writtenTo; });
+    // A file of its own in the caller's folder (CDARTS' `save_checkpoint(state,
+    // ckpt_dir)`): the caller's decision too, when the function decides
+    // nothing of who runs it (no rank test, no collective of its own).
+    const bool writesInItsFolder =
+        std::any_of(ps.begin(), ps.end(), [](const ParamSig &p) { return p.writesUnder; }) &&
+        decidesNothing(f.body);
+    if (!writesItsPath && !writesInItsFolder)
       continue;
     if (!hasCheckpointWrite(f.body) || occurrences(f.key) != 1)
       continue; // named again: handed to mp.spawn, a callback, __all__

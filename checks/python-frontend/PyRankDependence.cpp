@@ -10,6 +10,13 @@
 namespace ddplint::pyfe::build {
 
 std::optional<RankKind> Builder::rankSource(SyntaxNode e) {
+  std::optional<RankKind> r = rankSourceAsWritten(e);
+  if (r && *r == RankKind::Local && localRankIsGlobal_)
+    return RankKind::Global;
+  return r;
+}
+
+std::optional<RankKind> Builder::rankSourceAsWritten(SyntaxNode e) {
   e = unparen(e);
   // `dist.get_rank() if dist.is_initialized() else 0`: the rank, with a
   // fallback for a run that is not distributed.
@@ -253,6 +260,15 @@ Val Builder::value(SyntaxNode e) {
     std::string attr = lastPart(t);
     if (has(api().worldSizeAttributes, attr))
       return v; // the same on every rank
+    // A configuration reached through a rank's data (ai-toolkit's
+    // `batch.file_items[0].dataset_config.guidance_type`): the settings the
+    // dataset was built with, which the ranks share, not the samples.
+    auto endsWith = [&](std::string_view s) {
+      return attr.size() >= s.size() && attr.compare(attr.size() - s.size(), s.size(), s) == 0;
+    };
+    if (attr == "config" || attr == "cfg" || attr == "hparams" || endsWith("_config") ||
+        endsWith("_cfg"))
+      return v;
     // `training_args.should_save`: an entry with its object's name says whose
     // attribute it is (the Trainer's arguments, not any `should_save` flag).
     std::string owned;

@@ -253,7 +253,12 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
     // notes of it, not lost.  Two functions stay two reports: ml-cvnets'
     // `Trainer.run` and the `train_epoch` it calls write between different
     // collectives, two fixes.
-    if (auto first = seen.find({f.rule, f.loc, f.message}); first != seen.end()) {
+    // Keyed by the function, not the whole message: ai-toolkit's
+    // `get_guidance_loss` dispatches on one setting to five helpers that
+    // each run backward; one call, one report.
+    const std::string what = elsewhere ? f.message.substr(0, f.message.find(", reached from this call: "))
+                                       : f.message;
+    if (auto first = seen.find({f.rule, f.loc, what}); first != seen.end()) {
       if (elsewhere && !f.notes.empty() && !f.notes.front().external.file.empty()) {
         core::Note also = f.notes.front();
         const std::string lead = "the code it is about";
@@ -268,7 +273,7 @@ std::vector<core::Finding> placeInThisFile(std::vector<core::Finding> findings,
       }
       continue;
     }
-    seen.emplace(std::make_tuple(f.rule, f.loc, f.message), out.size());
+    seen.emplace(std::make_tuple(f.rule, f.loc, what), out.size());
     out.push_back(std::move(f));
     reachedThroughCall.push_back(elsewhere);
   }

@@ -463,6 +463,51 @@ class PythonAcrossModules(PythonProject):
         # Hard negative: the early stop on a flag that the helper all-reduces
         # is agreed by every rank (no finding at line 21/22).
 
+    def test_one_report_for_a_helpers_dispatch_reached_from_one_call(self):
+        # ai-toolkit's `get_guidance_loss`: one decision picks one of several
+        # helpers that each run backward; the call that reaches it is one
+        # report, with a note at each diverging place.
+        self.write("proj/guidance.py", """\
+            def loss_a(model, batch):
+                model(batch["x"]).sum().backward()
+
+
+            def loss_b(model, batch):
+                (2 * model(batch["x"]).sum()).backward()
+
+
+            def get_loss(model, batch):
+                kind = batch["kind"]
+                if kind == "a":
+                    return loss_a(model, batch)
+                elif kind == "b":
+                    return loss_b(model, batch)
+                return model(batch["x"]).sum()
+            """)
+        self.write("proj/train.py", """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            from proj.guidance import get_loss
+
+
+            def main(loader):
+                dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+                model = DDP(torch.nn.Linear(2, 2))
+                for batch in loader:
+                    loss = get_loss(model, batch)
+            """)
+        p = self.lint("--format", "json", "proj/train.py")
+        doc = json.loads(p.stdout)
+        got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+        self.assertEqual(got, [("proj/train.py", 14, "ddp-divergent-collective")], p.stdout)
+        places = {(n.get("file"), n.get("line")) for n in doc["findings"][0].get("notes", [])}
+        self.assertIn(("proj/guidance.py", 12), places, p.stdout)
+        self.assertIn(("proj/guidance.py", 14), places, p.stdout)
+
     def test_each_call_of_a_rank0_helper_is_reported(self):
         # mdetr's and ibot's second `save_on_master(...)` in the same loop: each
         # call leaves a rank-0 write before the next collectives, each is a fix.

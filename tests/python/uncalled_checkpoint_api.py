@@ -1,4 +1,5 @@
-"""A function nothing in the project calls, writing where its caller says.
+"""A function nothing in the project calls, writing where its caller says
+(the path, or the folder it writes in).
 
 A vendored copy of mmcv's checkpoint writer (LAVIS, ibot, CSWin-Transformer)
 in a module that also uses torch.distributed: who calls it, and on which
@@ -6,6 +7,7 @@ ranks, is its caller's decision, and no caller exists here.  One whose path
 is its own, or one handed to mp.spawn (named again), is still every rank's.
 """
 import datetime
+import os
 
 import torch
 import torch.distributed as dist
@@ -24,6 +26,14 @@ def save_checkpoint(model, filename, optimizer=None):
     if optimizer is not None:
         checkpoint["optimizer"] = optimizer.state_dict()
     torch.save(checkpoint, filename)
+
+
+def save_checkpoint_in(state, ckpt_dir, is_best=False):
+    # Hard negative (CDARTS' utils): the file is its own, in the caller's folder.
+    filename = os.path.join(ckpt_dir, "checkpoint.pth.tar")
+    torch.save(state, filename)
+    if is_best:
+        torch.save(state, os.path.join(ckpt_dir, "best.pth.tar"))
 
 
 def save_latest(model):

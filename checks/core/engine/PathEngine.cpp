@@ -1471,9 +1471,12 @@ void PathEngine::analyzeAll() {
     analyze(f.key);
 }
 
-Reach PathEngine::reach(const Conj &g) {
-  if (rankSet(g).size() <= 1 || probesFile(g))
+Reach PathEngine::reach(const Conj &g, size_t at) {
+  if (rankSet(g).size() <= 1)
     return Reach::Restricted;
+  for (const auto &l : g)
+    if (atoms[l.atom].probesFile && !(l.pol && l.closedAt <= at))
+      return Reach::Restricted;
   bool perNode = false;
   for (const auto &l : g) {
     const Atom &a = atoms[l.atom];

@@ -333,7 +333,11 @@ public:
 
   // --- who runs what ------------------------------------------------------
   // Who passes a guard (with the loop guard an event carries out of its loop).
-  Reach reach(const Conj &g);
+  // `at`: the event's index in its path.  A file probe closed before it on
+  // the arm where the file exists (`if not os.path.exists(train_dir):
+  // exit(1)` at start-up) checked the run's inputs, there for every rank; it
+  // says nothing of who writes later.
+  Reach reach(const Conj &g, size_t at = SIZE_MAX);
   static Conj withLoop(const Conj &g, const Ev &e);
   // Who may enter a function: the program's roots are entered by every rank;
   // a callee by whoever reaches one of its calls, here or in another module

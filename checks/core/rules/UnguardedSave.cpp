@@ -31,7 +31,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         if (e.isCall || e.kind != EventKind::CheckpointWrite || !e.node ||
             e.node->pathDep != Dep::Uniform || seen.count(e.loc))
           continue;
-        Reach at = std::max(fnReach, I.reach(engine::PathEngine::withLoop(p.guard, e)));
+        Reach at = std::max(fnReach, I.reach(engine::PathEngine::withLoop(p.guard, e), e.at));
         if (at != Reach::Restricted)
           at = std::max(at, I.enteredGiven(f.key, e.node));
         if (at == Reach::Restricted)
