@@ -723,6 +723,10 @@ private:
   std::string superBase() const;
   std::string firstLocalImport(SyntaxNode def, const std::string &name) const;
   bool dumpsSettingsOnly(SyntaxNode openCall) const;
+  bool readBackAfter(SyntaxNode path, SyntaxNode openCall) const;
+  bool abstractStub(const FnInfo &fi) const;
+  bool pathNamesRank(SyntaxNode path) const;
+  void bindAgreed(SyntaxNode buffer);
   std::optional<Dep> decisionReturnDep(const FnInfo &fi);
   std::string methodOf(std::string cls, const std::string &m, std::string *external) const;
   std::string absoluteModule(const std::string &mod) const; // ".misc" -> "util.misc"

@@ -1622,6 +1622,33 @@ static bool leavesOutputAgreed(const std::string &op) {
          op == "all_gather" || op == "all_gather_object" || op == "all_gather_into_tensor";
 }
 
+// The group handed by position (Megatron's `torch.distributed.broadcast(t,
+// src, group)`), in torch.distributed's own parameter order, when it is not
+// the world's.
+bool positionalSubgroup(const std::string &op, const std::vector<PyArg> &as) {
+  static const std::map<std::string, size_t> at = {
+      {"broadcast", 2},  {"all_reduce", 2}, {"all_gather", 2},          {"all_gather_object", 2},
+      {"broadcast_object_list", 2}, {"all_to_all", 2}, {"all_gather_into_tensor", 2},
+      {"reduce", 3},     {"gather", 3},     {"scatter", 3},             {"reduce_scatter", 3},
+      {"reduce_scatter_tensor", 3}, {"barrier", 0}};
+  auto it = at.find(op);
+  if (it == at.end() || as.size() <= it->second)
+    return false;
+  for (size_t i = 0; i <= it->second; ++i)
+    if (!as[i].name.empty())
+      return false;
+  const std::string_view g = as[it->second].text;
+  return g != "None" && g.find("WORLD") == std::string_view::npos && g.find("world") == std::string_view::npos;
+}
+
+// A collective's output buffer, the same on its ranks once it returns; for
+// `all_reduce(reduced_loss.data)` (GLM) the tensor whose storage it is, too.
+void Builder::bindAgreed(SyntaxNode buffer) {
+  bind(buffer, Val{Dep::Uniform, RankKind::None, std::nullopt, true});
+  if (SyntaxNode b = unparen(buffer); is(b, "attribute") && str(field(b, "attribute")) == "data")
+    bind(field(b, "object"), Val{Dep::Uniform, RankKind::None, std::nullopt, true});
+}
+
 // Explicit collectives, the user's wrappers, Accelerate's and Lightning's, and
 // the implicit collectives of the API catalog.
 bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
@@ -1642,7 +1669,7 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
     emit(out, cs.c, EventKind::Barrier, cs.q);
     return true;
   }
-  if (cs.dist && onSubgroup(text(field(cs.c, "arguments"))) &&
+  if (cs.dist && (onSubgroup(text(field(cs.c, "arguments"))) || positionalSubgroup(cs.l, cs.as)) &&
       (has(api().barriers, cs.l) || has(api().collectives, cs.l)) && cs.l != "new_group") {
     emit(out, cs.c, has(api().barriers, cs.l) ? EventKind::GroupBarrier : EventKind::PointToPoint,
          cs.l + " on a subgroup");
@@ -1650,7 +1677,7 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
     // the group's members hold the same value after it, and what they then
     // decide together (a barrier on the same group) they decide alike.
     if (!cs.as.empty() && cs.as[0].name.empty() && leavesOutputAgreed(cs.l))
-      bind(cs.as[0].value, Val{Dep::Uniform, RankKind::None, std::nullopt, true});
+      bindAgreed(cs.as[0].value);
     return true;
   }
   if (cs.dist) {
@@ -1675,7 +1702,7 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
           break;
         }
       if (outArg && leavesOutputAgreed(cs.l))
-        bind(outArg->value, Val{Dep::Uniform, RankKind::None, std::nullopt, true});
+        bindAgreed(outArg->value);
       // reduce/gather/scatter leave each rank with its own result.
       else if (outArg && (cs.l == "reduce" || cs.l == "gather" || cs.l == "scatter" || cs.l == "reduce_scatter" ||
                           cs.l == "all_to_all" || cs.l == "all_to_all_single" || cs.l == "gather_object" ||
@@ -1885,7 +1912,86 @@ Builder::OpenKind Builder::openKind(SyntaxNode c, SyntaxNode *pathOut) const {
     return OpenKind::Log;
   if (dumpsSettingsOnly(c))
     return OpenKind::Log;
+  // Text for people (Megatron's generated samples, GLM's `results.json`)
+  // that nothing here reads back: a record, not a file a rank can read
+  // half-written.
+  if (m.find('b') == std::string::npos && !path.isNull() && !readBackAfter(path, c))
+    return OpenKind::Log;
   return OpenKind::File;
+}
+
+// Whether the function that opens `path` for writing hands that path to
+// anything after the write: a read (`json.load(open(cache_file))`), a
+// dataset, a helper (FastVideo's file list).  By the path's name, or by the
+// file names written in it.
+bool Builder::readBackAfter(SyntaxNode path, SyntaxNode openCall) const {
+  path = unparen(path);
+  SyntaxNode scope;
+  for (SyntaxNode p = parentOf(openCall); !p.isNull(); p = parentOf(p))
+    if (is(p, "function_definition") || is(p, "module")) {
+      scope = p;
+      break;
+    }
+  if (scope.isNull())
+    return true;
+  std::string name;
+  std::vector<std::string> files;
+  if (is(path, "identifier") || is(path, "attribute"))
+    name = str(path);
+  std::vector<SyntaxNode> stack{path};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "string_content") && text(n).size() >= 3)
+      files.emplace_back(text(n));
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  if (name.empty() && files.empty())
+    return true; // nothing to tell a read by
+  // A path the caller hands in (`def dump(obj, filename)`): what the file
+  // is, and who reads it, is the caller's.
+  if (is(path, "identifier") && is(scope, "function_definition"))
+    for (SyntaxNode prm : namedKids(field(scope, "parameters")))
+      if (SyntaxNode id = parameterName(prm); is(id, "identifier") && str(id) == name)
+        return true;
+  const unsigned after = endByte(openCall);
+  auto mentions = [&](SyntaxNode a) {
+    const std::string_view t = text(a);
+    if (!name.empty())
+      for (size_t at = t.find(name); at != std::string_view::npos; at = t.find(name, at + 1)) {
+        auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+        const size_t end = at + name.size();
+        if ((at == 0 || (!word(t[at - 1]) && t[at - 1] != '.')) && (end >= t.size() || !word(t[end])))
+          return true;
+      }
+    for (const auto &f : files)
+      if (t.find(f) != std::string_view::npos)
+        return true;
+    return false;
+  };
+  bool read = false;
+  std::vector<SyntaxNode> todo{is(scope, "module") ? scope : field(scope, "body")};
+  while (!todo.empty() && !read) {
+    SyntaxNode n = todo.back();
+    todo.pop_back();
+    if (endByte(n) <= after)
+      continue;
+    if (is(n, "call") && startByte(n) >= after) {
+      const std::string l = lastPart(qualified(field(n, "function")));
+      static const std::set<std::string> reports = {"print", "info", "warning", "warn", "debug",
+                                                    "error", "log", "print_rank_0", "format"};
+      if (!reports.count(l) && openKind(n) == OpenKind::None)
+        for (SyntaxNode a : namedKids(field(n, "arguments")))
+          if (mentions(a)) {
+            read = true;
+            break;
+          }
+    }
+    for (SyntaxNode k : namedKids(n))
+      todo.push_back(k);
+  }
+  return read;
 }
 
 // `with open(dump_path, "w") as f: json.dump(opt, f, indent=2)` (KAIR's
@@ -1956,6 +2062,28 @@ bool Builder::namesThisProcess(SyntaxNode e) const {
   return false;
 }
 
+// A path made with a rank by its name (`'{}/{}.pkl'.format(tmp, self.rank)`
+// in Megatron's realm index, a module that never imports torch.distributed):
+// one file per rank, however the rank got there.
+bool Builder::pathNamesRank(SyntaxNode path) const {
+  std::vector<SyntaxNode> stack{path};
+  while (!stack.empty()) {
+    SyntaxNode n = unparen(stack.back());
+    stack.pop_back();
+    if (is(n, "identifier") || is(n, "attribute")) {
+      const std::string l = is(n, "attribute") ? str(field(n, "attribute")) : str(n);
+      if (has(api().rankAttributes, l) || has(api().localRankAttributes, l))
+        return true;
+    }
+    if (is(n, "call") && is(field(n, "function"), "attribute") &&
+        has(api().rankFunctions, "torch.distributed." + str(field(field(n, "function"), "attribute"))))
+      return true;
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return false;
+}
+
 // Checkpoint and file writes, and exits.
 bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   if (has(api().checkpointWriters, cs.q) || has(user_.checkpointWriters, cs.q) ||
@@ -1971,7 +2099,7 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
                                                                               : EventKind::CheckpointWrite,
                              cs.q, loc(cs.c));
     if (p)
-      n.pathDep = value(p->value).dep;
+      n.pathDep = std::max(value(p->value).dep, pathNamesRank(p->value) ? Dep::Rank : Dep::Uniform);
     out.push_back(std::move(n));
     return true;
   }
@@ -1988,7 +2116,7 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
                              builtinOpen ? "open" : pathlib ? "Path.open" : cs.recv + ".open",
                              loc(cs.c));
     if (!written.isNull())
-      n.pathDep = value(written).dep;
+      n.pathDep = std::max(value(written).dep, pathNamesRank(written) ? Dep::Rank : Dep::Uniform);
     out.push_back(std::move(n));
     return true;
   }
@@ -2855,7 +2983,12 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
           if (is(name, "identifier"))
             privateFiles_.emplace(curFn_, str(name));
         } else {
-          bindTargets(name, value(v).dep);
+          // `with open('{}/{}.pkl'.format(tmp, self.rank), 'wb') as writer`:
+          // the handle is this rank's file.
+          SyntaxNode opened;
+          const bool ranked = openKind(v, &opened) != OpenKind::None && !opened.isNull() &&
+                              pathNamesRank(opened);
+          bindTargets(name, ranked ? std::max(value(v).dep, Dep::Rank) : value(v).dep);
         }
       }
     }
@@ -2953,10 +3086,19 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
       // (`except KeyError:`), a hook the class does not implement (fast-reid's
       // and detectron2's `except NotImplementedError:` around
       // `build_evaluator`: the same class and config on every rank).
-      bool alike = true;
-      for (SyntaxNode st : namedKids(field(s, "body")))
-        alike = alike && (is(st, "import_statement") || is(st, "import_from_statement") ||
-                          is(st, "comment"));
+      // SLIP's `try: import deepspeed; parser = deepspeed.add_config_arguments(
+      // parser); ds_init = deepspeed.initialize` `except: exit(0)`: a few
+      // simple statements that set up what the try imports fail alike too.
+      bool alike = true, imports = false;
+      size_t simple = 0;
+      for (SyntaxNode st : namedKids(field(s, "body"))) {
+        const bool imp = is(st, "import_statement") || is(st, "import_from_statement");
+        imports = imports || imp;
+        if (!imp && !is(st, "comment"))
+          ++simple;
+        alike = alike && (imp || is(st, "comment") || is(st, "expression_statement"));
+      }
+      alike = alike && (simple == 0 || (imports && simple <= 4));
       for (SyntaxNode kk : namedKids(c))
         if (!is(kk, "block")) {
           const std::string t(text(kk));
@@ -3132,6 +3274,28 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
   }
 }
 
+// `def train_epoch(self): raise NotImplementedError` in a base class
+// (MixFormer's BaseTrainer): what runs is a subclass's override, not a raise;
+// the stub says nothing of it.
+bool Builder::abstractStub(const FnInfo &fi) const {
+  if (fi.className.empty() || fi.def.isNull())
+    return false;
+  bool raises = false;
+  for (SyntaxNode st : namedKids(field(fi.def, "body"))) {
+    if (is(st, "comment") || is(st, "pass_statement"))
+      continue;
+    if (is(st, "expression_statement") && is(namedChild(st, 0), "string"))
+      continue; // the docstring
+    if (is(st, "raise_statement") && !raises &&
+        text(st).find("NotImplementedError") != std::string_view::npos) {
+      raises = true;
+      continue;
+    }
+    return false;
+  }
+  return raises;
+}
+
 void Builder::buildFunction(const FnInfo &fi) {
   curFn_ = fi.key;
   curClass_ = fi.className;
@@ -3150,7 +3314,7 @@ void Builder::buildFunction(const FnInfo &fi) {
                            fns_.count(sibling + "__exit__") > 0;
   const bool pairedExit = !fi.className.empty() && fi.name == "__exit__" &&
                           fns_.count(sibling + "__enter__") > 0;
-  if (!fi.def.isNull() && !pairedExit)
+  if (!fi.def.isNull() && !pairedExit && !abstractStub(fi))
     block(field(fi.def, "body"), body);
   if (pairedEnter) {
     // `return self` ends entering, not the pair.

@@ -217,7 +217,18 @@ def rank0_logs_by_name(args, loss, stats):
 
 
 def rank0_writes_results_in_log_dir(args, loss):
-    # A file in a log folder is not a log: the results other tools read.
+    # Hard negative: text for people that nothing here reads back (the best
+    # step so far) is a record, not a file a rank can read half-written.
+    for step in range(args.steps):
+        dist.all_reduce(loss)
+        if dist.get_rank() == 0:
+            with open(os.path.join(args.log_dir, "best_step.txt"), "w") as f:
+                f.write(str(loss.item()))
+        dist.all_reduce(loss)
+
+
+def rank0_writes_what_it_reads_back(args, loss):
+    # A file in a log folder is not a log when the run reads it back.
     for step in range(args.steps):
         dist.all_reduce(loss)
         # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
@@ -225,6 +236,8 @@ def rank0_writes_results_in_log_dir(args, loss):
             with open(os.path.join(args.log_dir, "best_step.txt"), "w") as f:
                 f.write(str(loss.item()))
         dist.all_reduce(loss)
+        with open(os.path.join(args.log_dir, "best_step.txt")) as f:
+            best = float(f.read())
 
 
 def export_then_barrier(model, grads, path, is_main_process):
@@ -350,8 +363,8 @@ def write_through_path_manager(model, grads, out_dir):
         dist.all_reduce(grads)
         if dist.get_rank() == 0:
         # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
-            with g_pathmgr.open(os.path.join(out_dir, "state.txt"), "w") as f:
-                f.write(str(step))
+            with g_pathmgr.open(os.path.join(out_dir, "state.bin"), "wb") as f:
+                f.write(bytes([step]))
         if dist.get_rank() == 0:
             with g_pathmgr.open(os.path.join(out_dir, "metrics.txt"), "a") as f:
                 f.write(str(step))
@@ -432,6 +445,11 @@ def train_with_records(cfg, model, loader):
         dist.all_reduce(model(x))
 
 
+def load_results(path):
+    with open(path) as f:
+        return json.load(f)
+
+
 def evaluate_with_scratch_file(preds):
     # COCO evaluation writes the detections to its own temporary file
     with tempfile.NamedTemporaryFile() as f:
@@ -440,7 +458,7 @@ def evaluate_with_scratch_file(preds):
         score = len(preds)
     with open("coco_detections.json", "w") as f:
         json.dump(preds, f)
-    return score
+    return score + len(load_results("coco_detections.json"))
 
 
 def train_with_scratch_eval(model, loader):
