@@ -512,6 +512,7 @@ private:
     bool perEpoch = false;
     std::set<std::string> vars; // the loop's variables, and names assigned from them in it
     std::string text;
+    bool once = false; // over a written list of one element: `for criteria in ['best-f1']`
   };
   std::vector<LoopCtx> loops_;
 

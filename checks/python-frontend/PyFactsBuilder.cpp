@@ -69,6 +69,8 @@ void Builder::envSetNamed(const std::string &name, SyntaxNode value, SyntaxNode 
 std::vector<core::LoopInfo> Builder::loopInfos(SyntaxNode datasetArg) const {
   std::vector<core::LoopInfo> out;
   for (auto it = loops_.rbegin(); it != loops_.rend(); ++it) {
+    if (it->once)
+      continue; // one pass builds one loader (CodeT5's `for criteria in ['best-f1']`)
     core::LoopInfo li;
     li.loc = it->loc;
     li.perEpoch = it->perEpoch;

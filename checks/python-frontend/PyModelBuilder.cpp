@@ -2823,6 +2823,12 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
     trip = Dep::Uniform;
   LoopCtx lc;
   lc.text = str(right);
+  if (SyntaxNode lit = unparen(right); is(lit, "list") || is(lit, "tuple")) {
+    size_t elems = 0;
+    for (SyntaxNode k : namedKids(lit))
+      elems += is(k, "comment") ? 0 : 1;
+    lc.once = elems <= 1;
+  }
   std::string header = str(left) + " " + lc.text;
   std::transform(header.begin(), header.end(), header.begin(), ::tolower);
   lc.perEpoch = header.find("epoch") != std::string::npos;

@@ -167,3 +167,11 @@ def evaluate_same_settings_repeatedly(args, repeats):
     for _ in range(repeats):
         args.seed = 0
         run_linear_eval(args)  # CHECK-MESSAGES: :[[@LINE]]:9: warning: 'run_linear_eval' builds a data loader{{.*}} [ddp-dataloader-recreated]
+
+
+def evaluate_best_checkpoint(args):
+    # Hard negative (CodeT5's `for criteria in ['best-f1']`): a loop over a
+    # written list of one element runs once, and builds one loader.
+    for criteria in ["best-f1"]:
+        print("reload model from", criteria)
+        run_linear_eval(args)
