@@ -176,6 +176,45 @@ void dropRaisingCallRepeats(std::vector<core::Finding> &findings, const LinkResu
   }
 }
 
+// A program whose parallelism is DataParallel's, one process over the GPUs,
+// and that never communicates across processes: no collective, barrier or
+// send of its own or of what it calls, no model wrapped in DDP, FSDP or
+// DeepSpeed, no framework that syncs for it (CodeT5's scripts also call
+// `init_process_group` under `--local_rank`, and then train the
+// DataParallel model: each rank would be a job of its own).  The path rules
+// reason about ranks that meet; these never do.
+bool communicates(const core::Node &n) {
+  if (n.kind == core::Node::Kind::Event &&
+      (n.event == core::EventKind::Collective || n.event == core::EventKind::Barrier ||
+       n.event == core::EventKind::PointToPoint || n.event == core::EventKind::GroupBarrier))
+    return true;
+  for (const auto &k : n.kids)
+    if (communicates(k))
+      return true;
+  return false;
+}
+
+bool ranksNeverMeet(const core::Program &p, const LinkResult &linked, std::string_view source) {
+  auto count = [&](std::string_view w) {
+    size_t n = 0;
+    for (size_t at = source.find(w); at != std::string_view::npos; at = source.find(w, at + 1))
+      ++n;
+    return n;
+  };
+  if (linked.collectives || count("DataParallel") <= count("DistributedDataParallel"))
+    return false;
+  for (const auto &f : p.functions)
+    if (communicates(f.body))
+      return false;
+  for (std::string_view w : {"DistributedDataParallel", "DDP", "FSDP", "FullyShardedDataParallel", "deepspeed",
+                             "accelerate", "Accelerator", "lightning", "Fabric", "Trainer", "horovod",
+                             "all_reduce", "all_gather", "broadcast", "barrier", "fairscale", "megatron",
+                             "colossalai", "composer", "ray", "mpi4py", "xla"})
+    if (source.find(w) != std::string_view::npos)
+      return false;
+  return true;
+}
+
 // Findings the rules made in another module's code linked into this program:
 // that module's own ones (it reports them when linted) are dropped; the ones
 // this file's calls cause are reported at the call, with a note at the code.
@@ -337,6 +376,8 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
     const bool throughLinksOnly = !model.program.distributed && distributedThroughLinks(linked, options.path, model.trainsHere);
     if (throughLinksOnly)
       model.program.distributed = true;
+    if (model.program.distributed && ranksNeverMeet(model.program, linked, tree.source()))
+      model.program.distributed = false;
     if (!model.program.distributed)
       dropAssumedDdp(model.program);
     const long long l1 = nowNs();
