@@ -1625,7 +1625,7 @@ static bool leavesOutputAgreed(const std::string &op) {
 // The group handed by position (Megatron's `torch.distributed.broadcast(t,
 // src, group)`), in torch.distributed's own parameter order, when it is not
 // the world's.
-bool positionalSubgroup(const std::string &op, const std::vector<PyArg> &as) {
+static bool positionalSubgroup(const std::string &op, const std::vector<PyArg> &as) {
   static const std::map<std::string, size_t> at = {
       {"broadcast", 2},  {"all_reduce", 2}, {"all_gather", 2},          {"all_gather_object", 2},
       {"broadcast_object_list", 2}, {"all_to_all", 2}, {"all_gather_into_tensor", 2},
