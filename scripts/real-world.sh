@@ -87,6 +87,7 @@ if [ -n "$mirrors" ]; then
   extract HPCCG Mantevo/HPCCG
   extract CoMD ECP-copa/CoMD src-mpi
   extract miniMD Mantevo/miniMD ref
+  extract Kernels ParRes/Kernels
 fi
 
 [ -x "$ddplint" ] || { echo "real-world.sh: no ddplint binary at '$ddplint' (build it, or pass --ddplint)" >&2; exit 2; }
