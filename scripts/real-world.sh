@@ -87,7 +87,7 @@ if [ -n "$mirrors" ]; then
   extract HPCCG Mantevo/HPCCG
   extract CoMD ECP-copa/CoMD src-mpi
   extract miniMD Mantevo/miniMD ref
-  extract Kernels ParRes/Kernels
+  extract Kernels ParRes/Kernels MPI1 MPIRMA MPISHM MPIOPENMP Cxx11 include common
 fi
 
 [ -x "$ddplint" ] || { echo "real-world.sh: no ddplint binary at '$ddplint' (build it, or pass --ddplint)" >&2; exit 2; }
