@@ -680,7 +680,9 @@ private:
   // What an open() call writes: None (reads), a log, or another file.
   enum class OpenKind { None, Log, File };
   // `path`, when given, receives the expression that names the file.
-  OpenKind openKind(SyntaxNode call, SyntaxNode *path = nullptr) const;
+  // `readBack`: ask whether the writing function reads a text file back
+  // (readBackAfter); off inside that question, which asks of later calls.
+  OpenKind openKind(SyntaxNode call, SyntaxNode *path = nullptr, bool readBack = true) const;
   bool namesLog(SyntaxNode path, int depth = 0) const;
   // The value of the last `name = ...` before `name`, in its function.
   SyntaxNode assignedBefore(SyntaxNode name) const;
@@ -725,6 +727,8 @@ private:
   std::string firstLocalImport(SyntaxNode def, const std::string &name) const;
   bool dumpsSettingsOnly(SyntaxNode openCall) const;
   bool readBackAfter(SyntaxNode path, SyntaxNode openCall) const;
+  bool readBackScan(SyntaxNode path, SyntaxNode openCall) const;
+  mutable std::map<uint32_t, bool> readBack_; // an open call's node -> readBackAfter
   bool abstractStub(const FnInfo &fi) const;
   bool pathNamesRank(SyntaxNode path) const;
   void bindAgreed(SyntaxNode buffer);

@@ -1865,7 +1865,7 @@ SyntaxNode Builder::assignedBefore(SyntaxNode name) const {
   return best;
 }
 
-Builder::OpenKind Builder::openKind(SyntaxNode c, SyntaxNode *pathOut) const {
+Builder::OpenKind Builder::openKind(SyntaxNode c, SyntaxNode *pathOut, bool readBack) const {
   if (!is(c, "call"))
     return OpenKind::None;
   SyntaxNode fn = field(c, "function");
@@ -1915,7 +1915,7 @@ Builder::OpenKind Builder::openKind(SyntaxNode c, SyntaxNode *pathOut) const {
   // Text for people (Megatron's generated samples, GLM's `results.json`)
   // that nothing here reads back: a record, not a file a rank can read
   // half-written.
-  if (m.find('b') == std::string::npos && !path.isNull() && !readBackAfter(path, c))
+  if (readBack && m.find('b') == std::string::npos && !path.isNull() && !readBackAfter(path, c))
     return OpenKind::Log;
   return OpenKind::File;
 }
@@ -1925,6 +1925,14 @@ Builder::OpenKind Builder::openKind(SyntaxNode c, SyntaxNode *pathOut) const {
 // dataset, a helper (FastVideo's file list).  By the path's name, or by the
 // file names written in it.
 bool Builder::readBackAfter(SyntaxNode path, SyntaxNode openCall) const {
+  // Asked several times of one call (the event, the handle's kind).
+  auto [memo, fresh] = readBack_.emplace(openCall.index(), false);
+  if (fresh)
+    memo->second = readBackScan(path, openCall);
+  return memo->second;
+}
+
+bool Builder::readBackScan(SyntaxNode path, SyntaxNode openCall) const {
   path = unparen(path);
   SyntaxNode scope;
   for (SyntaxNode p = parentOf(openCall); !p.isNull(); p = parentOf(p))
@@ -1981,7 +1989,7 @@ bool Builder::readBackAfter(SyntaxNode path, SyntaxNode openCall) const {
       const std::string l = lastPart(qualified(field(n, "function")));
       static const std::set<std::string> reports = {"print", "info", "warning", "warn", "debug",
                                                     "error", "log", "print_rank_0", "format"};
-      if (!reports.count(l) && openKind(n) == OpenKind::None)
+      if (!reports.count(l) && openKind(n, nullptr, false) == OpenKind::None)
         for (SyntaxNode a : namedKids(field(n, "arguments")))
           if (mentions(a)) {
             read = true;

@@ -206,12 +206,16 @@ bool ranksNeverMeet(const core::Program &p, const LinkResult &linked, std::strin
   for (const auto &f : p.functions)
     if (communicates(f.body))
       return false;
+  // By whole words: "ray" is no "array".
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   for (std::string_view w : {"DistributedDataParallel", "DDP", "FSDP", "FullyShardedDataParallel", "deepspeed",
                              "accelerate", "Accelerator", "lightning", "Fabric", "Trainer", "horovod",
                              "all_reduce", "all_gather", "broadcast", "barrier", "fairscale", "megatron",
                              "colossalai", "composer", "ray", "mpi4py", "xla"})
-    if (source.find(w) != std::string_view::npos)
-      return false;
+    for (size_t at = source.find(w); at != std::string_view::npos; at = source.find(w, at + 1))
+      if ((at == 0 || !word(source[at - 1])) &&
+          (at + w.size() >= source.size() || !word(source[at + w.size()])))
+        return false;
   return true;
 }
 
