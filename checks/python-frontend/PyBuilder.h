@@ -396,6 +396,7 @@ public:
   void requestSpecializations(const std::set<std::string> &keys) {
     importerSpecs_ = keys;
   }
+  void assumeDistributedByLinks() { distributedByLinks_ = true; }
 
 private:
   struct ParamFact {
@@ -480,6 +481,7 @@ private:
   std::string enclosingMethodClass_;                    // while collecting: the method being read
   std::map<std::string, SyntaxNode> classDefs_;   // class of this module -> its definition
   std::map<std::string, std::vector<SyntaxNode>> ddpModules_; // DDP variable -> its constructions
+  std::set<std::string> quietDdp_; // parameters bound to a caller's DDP model that broadcasts no buffers
   // Does the DDP model held by `spelling` broadcast buffers in its forward:
   // broadcast_buffers not False and a module not known to be buffer-free.
   bool ddpBroadcastsBuffers(const std::string &spelling) const;
@@ -494,6 +496,9 @@ private:
   std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
   bool fullStateDict_ = false;
   bool hasDdp_ = false;
+  bool distributedByLinks_ = false; // see buildModel
+  // init_process_group calls that can run: with world_size=1, and others.
+  int oneRankInits_ = 0, manyRankInits_ = 0;
   // A module built for an importer assumes the importer wraps the model in
   // DDP (hasDdp_ without a DDP of its own): the implicit collectives that
   // assumption makes are marked, for an importer that turns out not to.
@@ -512,7 +517,10 @@ private:
     bool perEpoch = false;
     std::set<std::string> vars; // the loop's variables, and names assigned from them in it
     std::string text;
-    bool once = false; // over a written list of one element: `for criteria in ['best-f1']`
+    // Over a written list of one element (`for criteria in ['best-f1']`), or a
+    // retry loop whose body ends in `break` (VMamba's halve-the-batch-on-OOM
+    // `while bs > 0: try: ...; break`): one pass that gets through.
+    bool once = false;
   };
   std::vector<LoopCtx> loops_;
 

@@ -720,6 +720,30 @@ bool Builder::madeOnEveryPath(SyntaxNode call, int depth) const {
   return true;
 }
 
+// Code after an unconditional `exit()`, `sys.exit()`, `raise` or `return`
+// in its block never runs (VMamba's analyze/eval.py: `exit()` and then the
+// many-GPU init_process_group it replaced).
+static bool afterExit(SyntaxNode at) {
+  SyntaxNode st = at;
+  while (!st.isNull() && !is(parentOf(st), "block") && !is(parentOf(st), "module"))
+    st = parentOf(st);
+  if (st.isNull())
+    return false;
+  for (SyntaxNode k : namedKids(parentOf(st))) {
+    if (k == st)
+      return false;
+    if (is(k, "raise_statement") || is(k, "return_statement"))
+      return true;
+    if (is(k, "expression_statement") && namedChildCount(k) == 1 && is(namedChild(k, 0), "call")) {
+      SyntaxNode f = field(namedChild(k, 0), "function");
+      const std::string_view t = f.isNull() ? std::string_view() : f.tree()->text(f);
+      if (t == "exit" || t == "sys.exit" || t == "quit" || t == "os._exit")
+        return true;
+    }
+  }
+  return false;
+}
+
 bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
   if (const core::PyProcessGroupInit *init = processGroupInit(cs)) {
     core::ProcessGroupCreation pg;
@@ -755,8 +779,11 @@ bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
     const PyArg *ws = arg(cs.as, "world_size", init->worldSizeArg);
     const bool single = ws && ws->text == "1";
     const bool fake = b && (b->text == "\"fake\"" || b->text == "'fake'");
-    if (!single && !fake)
+    const bool dead = afterExit(cs.c);
+    if (!single && !fake && !dead)
       facts().processGroups.push_back(pg);
+    if (!dead && !fake)
+      ++(single ? oneRankInits_ : manyRankInits_);
     if (init->collective)
       emit(out, cs.c, EventKind::Collective, cs.l);
     // The world's rendezvous: no rank leaves it before every rank, rank 0

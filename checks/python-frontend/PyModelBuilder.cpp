@@ -713,6 +713,30 @@ void Builder::collectObjects(SyntaxNode n) {
         hasDdp_ = true;
       if (k == ObjKind::Ddp && is(right, "call") && (is(left, "identifier") || is(left, "attribute")))
         ddpModules_[str(left)].push_back(right);
+      // `self.model = model` after `model = DistributedDataParallel(...)` in
+      // the same function (Uni-Perceiver's trainer): the attribute holds that
+      // DDP model, made by the same constructions.
+      if (k == ObjKind::None && is(right, "identifier") && (is(left, "identifier") || is(left, "attribute")) &&
+          str(left) != str(right))
+        if (auto from = ddpModules_.find(str(right)); from != ddpModules_.end()) {
+          auto enclosing = [](SyntaxNode x) {
+            for (x = parentOf(x); !x.isNull(); x = parentOf(x))
+              if (is(x, "function_definition"))
+                return x;
+            return SyntaxNode();
+          };
+          const SyntaxNode here = enclosing(s);
+          std::vector<SyntaxNode> ctors;
+          for (SyntaxNode c : from->second)
+            if (enclosing(c) == here && startByte(c) < startByte(s))
+              ctors.push_back(c);
+          if (!ctors.empty()) {
+            objects_[str(left)] = ObjKind::Ddp;
+            noteSelfObject(str(left), s);
+            auto &to = ddpModules_[str(left)];
+            to.insert(to.end(), ctors.begin(), ctors.end());
+          }
+        }
       // engine, optimizer, _, _ = deepspeed.initialize(model=model, ...)
       if (is(right, "call") && (qualified(field(right, "function")) == "deepspeed.initialize")) {
         SyntaxNode first = is(left, "pattern_list") || is(left, "tuple_pattern")
@@ -1268,6 +1292,8 @@ bool Builder::bufferFree(SyntaxNode e, int depth) const {
 }
 
 bool Builder::ddpBroadcastsBuffers(const std::string &spelling) const {
+  if (quietDdp_.count(spelling))
+    return false; // a parameter the caller's broadcast_buffers=False model is handed to
   auto it = ddpModules_.find(spelling);
   if (it == ddpModules_.end())
     return true; // unknown: assume the default and buffers
@@ -2774,6 +2800,20 @@ void Builder::noteGuardingDecorator(SyntaxNode s) {
 }
 
 // A for loop: its trip count and its elements depend on what it iterates.
+// A loop body that ends in `break`, or in a `try` whose body does: every
+// pass that gets through its last statement leaves the loop (a retry loop).
+static bool endsInBreak(SyntaxNode body) {
+  SyntaxNode last;
+  for (SyntaxNode k : namedKids(body))
+    if (!is(k, "comment"))
+      last = k;
+  if (last.isNull())
+    return false;
+  if (is(last, "break_statement"))
+    return true;
+  return is(last, "try_statement") && endsInBreak(field(last, "body"));
+}
+
 void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   SyntaxNode left = field(s, "left"), right = field(s, "right");
   expr(right, out);
@@ -2837,6 +2877,7 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
       elems += is(k, "comment") ? 0 : 1;
     lc.once = elems <= 1;
   }
+  lc.once = lc.once || endsInBreak(field(s, "body"));
   std::string header = str(left) + " " + lc.text;
   std::transform(header.begin(), header.end(), header.begin(), ::tolower);
   lc.perEpoch = header.find("epoch") != std::string::npos;
@@ -2929,6 +2970,7 @@ void Builder::whileStatement(SyntaxNode s, std::vector<Node> &out) {
   std::string lower = lc.text;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
   lc.perEpoch = lower.find("epoch") != std::string::npos;
+  lc.once = endsInBreak(field(s, "body"));
   Loc at = loc(s);
   lc.loc = at;
   loops_.push_back(lc);
@@ -3760,8 +3802,10 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     // they are here.  Handed over before it is wrapped (a warm-up), it is a
     // plain module there, whatever a helper module assumes of its importers.
     const std::string arg = str(unparen(cs.as[k].value));
+    // One whose every construction passes broadcast_buffers=False
+    // ("ddpquiet") broadcasts nothing in its forward there either.
     if (objectKind(arg) == ObjKind::Ddp)
-      bound[p->name] = wrappedLater(arg, cs.c) ? "plain" : "ddp";
+      bound[p->name] = wrappedLater(arg, cs.c) ? "plain" : ddpBroadcastsBuffers(arg) ? "ddp" : "ddpquiet";
     // A file name with the rank in it, handed to a helper that writes there
     // (EVA-CLIP's `save_file(feats, f"{d}/rank{args.rank}_x.npy")`): every
     // rank writes its own file.
@@ -3857,6 +3901,10 @@ void Builder::buildSpecializations() {
         std::int64_t v = 0;
         if (eq != std::string_view::npos && item.substr(eq + 1) == "ddp")
           ddpParams.insert(std::string(item.substr(0, eq)));
+        else if (eq != std::string_view::npos && item.substr(eq + 1) == "ddpquiet") {
+          ddpParams.insert(std::string(item.substr(0, eq)));
+          quietDdp_.insert(std::string(item.substr(0, eq)));
+        }
         else if (eq != std::string_view::npos && item.substr(eq + 1) == "plain")
           plainModel = true;
         else if (eq != std::string_view::npos && item.substr(eq + 1) == "rankpath")
@@ -3893,6 +3941,7 @@ void Builder::buildSpecializations() {
       specBindings_.clear();
       specRankPaths_.clear();
       specRecordPaths_.clear();
+      quietDdp_.clear();
       objects_ = savedObjects;
       hasDdp_ = savedHasDdp;
       break; // building may have asked for more: iterate afresh
@@ -4241,6 +4290,27 @@ PyModel Builder::run() {
   usesDist_ = usesDist_ || launcherEnv;
   if (project_ && project_->imported())
     usesDist_ = true;
+  // A script that makes the process group through a helper of its project
+  // (waveglow's train.py calls distributed.py's `init_distributed(rank, ...)`)
+  // and imports nothing distributed itself: its `rank` parameters are the
+  // rank too.
+  if (!usesDist_ && distributedByLinks_)
+    usesDist_ = m_.distributedByLinks = true;
+  if (!usesDist_ && project_ && !project_->inTestFolder()) {
+    std::vector<SyntaxNode> st{root};
+    while (!st.empty() && !usesDist_) {
+      SyntaxNode n = st.back();
+      st.pop_back();
+      if (is(n, "call")) {
+        const std::string q = qualified(field(n, "function"));
+        if (q.find('.') != std::string::npos)
+          if (const ExternalFunction *f = project_->function(q); f && f->summary.initsProcessGroup)
+            usesDist_ = m_.distributedByLinks = true;
+      }
+      for (SyntaxNode k : namedKids(n))
+        st.push_back(k);
+    }
+  }
   collectFunctions(root, "", "");
   collectObjects(root);
   // A helper module's `loss.backward()` (a mixed-precision trainer's) runs in
@@ -4620,6 +4690,8 @@ PyModel Builder::run() {
   m_.classes = classBases_;
   m_.imports = alias_;
   m_.program.distributed = usesDist_ || hasDdp_ || !facts().processGroups.empty() || launcherEnv;
+  m_.distributedByLinks = m_.distributedByLinks && !hasDdp_ && facts().processGroups.empty();
+  m_.oneRankWorld = oneRankInits_ > 0 && manyRankInits_ == 0;
   m_.distributedOnItsOwn =
       distributedImports || ownDdp || !facts().processGroups.empty() || launcherEnv;
   facts().language = core::SourceLanguage::Python;
@@ -4630,9 +4702,11 @@ PyModel Builder::run() {
 } // namespace build
 
 PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user, ModuleContext *project,
-                   const std::set<std::string> &specializations) {
+                   const std::set<std::string> &specializations, bool distributedByLinks) {
   build::Builder b(tree, user, project);
   b.requestSpecializations(specializations);
+  if (distributedByLinks)
+    b.assumeDistributedByLinks();
   PyModel m = b.run();
   // A function whose every call in this module hands a parameter the same
   // rank fact is built again with it bound (a second pass only then).
@@ -4644,6 +4718,8 @@ PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user, ModuleCon
   build::Builder again(tree, user, project);
   again.seedParameters(std::move(facts));
   again.requestSpecializations(specializations);
+  if (distributedByLinks)
+    again.assumeDistributedByLinks();
   return again.run();
 }
 

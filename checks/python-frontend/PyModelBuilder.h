@@ -94,6 +94,9 @@ public:
   // it: a `rank` parameter is the rank even when the module itself never
   // imports torch.distributed.
   virtual bool imported() const { return false; }
+  // The file is in a `tests` or `test` folder: its process reaches the
+  // project's initializer with a world of one (see distributedThroughLinks).
+  virtual bool inTestFolder() const { return false; }
   // A settings attribute (`args.save_logs`) that the project's modules set
   // only from the main-process test.
   virtual bool mainProcessSetting(const std::string & /*attr*/) { return false; }
@@ -117,6 +120,16 @@ struct PyModel {
   // `training_step(...)` (trlx's NeMo trainer).  Built from the text, not
   // stored in a cache.
   bool trainsHere = false;
+  // Distributed only through the project's helpers it calls: one that makes
+  // the process group (seen while building), or what the linker found (the
+  // module is then built again, see buildModel).  Its `rank` parameters were
+  // read as the rank; the linter still treats it as distributed through its
+  // links (one-process entries).
+  bool distributedByLinks = false;
+  // Every init_process_group that can run makes a world of one (VMamba's
+  // evaluation scripts: `world_size=1, rank=0`): one process, whatever else
+  // the module names.
+  bool oneRankWorld = false;
   // A call made a place where ranks may leave because its callee raises or
   // exits on what it is handed (Builder::checkThatMayRaise): the callee's
   // key, and for one of this module's functions its bytes.  When the callee's
@@ -157,8 +170,13 @@ struct PyModel {
 // `project`: how the module's imports resolve to the project's other modules.
 // `specializations`: functions an importer calls with constants bound
 // ("fn{rank=-1}", see Builder::specialize), built besides the plain ones.
+// `distributedByLinks`: the linker found that the module runs distributed
+// through the helpers it calls (a collective in a training module, a
+// project initializer): its `rank` parameters are the rank (OpenPCDet's
+// train_utils, called with `rank=cfg.LOCAL_RANK`).
 PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user,
                    ModuleContext *project = nullptr,
-                   const std::set<std::string> &specializations = {});
+                   const std::set<std::string> &specializations = {},
+                   bool distributedByLinks = false);
 
 } // namespace ddplint::pyfe

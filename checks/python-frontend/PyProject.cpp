@@ -264,7 +264,9 @@ class PyProject::Context : public ModuleContext {
 public:
   Context(PyProject &p, Roots r, std::string pkg, bool imported)
       : p_(p), roots_(std::move(r)), package_(std::move(pkg)), imported_(imported) {}
+  bool testFolder_ = false; // set by contextFor
   bool imported() const override { return imported_; }
+  bool inTestFolder() const override { return testFolder_; }
   std::string package() const override { return package_; }
   // A builder asks again for the same names, once per question it has of a
   // call (hundreds of times per module in real code); within one build the
@@ -387,7 +389,10 @@ std::unique_ptr<ModuleContext> PyProject::contextFor(const std::string &file) {
     r.id = rootsIds_.emplace(r.key, rootsIds_.size()).first->second;
   }
   fs::path pkgRoot = root;
-  return std::make_unique<Context>(*this, std::move(r), packageOf(dir, pkgRoot), false);
+  auto ctx = std::make_unique<Context>(*this, std::move(r), packageOf(dir, pkgRoot), false);
+  for (const auto &part : dir)
+    ctx->testFolder_ = ctx->testFolder_ || part == "tests" || part == "test";
+  return ctx;
 }
 
 std::shared_ptr<const PyProject::Module> PyProject::byName(const std::string &name) {
@@ -1408,6 +1413,178 @@ std::vector<core::ExternalCall> PyProject::callersOf(const std::string &path, bo
   return out;
 }
 
+
+namespace {
+// A program whose parallelism is DataParallel's, one process over the GPUs,
+// and that never communicates across processes: no collective, barrier or
+// send of its own or of what it calls, no model wrapped in DDP, FSDP or
+// DeepSpeed, no framework that syncs for it (CodeT5's scripts also call
+// `init_process_group` under `--local_rank`, and then train the
+// DataParallel model: each rank would be a job of its own).  The path rules
+// reason about ranks that meet; these never do.
+bool communicates(const core::Node &n) {
+  if (n.kind == core::Node::Kind::Event &&
+      (n.event == core::EventKind::Collective || n.event == core::EventKind::Barrier ||
+       n.event == core::EventKind::PointToPoint || n.event == core::EventKind::GroupBarrier))
+    return true;
+  for (const auto &k : n.kids)
+    if (communicates(k))
+      return true;
+  return false;
+}
+
+// Whether the text names any of `words`, each as a whole word ("ray" is no
+// "array").
+bool namesAnyWord(std::string_view source, const std::vector<std::string_view> &words) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::string_view w : words)
+    for (size_t at = source.find(w); at != std::string_view::npos; at = source.find(w, at + 1))
+      if ((at == 0 || !word(source[at - 1])) &&
+          (at + w.size() >= source.size() || !word(source[at + w.size()])))
+        return true;
+  return false;
+}
+
+// The words that make a file one that runs with other ranks, or that
+// communicates with them, by a wrapper, a framework or a collective.
+const std::vector<std::string_view> kMeetingWords = {
+    "DistributedDataParallel", "DDP", "FSDP", "FullyShardedDataParallel", "deepspeed", "accelerate",
+    "Accelerator", "lightning", "Fabric", "Trainer", "horovod", "all_reduce", "all_gather",
+    "broadcast", "barrier", "fairscale", "megatron", "colossalai", "composer", "ray", "mpi4py", "xla"};
+
+bool ranksNeverMeet(const core::Program &p, const LinkResult &linked, std::string_view source) {
+  auto count = [&](std::string_view w) {
+    size_t n = 0;
+    for (size_t at = source.find(w); at != std::string_view::npos; at = source.find(w, at + 1))
+      ++n;
+    return n;
+  };
+  if (linked.collectives || count("DataParallel") <= count("DistributedDataParallel"))
+    return false;
+  for (const auto &f : p.functions)
+    if (communicates(f.body))
+      return false;
+  return !namesAnyWord(source, kMeetingWords);
+}
+
+// A script that only asks torch.distributed questions (`dist.get_rank()` in a
+// helper's `if distributed:` arm, VMamba's analyze/clseval.py) and never
+// joins a group: no init_process_group, no launcher variable, no spawn, no
+// wrapper or framework, no collective of its own or of what it calls, and no
+// module of the project calling into it.  Its one process is no rank among
+// others; a group it never makes has no other ranks to overwrite its files.
+bool neverJoinsAGroup(const core::Program &p, const LinkResult &linked, std::string_view source) {
+  if (linked.distributed || linked.collectives || source.find("__name__") == std::string_view::npos)
+    return false;
+  for (const auto &f : p.functions)
+    if (communicates(f.body))
+      return false;
+  return !namesAnyWord(source, kMeetingWords) &&
+         !namesAnyWord(source, {"init_process_group", "init_distributed", "spawn", "local_rank",
+                                "LOCAL_RANK", "RANK", "WORLD_SIZE", "SLURM_PROCID",
+                                "OMPI_COMM_WORLD_RANK", "torchrun", "launch", "new_group"});
+}
+
+// A module that runs distributed through its functions (a dataset's method
+// waits in a barrier) and whose script entry, its top level, never joins a
+// group: no initializer, launcher, collective or framework on any call the
+// top level makes (OpenPCDet's waymo_dataset.py: `__main__` dispatches to
+// `create_waymo_infos`, offline preprocessing).  Run as a script it is one
+// process; what only the top level calls is that process's.
+bool topLevelRunsAlone(const PyModel &model, const LinkResult &linked, std::string_view source) {
+  const core::Function *top = model.program.find("<module>");
+  if (!top || source.find("__name__") == std::string_view::npos)
+    return false;
+  if (namesAnyWord(source, {"accelerate", "Accelerator", "lightning", "Fabric", "Trainer", "deepspeed",
+                            "horovod", "colossalai", "composer", "megatron", "xla", "mpi4py", "spawn",
+                            "local_rank", "LOCAL_RANK", "RANK", "WORLD_SIZE", "SLURM_PROCID",
+                            "OMPI_COMM_WORLD_RANK", "torchrun", "launch", "DistributedDataParallel",
+                            "DDP", "FSDP", "FullyShardedDataParallel", "init_process_group",
+                            "init_distributed"}))
+    return false;
+  std::set<std::string> seen{"<module>"};
+  std::vector<const core::Function *> work{top};
+  std::function<void(const core::Node &)> calls = [&](const core::Node &n) {
+    if (n.kind == core::Node::Kind::Call && seen.insert(n.callee).second)
+      if (const core::Function *g = model.program.find(n.callee))
+        work.push_back(g);
+    for (const auto &k : n.kids)
+      calls(k);
+  };
+  while (!work.empty()) {
+    const core::Function *f = work.back();
+    work.pop_back();
+    const std::string plain = f->key.substr(0, f->key.find('{'));
+    if (communicates(f->body) || f->launchesRanks || linked.initializers.count(f->key))
+      return false;
+    if (auto s = model.summaries.find(plain); s != model.summaries.end() && s->second.initsProcessGroup)
+      return false;
+    calls(f->body);
+  }
+  return true;
+}
+
+} // namespace
+
+void settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tree, const std::string &path,
+                   ModuleContext *ctx, PyProject &project, const core::Wrappers &wrappers,
+                   long long *linkNs, long long *callersNs) {
+  using Clock = std::chrono::steady_clock;
+  const auto l0 = Clock::now();
+  linked = project.link(model);
+  // What its own functions write, and what the helpers they call in other
+  // modules write (sd-scripts' train_util hands its callers' checkpoints to
+  // model_util): the callers' guards say on which ranks that runs.
+  const bool writesCheckpoints = hasCheckpointWrite(model.program);
+  bool throughLinksOnly = (!model.program.distributed || model.distributedByLinks) &&
+                          distributedThroughLinks(linked, path, model.trainsHere);
+  // Read again with its `rank` parameters as the rank (OpenPCDet's
+  // train_utils: `if rank == 0: save_checkpoint(...)`, distributed through
+  // commu_utils' collectives): built once more, for such modules only.
+  if (throughLinksOnly && !model.distributedByLinks) {
+    model = buildModel(tree, wrappers, ctx, {}, /*distributedByLinks=*/true);
+    linked = project.link(model);
+    throughLinksOnly = distributedThroughLinks(linked, path, model.trainsHere);
+  }
+  if (throughLinksOnly)
+    model.program.distributed = true;
+  if (model.program.distributed && ranksNeverMeet(model.program, linked, tree.source()))
+    model.program.distributed = false;
+  if (model.oneRankWorld && !linked.distributed)
+    model.program.distributed = false;
+  if (!model.program.distributed)
+    dropAssumedDdp(model.program);
+  const auto l1 = Clock::now();
+  bool truncated = false;
+  if (writesCheckpoints) {
+    model.program.externalCalls = project.callersOf(path, &truncated);
+    if (!truncated)
+      PyProject::markUncalledApis(model, tree.source());
+    if (model.program.distributed && !truncated && model.program.externalCalls.empty() &&
+        neverJoinsAGroup(model.program, linked, tree.source()))
+      model.program.distributed = false;
+    if (model.program.distributed && !truncated && topLevelRunsAlone(model, linked, tree.source()))
+      for (auto &f : model.program.functions)
+        if (f.key == "<module>")
+          f.launchesRanks = true; // its one process: see core::Function::launchesRanks
+  }
+  if (throughLinksOnly)
+    PyProject::markOneProcessEntries(model, tree.source(), linked);
+  if (truncated) {
+    core::AnalysisNotice n;
+    n.function = "<module>";
+    n.message = std::string(core::kAnalysisLimitPrefix) + "the project has more than " +
+                std::to_string(PyProject::kMaxProjectFiles) +
+                " Python files; callers of this module beyond them are not read";
+    linked.limits.push_back(std::move(n));
+  }
+  const auto l2 = Clock::now();
+  if (linkNs)
+    *linkNs = std::chrono::duration_cast<std::chrono::nanoseconds>(l1 - l0).count();
+  if (callersNs)
+    *callersNs = std::chrono::duration_cast<std::chrono::nanoseconds>(l2 - l1).count();
+}
+
 std::set<PyProject::AloneFinding> PyProject::findingsAlone(
     const std::string &modulePath,
     const std::vector<std::pair<core::RuleId, core::RuleOptions>> &rules) {
@@ -1434,18 +1611,8 @@ std::set<PyProject::AloneFinding> PyProject::findingsAlone(
   std::unique_ptr<ModuleContext> ctx = contextFor(modulePath);
   PyModel alone = buildModel(*parsed, wrappers_, ctx.get());
   const core::Loc own = static_cast<core::Loc>(alone.positions.size());
-  const LinkResult linked = link(alone);
-  const bool writesCheckpoints = hasCheckpointWrite(alone.program); // as lintPython: after linking
-  if (distributedThroughLinks(linked, modulePath, alone.trainsHere))
-    alone.program.distributed = true;
-  if (!alone.program.distributed)
-    dropAssumedDdp(alone.program);
-  if (writesCheckpoints) {
-    bool truncated = false;
-    alone.program.externalCalls = callersOf(modulePath, &truncated);
-    if (!truncated) // as lintPython: callers beyond the bound may exist
-      markUncalledApis(alone, parsed->source());
-  }
+  LinkResult linked;
+  settleProgram(alone, linked, *parsed, modulePath, ctx.get(), *this, wrappers_);
   auto at = [&](core::Loc l) { return placeKey(alone.positions[l - 1]); };
   core::RuleRunner runner(alone.program);
   for (const auto &[id, options] : rules) {

@@ -76,6 +76,16 @@ struct LinkResult {
 // `trainsHere`: the module's own code calls `.backward(...)`.
 bool distributedThroughLinks(const LinkResult &linked, const std::string &path, bool trainsHere);
 
+// How a module's own lint reads its program (lintPython and findingsAlone
+// share it, so a caller's report and the module's agree): links it, builds it
+// again with its `rank` parameters as the rank where it is distributed only
+// through its helpers, decides whether it runs distributed, and reads its
+// callers.  `linkNs`, `callersNs`: where the time went.
+class PyProject;
+void settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tree, const std::string &path,
+                   ModuleContext *ctx, PyProject &project, const core::Wrappers &wrappers,
+                   long long *linkNs = nullptr, long long *callersNs = nullptr);
+
 // Whether a program writes a checkpoint anywhere (who calls it then matters).
 bool hasCheckpointWrite(const core::Program &p);
 bool hasCheckpointWrite(const core::Node &n);

@@ -260,6 +260,12 @@ Val Builder::value(SyntaxNode e) {
     std::string attr = lastPart(t);
     if (has(api().worldSizeAttributes, attr))
       return v; // the same on every rank
+    // A loader's batch count (open-muse's and open_clip's `DataInfo`-style
+    // `train_dataloader.num_batches`, webdataset's `with_epoch` length): what
+    // a DistributedSampler or the shard plan gives every rank alike, even
+    // where the loader was swapped for a list of this rank's batches.
+    if (attr == "num_batches")
+      return v;
     // A configuration reached through a rank's data (ai-toolkit's
     // `batch.file_items[0].dataset_config.guidance_type`): the settings the
     // dataset was built with, which the ranks share, not the samples.
@@ -975,6 +981,52 @@ Cond Builder::cond(SyntaxNode e) {
           c.text = str(e);
           return c;
         }
+      }
+    }
+    // `task_type in ['image_classification']` after `task_type =
+    // data['task_info']['task_type']` (Uni-Perceiver's tester): a field of a
+    // sample that names its kind, tested against names the code wrote.  The
+    // datasets fill it from their settings, alike on every rank; only what the
+    // sample holds is the rank's.  (A rank or a launcher variable is no
+    // rank-local value of this kind: `os.environ["LOCAL_RANK"] == "0"` stays.)
+    if (op == "==" || op == "!=" || op == "in" || op == "not in") {
+      auto literal = [&](SyntaxNode x) {
+        return is(x, "string") &&
+               std::none_of(namedKids(x).begin(), namedKids(x).end(),
+                            [](SyntaxNode k) { return is(k, "interpolation"); });
+      };
+      auto names = [&](SyntaxNode x) {
+        x = unparen(x);
+        if (literal(x))
+          return true;
+        if (!is(x, "list") && !is(x, "tuple") && !is(x, "set"))
+          return false;
+        size_t n = 0;
+        for (SyntaxNode k : namedKids(x)) {
+          if (is(k, "comment"))
+            continue;
+          if (!literal(k))
+            return false;
+          ++n;
+        }
+        return n > 0;
+      };
+      SyntaxNode other = names(rhs) ? lhs : (op == "==" || op == "!=") && names(lhs) ? rhs : SyntaxNode();
+      if (!other.isNull()) {
+        SyntaxNode f = unparen(other);
+        if (is(f, "identifier"))
+          if (SyntaxNode v = assignedBefore(f); !v.isNull())
+            f = unparen(v);
+        const bool sampleField =
+            (is(f, "subscript") && is(unparen(field(f, "subscript")), "string")) ||
+            (is(f, "call") && is(field(f, "function"), "attribute") &&
+             str(field(field(f, "function"), "attribute")) == "get" && !args(f).empty() &&
+             args(f)[0].name.empty() && is(unparen(args(f)[0].value), "string") &&
+             !startsWith(qualified(field(f, "function")), "os."));
+        const Val fv = value(other);
+        if (sampleField && fv.dep == Dep::Local && fv.rank == RankKind::None && !fv.cond && !fv.existsWhen &&
+            !rankSource(unparen(other)))
+          return atom(e, Dep::Uniform);
       }
     }
     // `saver is not None` where saver exists on some ranks only: that rank test.

@@ -176,49 +176,6 @@ void dropRaisingCallRepeats(std::vector<core::Finding> &findings, const LinkResu
   }
 }
 
-// A program whose parallelism is DataParallel's, one process over the GPUs,
-// and that never communicates across processes: no collective, barrier or
-// send of its own or of what it calls, no model wrapped in DDP, FSDP or
-// DeepSpeed, no framework that syncs for it (CodeT5's scripts also call
-// `init_process_group` under `--local_rank`, and then train the
-// DataParallel model: each rank would be a job of its own).  The path rules
-// reason about ranks that meet; these never do.
-bool communicates(const core::Node &n) {
-  if (n.kind == core::Node::Kind::Event &&
-      (n.event == core::EventKind::Collective || n.event == core::EventKind::Barrier ||
-       n.event == core::EventKind::PointToPoint || n.event == core::EventKind::GroupBarrier))
-    return true;
-  for (const auto &k : n.kids)
-    if (communicates(k))
-      return true;
-  return false;
-}
-
-bool ranksNeverMeet(const core::Program &p, const LinkResult &linked, std::string_view source) {
-  auto count = [&](std::string_view w) {
-    size_t n = 0;
-    for (size_t at = source.find(w); at != std::string_view::npos; at = source.find(w, at + 1))
-      ++n;
-    return n;
-  };
-  if (linked.collectives || count("DataParallel") <= count("DistributedDataParallel"))
-    return false;
-  for (const auto &f : p.functions)
-    if (communicates(f.body))
-      return false;
-  // By whole words: "ray" is no "array".
-  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (std::string_view w : {"DistributedDataParallel", "DDP", "FSDP", "FullyShardedDataParallel", "deepspeed",
-                             "accelerate", "Accelerator", "lightning", "Fabric", "Trainer", "horovod",
-                             "all_reduce", "all_gather", "broadcast", "barrier", "fairscale", "megatron",
-                             "colossalai", "composer", "ray", "mpi4py", "xla"})
-    for (size_t at = source.find(w); at != std::string_view::npos; at = source.find(w, at + 1))
-      if ((at == 0 || !word(source[at - 1])) &&
-          (at + w.size() >= source.size() || !word(source[at + w.size()])))
-        return false;
-  return true;
-}
-
 // Findings the rules made in another module's code linked into this program:
 // that module's own ones (it reports them when linted) are dropped; the ones
 // this file's calls cause are reported at the call, with a note at the code.
@@ -371,38 +328,11 @@ PyLintResult lintPython(const std::string &source, const PyOptions &options) {
   PyModel model = buildModel(tree, options.wrappers, project.get());
   LinkResult linked;
   if (project) {
-    const long long l0 = nowNs();
-    linked = options.project->link(model);
-    // What its own functions write, and what the helpers they call in other
-    // modules write (sd-scripts' train_util hands its callers' checkpoints to
-    // model_util): the callers' guards say on which ranks that runs.
-    const bool writesCheckpoints = hasCheckpointWrite(model.program);
-    const bool throughLinksOnly = !model.program.distributed && distributedThroughLinks(linked, options.path, model.trainsHere);
-    if (throughLinksOnly)
-      model.program.distributed = true;
-    if (model.program.distributed && ranksNeverMeet(model.program, linked, tree.source()))
-      model.program.distributed = false;
-    if (!model.program.distributed)
-      dropAssumedDdp(model.program);
-    const long long l1 = nowNs();
-    gTiming.link += l1 - l0;
-    bool truncated = false;
-    if (writesCheckpoints) {
-      model.program.externalCalls = options.project->callersOf(options.path, &truncated);
-      if (!truncated)
-        PyProject::markUncalledApis(model, tree.source());
-    }
-    if (throughLinksOnly)
-      PyProject::markOneProcessEntries(model, tree.source(), linked);
-    gTiming.callers += nowNs() - l1;
-    if (truncated) {
-      core::AnalysisNotice n;
-      n.function = "<module>";
-      n.message = std::string(core::kAnalysisLimitPrefix) + "the project has more than " +
-                  std::to_string(PyProject::kMaxProjectFiles) +
-                  " Python files; callers of this module beyond them are not read";
-      linked.limits.push_back(std::move(n));
-    }
+    long long linkNs = 0, callersNs = 0;
+    settleProgram(model, linked, tree, options.path, project.get(), *options.project, options.wrappers,
+                  &linkNs, &callersNs);
+    gTiming.link += linkNs;
+    gTiming.callers += callersNs;
   }
   const long long t2 = nowNs();
   gTiming.model += t2 - t1;

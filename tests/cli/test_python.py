@@ -479,10 +479,10 @@ class PythonAcrossModules(PythonProject):
 
 
             def get_loss(model, batch):
-                kind = batch["kind"]
-                if kind == "a":
+                kind = batch["kind"].item()
+                if kind == 0:
                     return loss_a(model, batch)
-                elif kind == "b":
+                elif kind == 1:
                     return loss_b(model, batch)
                 return model(batch["x"]).sum()
             """)
@@ -1775,6 +1775,102 @@ class PythonAcrossModules(PythonProject):
         p = self.lint("--format", "json", "proj6")
         got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
         self.assertEqual(got, [("proj6/engine/trainer.py", 13, "ddp-divergent-collective")], p.stdout)
+
+    def test_a_quiet_ddp_model_handed_to_another_modules_evaluation(self):
+        # Uni-Perceiver: the trainer wraps the model with broadcast_buffers=False
+        # (then keeps it as self.model) and hands it to the tester module, which
+        # runs the forward on rank 0 only.  That forward broadcasts nothing:
+        # no finding.  The same trainer with the default broadcast_buffers is
+        # reported at its call.
+        self.write("proj7/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj7/engine/__init__.py", "")
+        self.write("proj7/engine/tester.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            @torch.no_grad()
+            def test_retrieval(model, loader):
+                if dist.get_rank() != 0:
+                    return None
+                return [model(batch) for batch in loader]
+            """)
+        trainer = """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+            from engine.tester import test_retrieval
+
+
+            class Trainer:
+                def __init__(self, model, local_rank):
+                    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                    model = torch.nn.parallel.DistributedDataParallel(
+                        model, device_ids=[local_rank], broadcast_buffers=False)
+                    self.model = model
+
+                def train(self, loader, optimizer, epochs):
+                    for epoch in range(epochs):
+                        for batch in loader:
+                            loss = self.model(batch)
+                            optimizer.zero_grad()
+                            loss.backward()
+                            optimizer.step()
+                        test_retrieval(self.model, loader)
+                        dist.barrier()
+            """
+        self.write("proj7/train.py", trainer)
+        p = self.lint("--format", "json", "proj7/train.py")
+        self.assertEqual(json.loads(p.stdout)["findings"], [], p.stdout)
+        self.write("proj7/train.py", trainer.replace(", broadcast_buffers=False", ""))
+        p = self.lint("--format", "json", "proj7/train.py")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("proj7/train.py", 22, "ddp-divergent-collective")], p.stdout)
+
+    def test_a_rank_parameter_of_a_script_distributed_through_its_helper(self):
+        # waveglow: train.py imports nothing distributed; it makes the group
+        # through distributed.py's init_distributed(rank, ...) and saves under
+        # `if rank == 0:`.  That is a rank-0 write before the next step's
+        # all-reduce (not every rank writing one path).
+        self.write("proj8/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj8/distributed.py", """\
+            import datetime
+
+            import torch.distributed as dist
+
+
+            def init_distributed(rank, num_gpus, group_name, dist_backend, dist_url):
+                dist.init_process_group(dist_backend, init_method=dist_url, world_size=num_gpus,
+                                        rank=rank, group_name=group_name,
+                                        timeout=datetime.timedelta(minutes=30))
+
+
+            def reduce_tensor(tensor, num_gpus):
+                rt = tensor.clone()
+                dist.all_reduce(rt)
+                return rt / num_gpus
+            """)
+        self.write("proj8/train.py", """\
+            import torch
+            from distributed import init_distributed, reduce_tensor
+
+
+            def train(num_gpus, rank, group_name, model, loader, optimizer, epochs):
+                if num_gpus > 1:
+                    init_distributed(rank, num_gpus, group_name, "nccl", "tcp://localhost:54321")
+                for epoch in range(epochs):
+                    for batch in loader:
+                        loss = model(batch)
+                        reduced = reduce_tensor(loss.data, num_gpus).item() if num_gpus > 1 else loss.item()
+                        loss.backward()
+                        optimizer.step()
+                    if rank == 0:
+                        torch.save(model.state_dict(), "checkpoint.pt")
+            """)
+        p = self.lint("--format", "json", "proj8/train.py")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("proj8/train.py", 14, "ddp-rank0-io-barrier")], p.stdout)
 
     def test_a_method_inherited_from_another_modules_base_class(self):
         # BasicSR: SRModel (models/sr_model.py) inherits save_network from

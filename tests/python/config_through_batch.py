@@ -30,3 +30,23 @@ def train(loader):
         if batch.file_items[0].is_reg:
             dist.all_reduce(batch.latents)
             # CHECK-MESSAGES: :[[@LINE-1]]:13: error: collective 'all_reduce' runs only on ranks where 'batch.file_items[0].is_reg' holds (a rank-local value){{.*}} [ddp-divergent-collective]
+
+
+@torch.no_grad()
+def evaluate(model, loader, meters):
+    for data in loader:
+        task_type = data["task_info"]["task_type"]
+        meters.update(model(data))
+    # Hard negative (Uni-Perceiver's tester): a sample's field naming its
+    # task, tested against names the code wrote, is the datasets' setting.
+    if task_type in ["image_classification", "video_classification"]:
+        dist.barrier()
+    if data.get("split") != "val":
+        dist.barrier()
+    # A sample's own value, or a name the code did not write, is this rank's.
+    if data["label"] == 3:
+        dist.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier runs only on ranks where `data["label"] == 3` holds (a rank-local value){{.*}} [ddp-divergent-collective]
+    if task_type == data["other_task"]:
+        dist.barrier()
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier runs only on ranks where `task_type == data["other_task"]` holds (a rank-local value){{.*}} [ddp-divergent-collective]

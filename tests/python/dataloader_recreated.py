@@ -175,3 +175,24 @@ def evaluate_best_checkpoint(args):
     for criteria in ["best-f1"]:
         print("reload model from", criteria)
         run_linear_eval(args)
+
+
+def evaluate_halving_the_batch(model, val_ds, batch_size, validate):
+    # Hard negative (VMamba's analyze/eval.py): a retry loop whose body ends in
+    # `break` builds the loader again only after an out-of-memory failure.
+    while batch_size > 0:
+        try:
+            loader = DataLoader(val_ds, batch_size=batch_size, num_workers=4, persistent_workers=True)
+            validate(model, loader)
+            break
+        except RuntimeError:
+            batch_size = batch_size // 2
+
+
+def evaluate_until_break_on_a_condition(model, val_ds, batch_size, validate):
+    # Only the last statement counts: a `break` under a condition leaves the
+    # loader built on every pass that goes on.
+    for _ in range(10):
+        loader = DataLoader(val_ds, batch_size=batch_size, num_workers=4, persistent_workers=True)  # CHECK-MESSAGES: :[[@LINE]]:18: warning: data loader built by 'DataLoader' inside a loop{{.*}} [ddp-dataloader-recreated]
+        if validate(model, loader):
+            break

@@ -165,6 +165,7 @@ struct Function {
   Node body;
   // It starts the ranks (`mp.spawn(worker, ...)`, or calls a function that
   // does): its own code runs once, in the launcher's process, not on every rank.
+  // Also a script's top level that never joins a group (pyfe's settleProgram).
   bool launchesRanks = false;
 };
 
