@@ -1413,7 +1413,6 @@ std::vector<core::ExternalCall> PyProject::callersOf(const std::string &path, bo
   return out;
 }
 
-
 namespace {
 // A program whose parallelism is DataParallel's, one process over the GPUs,
 // and that never communicates across processes: no collective, barrier or
@@ -1526,10 +1525,11 @@ bool topLevelRunsAlone(const PyModel &model, const LinkResult &linked, std::stri
 
 } // namespace
 
-void settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tree, const std::string &path,
-                   ModuleContext *ctx, PyProject &project, const core::Wrappers &wrappers,
-                   long long *linkNs, long long *callersNs) {
+core::Loc settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tree, const std::string &path,
+                        ModuleContext *ctx, PyProject &project, const core::Wrappers &wrappers,
+                        long long *linkNs, long long *callersNs) {
   using Clock = std::chrono::steady_clock;
+  core::Loc own = static_cast<core::Loc>(model.positions.size());
   const auto l0 = Clock::now();
   linked = project.link(model);
   // What its own functions write, and what the helpers they call in other
@@ -1543,6 +1543,7 @@ void settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tree, c
   // commu_utils' collectives): built once more, for such modules only.
   if (throughLinksOnly && !model.distributedByLinks) {
     model = buildModel(tree, wrappers, ctx, {}, /*distributedByLinks=*/true);
+    own = static_cast<core::Loc>(model.positions.size());
     linked = project.link(model);
     throughLinksOnly = distributedThroughLinks(linked, path, model.trainsHere);
   }
@@ -1583,6 +1584,7 @@ void settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tree, c
     *linkNs = std::chrono::duration_cast<std::chrono::nanoseconds>(l1 - l0).count();
   if (callersNs)
     *callersNs = std::chrono::duration_cast<std::chrono::nanoseconds>(l2 - l1).count();
+  return own;
 }
 
 std::set<PyProject::AloneFinding> PyProject::findingsAlone(
@@ -1610,9 +1612,9 @@ std::set<PyProject::AloneFinding> PyProject::findingsAlone(
     return out;
   std::unique_ptr<ModuleContext> ctx = contextFor(modulePath);
   PyModel alone = buildModel(*parsed, wrappers_, ctx.get());
-  const core::Loc own = static_cast<core::Loc>(alone.positions.size());
   LinkResult linked;
-  settleProgram(alone, linked, *parsed, modulePath, ctx.get(), *this, wrappers_);
+  // The module's own places come first, before those of what it links.
+  const core::Loc own = settleProgram(alone, linked, *parsed, modulePath, ctx.get(), *this, wrappers_);
   auto at = [&](core::Loc l) { return placeKey(alone.positions[l - 1]); };
   core::RuleRunner runner(alone.program);
   for (const auto &[id, options] : rules) {

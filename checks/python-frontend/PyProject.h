@@ -80,11 +80,12 @@ bool distributedThroughLinks(const LinkResult &linked, const std::string &path, 
 // share it, so a caller's report and the module's agree): links it, builds it
 // again with its `rank` parameters as the rank where it is distributed only
 // through its helpers, decides whether it runs distributed, and reads its
-// callers.  `linkNs`, `callersNs`: where the time went.
+// callers.  `linkNs`, `callersNs`: where the time went.  Returns how many of
+// the model's places are the module's own (the linked modules' follow).
 class PyProject;
-void settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tree, const std::string &path,
-                   ModuleContext *ctx, PyProject &project, const core::Wrappers &wrappers,
-                   long long *linkNs = nullptr, long long *callersNs = nullptr);
+core::Loc settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tree, const std::string &path,
+                        ModuleContext *ctx, PyProject &project, const core::Wrappers &wrappers,
+                        long long *linkNs = nullptr, long long *callersNs = nullptr);
 
 // Whether a program writes a checkpoint anywhere (who calls it then matters).
 bool hasCheckpointWrite(const core::Program &p);
