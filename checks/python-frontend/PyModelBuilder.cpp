@@ -630,6 +630,14 @@ bool Builder::usedAsContainer(SyntaxNode root, const std::string &spelling) {
   return containerUses_.count(spelling) > 0;
 }
 
+// The function definition a node is written in (null: the module's top level).
+static SyntaxNode enclosingFunction(SyntaxNode n) {
+  for (n = parentOf(n); !n.isNull(); n = parentOf(n))
+    if (is(n, "function_definition"))
+      return n;
+  return SyntaxNode();
+}
+
 void Builder::collectObjects(SyntaxNode n) {
   // An Accelerator handed on by name (`accelerator = Accelerator(...)`, then
   // `self.accelerator = accelerator`, CogVideo's trainer): the attribute holds
@@ -719,16 +727,10 @@ void Builder::collectObjects(SyntaxNode n) {
       if (k == ObjKind::None && is(right, "identifier") && (is(left, "identifier") || is(left, "attribute")) &&
           str(left) != str(right))
         if (auto from = ddpModules_.find(str(right)); from != ddpModules_.end()) {
-          auto enclosing = [](SyntaxNode x) {
-            for (x = parentOf(x); !x.isNull(); x = parentOf(x))
-              if (is(x, "function_definition"))
-                return x;
-            return SyntaxNode();
-          };
-          const SyntaxNode here = enclosing(s);
+          const SyntaxNode here = enclosingFunction(s);
           std::vector<SyntaxNode> ctors;
           for (SyntaxNode c : from->second)
-            if (enclosing(c) == here && startByte(c) < startByte(s))
+            if (enclosingFunction(c) == here && startByte(c) < startByte(s))
               ctors.push_back(c);
           if (!ctors.empty()) {
             objects_[str(left)] = ObjKind::Ddp;
@@ -1302,15 +1304,9 @@ bool Builder::ddpBroadcastsBuffers(const std::string &spelling) const {
   SyntaxNode here;
   if (auto f = fns_.find(curFn_); f != fns_.end())
     here = f->second.def;
-  auto enclosing = [](SyntaxNode n) {
-    for (n = parentOf(n); !n.isNull(); n = parentOf(n))
-      if (is(n, "function_definition"))
-        return n;
-    return SyntaxNode();
-  };
   std::vector<SyntaxNode> ctors;
   for (SyntaxNode ctor : it->second)
-    if (!here.isNull() && enclosing(ctor) == here)
+    if (!here.isNull() && enclosingFunction(ctor) == here)
       ctors.push_back(ctor);
   if (ctors.empty())
     ctors = it->second;
@@ -1538,15 +1534,9 @@ void Builder::wrapsAround(const std::string &spelling, SyntaxNode at, bool &befo
   auto it = ddpModules_.find(spelling);
   if (it == ddpModules_.end())
     return;
-  auto enclosing = [](SyntaxNode n) {
-    for (n = parentOf(n); !n.isNull(); n = parentOf(n))
-      if (is(n, "function_definition"))
-        return n;
-    return SyntaxNode();
-  };
-  const SyntaxNode here = enclosing(at); // null: the module's top level
+  const SyntaxNode here = enclosingFunction(at); // null: the module's top level
   for (SyntaxNode ctor : it->second) {
-    const SyntaxNode there = enclosing(ctor);
+    const SyntaxNode there = enclosingFunction(ctor);
     if (here.isNull() != there.isNull() || (!here.isNull() && !(there == here)))
       continue;
     (startByte(ctor) < startByte(at) ? before : after) = true;
@@ -2799,7 +2789,6 @@ void Builder::noteGuardingDecorator(SyntaxNode s) {
     guardsOnMain_.insert(outer->first);
 }
 
-// A for loop: its trip count and its elements depend on what it iterates.
 // A loop body that ends in `break`, or in a `try` whose body does: every
 // pass that gets through its last statement leaves the loop (a retry loop).
 static bool endsInBreak(SyntaxNode body) {
@@ -2814,6 +2803,7 @@ static bool endsInBreak(SyntaxNode body) {
   return is(last, "try_statement") && endsInBreak(field(last, "body"));
 }
 
+// A for loop: its trip count and its elements depend on what it iterates.
 void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   SyntaxNode left = field(s, "left"), right = field(s, "right");
   expr(right, out);
@@ -4290,10 +4280,11 @@ PyModel Builder::run() {
   usesDist_ = usesDist_ || launcherEnv;
   if (project_ && project_->imported())
     usesDist_ = true;
-  // A script that makes the process group through a helper of its project
-  // (waveglow's train.py calls distributed.py's `init_distributed(rank, ...)`)
-  // and imports nothing distributed itself: its `rank` parameters are the
-  // rank too.
+  // A module distributed only through its helpers (the linker said so, see
+  // buildModel), or a script that makes the process group through a helper
+  // of its project (waveglow's train.py calls distributed.py's
+  // `init_distributed(rank, ...)`) and imports nothing distributed itself:
+  // its `rank` parameters are the rank too.
   if (!usesDist_ && distributedByLinks_)
     usesDist_ = m_.distributedByLinks = true;
   if (!usesDist_ && project_ && !project_->inTestFolder()) {
