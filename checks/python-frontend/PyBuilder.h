@@ -159,6 +159,12 @@ struct Val {
   // None`, then `if accelerator.sync_gradients: grad_norm = clip(...)`), so
   // `grad_norm is not None` is a uniform test whatever the value's contents.
   bool presenceUniform = false;
+  // A null object (ALPRO's and UNITER's `NoOp()`, whose `__getattr__` hands
+  // back a method that does nothing): with existsWhen, the value is a real
+  // object where that holds and a null object elsewhere, so each method call
+  // does its work on those ranks only (`model_saver = ModelSaver(d) if rank
+  // == 0 else NoOp()`, then `model_saver.save(...)` every epoch).
+  bool nullObject = false;
   // A constant the caller handed a parameter (`create_dataloader(..., rank=-1)`):
   // tests of it decide the same way on every rank (see Specialization).
   std::optional<std::int64_t> known;
@@ -195,6 +201,7 @@ inline Val joinVal(const Val &a, const Val &b) {
   v.agreed = a.agreed && b.agreed;
   v.none = a.none && b.none;
   v.presenceUniform = a.presenceUniform && b.presenceUniform;
+  v.nullObject = a.nullObject && b.nullObject;
   if (a.known == b.known)
     v.known = a.known;
   v.worldSize = a.worldSize || b.worldSize;
@@ -281,6 +288,7 @@ inline Val joinArms(const Val &t, const Val &f, const Cond &c) {
   if (rankDecision && t.none != f.none) {
     Cond e = t.none ? Cond::negate(c) : c;
     j.existsWhen = e;
+    j.nullObject = t.nullObject || f.nullObject;
   } else if (!rankDecision) {
     // Under a decision every rank takes alike, None on one arm and an object
     // not known to exist by rank on the other (or objects on both) is None or
@@ -720,6 +728,9 @@ private:
   Node ifChain(SyntaxNode cond, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at);
   void buildFunction(const FnInfo &fi);
   std::string resolveCallee(SyntaxNode fn) const;
+  Node guardedByCall(Cond c, SyntaxNode call, Loc at, Node what);
+  // The constructor makes a null object (see Val::nullObject).
+  bool nullObjectClass(SyntaxNode ctor) const;
   bool unsupportedConfiguration(SyntaxNode raise);
   bool abstractMethod(const FnInfo &fi) const;
   bool pathProbe(SyntaxNode c) const;

@@ -181,7 +181,10 @@ void Builder::collectImports(SyntaxNode root) {
     } else if (is(n, "module") || is(n, "block") || is(n, "if_statement") ||
                is(n, "try_statement") || is(n, "else_clause") || is(n, "except_clause") ||
                is(n, "function_definition") || is(n, "decorated_definition") ||
-               is(n, "elif_clause") || is(n, "finally_clause") || is(n, "with_statement")) {
+               is(n, "elif_clause") || is(n, "finally_clause") || is(n, "with_statement") ||
+               // wenet's Executor: `import torch.distributed as dist` in a
+               // method, inside the loop and the branch that use it.
+               is(n, "class_definition") || is(n, "for_statement") || is(n, "while_statement")) {
       auto kids = namedKids(n);
       for (auto it = kids.rbegin(); it != kids.rend(); ++it)
         stack.push_back(*it);
@@ -797,7 +800,22 @@ void Builder::collectObjects(SyntaxNode n) {
     }
     if (is(s, "assignment")) {
       SyntaxNode left = field(s, "left"), right = unparen(field(s, "right"));
-      if (is(right, "call") && (is(left, "identifier") || is(left, "attribute"))) {
+      // `ModelSaver(d) if rank == 0 else NoOp()` (or `else None`): where it
+      // is an object at all, it is the one arm's.
+      if (is(right, "conditional_expression") && namedChildCount(right) == 3) {
+        SyntaxNode a = unparen(namedChild(right, 0)), b = unparen(namedChild(right, 2));
+        auto nothing = [&](SyntaxNode v) {
+          return is(v, "none") || (is(v, "call") && nullObjectClass(field(v, "function")));
+        };
+        if (nothing(b) && is(a, "call"))
+          right = a;
+        else if (nothing(a) && is(b, "call"))
+          right = b;
+      }
+      // `model_saver = NoOp()` on the other ranks: the object's class is the
+      // real one's, made on the ranks that do the work.
+      if (is(right, "call") && (is(left, "identifier") || is(left, "attribute")) &&
+          !nullObjectClass(field(right, "function"))) {
         const std::string q = qualified(field(right, "function"));
         std::string cls = lastPart(q);
         if (classBases_.count(cls))
@@ -1062,6 +1080,26 @@ bool Builder::abstractMethod(const FnInfo &fi) const {
   if (is(e, "call"))
     e = field(e, "function");
   return is(e, "identifier") && str(e) == "NotImplementedError";
+}
+
+// `class NoOp: def __getattr__(self, name): return self.noop` (ALPRO's,
+// UNITER's and ClipBERT's utils.misc): named for doing nothing, and answering
+// every method.
+bool Builder::nullObjectClass(SyntaxNode ctor) const {
+  if (!is(ctor, "identifier") && !is(ctor, "attribute"))
+    return false;
+  const std::string q = qualified(ctor);
+  std::string l = lastPart(q.empty() ? std::string(text(ctor)) : q);
+  l.erase(std::remove(l.begin(), l.end(), '_'), l.end());
+  std::transform(l.begin(), l.end(), l.begin(), ::tolower);
+  static const std::set<std::string> names = {"noop", "noopobject", "nullobject", "dummy",
+                                               "dummyobject", "donothing"};
+  if (!names.count(l))
+    return false;
+  if (classBases_.count(lastPart(q.empty() ? std::string(text(ctor)) : q)))
+    return fns_.count(lastPart(q.empty() ? std::string(text(ctor)) : q) + ".__getattr__") > 0;
+  return project_ && q.find('.') != std::string::npos && project_->isClass(q) &&
+         project_->function(q + ".__getattr__") != nullptr;
 }
 
 bool Builder::derivesFrom(std::string cls, const std::string &base) const {
@@ -1875,6 +1913,17 @@ SyntaxNode Builder::assignedBefore(SyntaxNode name) const {
         text(field(s, "left")) == wanted && endByte(s) <= startByte(name) &&
         (best.isNull() || startByte(s) > startByte(best)))
       best = field(s, "right");
+    // `start, end = rank * n, (rank + 1) * n`: the element in the same place.
+    if (is(s, "assignment") && (is(field(s, "left"), "pattern_list") || is(field(s, "left"), "tuple_pattern")) &&
+        (is(field(s, "right"), "expression_list") || is(field(s, "right"), "tuple")) &&
+        endByte(s) <= startByte(name) && (best.isNull() || startByte(s) > startByte(best))) {
+      const auto names = namedKids(field(s, "left"));
+      const auto values = namedKids(field(s, "right"));
+      if (names.size() == values.size())
+        for (size_t i = 0; i < names.size(); ++i)
+          if (is(names[i], "identifier") && text(names[i]) == wanted)
+            best = values[i];
+    }
     for (SyntaxNode k : namedKids(s))
       stack.push_back(k);
   }
@@ -2166,14 +2215,7 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     if (p)
       n.pathDep = value(p->value).dep;
     if (const PyArg *m = arg(cs.as, "is_main_process", -1)) {
-      Cond c = cond(m->value);
-      stamp(c, at);
-      // The barrier a fix-it adds goes around the statement that holds the call.
-      SyntaxNode st = cs.c;
-      while (!parentOf(st).isNull() && !is(parentOf(st), "block") && !is(parentOf(st), "module"))
-        st = parentOf(st);
-      m_.ifNodes[at] = st;
-      out.push_back(Node::makeIf(c, Node::block({std::move(n)}), Node::block(), at));
+      out.push_back(guardedByCall(cond(m->value), cs.c, at, std::move(n)));
       return true;
     }
     out.push_back(std::move(n));
@@ -2363,6 +2405,18 @@ void Builder::checkThatMayRaise(const CallSite &cs, const std::vector<ParamSig> 
   }
 }
 
+// `what` runs where `c` holds, a test the call itself carries (an
+// `is_main_process=` argument, a null object elsewhere): a block of its own at
+// the call, whose fix-it barrier goes around the statement that holds it.
+Node Builder::guardedByCall(Cond c, SyntaxNode call, Loc at, Node what) {
+  stamp(c, at);
+  SyntaxNode st = call;
+  while (!parentOf(st).isNull() && !is(parentOf(st), "block") && !is(parentOf(st), "module"))
+    st = parentOf(st);
+  m_.ifNodes[at] = st;
+  return Node::makeIf(std::move(c), Node::block({std::move(what)}), Node::block(), at);
+}
+
 // A call of one of this module's functions: its summary applies here.
 void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
   std::string key = resolveCallee(cs.fn);
@@ -2403,7 +2457,17 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
   }
   if (!key.empty()) {
     Loc at = loc(cs.c);
-    out.push_back(Node::makeCall(key, name, at));
+    Node call = Node::makeCall(key, name, at);
+    // A method of an object that is a null object on the other ranks does
+    // its work where the object is real.
+    if (Val ov = is(cs.fn, "attribute") ? value(field(cs.fn, "object")) : Val();
+        ov.nullObject && ov.existsWhen && !ov.cond) {
+      Cond c = *ov.existsWhen;
+      unstamp(c);
+      out.push_back(guardedByCall(std::move(c), cs.c, at, std::move(call)));
+    } else {
+      out.push_back(std::move(call));
+    }
     // sd-scripts' `def sd_saver(f): save_checkpoint(f, unet)` handed to the
     // project's `save_common(..., sd_saver)`: a closure of this function runs
     // when the helper calls it back, on the ranks that make this call.  (A
@@ -2729,11 +2793,32 @@ bool Builder::unsupportedConfiguration(SyntaxNode raise) {
   SyntaxNode ifs = is(clause, "if_statement") ? clause : parentOf(clause);
   if (!is(ifs, "if_statement"))
     return false;
-  if (value(field(ifs, "condition")).dep != Dep::Uniform || cond(field(ifs, "condition")).dependence() != Dep::Uniform)
+  // Not a rank's own arm.  A test of a tensor's layout may read this rank's
+  // tensor (ALPRO's `if logits.shape[1] == 2: ... else: raise
+  // NotImplementedError`, a model head the code does not support); one of
+  // its values (HunyuanDiT's `torch.all(multipliers == multipliers[0])` of
+  // the batch) or of which rank this is picks that rank's way out.
+  auto asksTheRank = [&](SyntaxNode c) {
+    std::function<bool(const Cond &)> rankPart = [&](const Cond &k) {
+      if (k.kind == Cond::Kind::RankCmp || (k.kind == Cond::Kind::Atom && k.dep == Dep::Rank))
+        return true;
+      return std::any_of(k.kids.begin(), k.kids.end(), rankPart);
+    };
+    const Val v = value(c);
+    const Cond k = cond(c);
+    if (v.dep == Dep::Rank || v.rank != RankKind::None || rankPart(k))
+      return true;
+    if (v.dep == Dep::Uniform && k.dependence() == Dep::Uniform)
+      return false;
+    const std::string_view t = text(c);
+    const bool layout = t.find(".shape") != std::string_view::npos || t.find(".ndim") != std::string_view::npos ||
+                        t.find(".dim()") != std::string_view::npos || t.find(".size(") != std::string_view::npos;
+    return !layout;
+  };
+  if (asksTheRank(field(ifs, "condition")))
     return false;
   for (SyntaxNode c : namedKids(ifs))
-    if (is(c, "elif_clause") && (value(field(c, "condition")).dep != Dep::Uniform ||
-                                 cond(field(c, "condition")).dependence() != Dep::Uniform))
+    if (is(c, "elif_clause") && asksTheRank(field(c, "condition")))
       return false;
   return true;
 }

@@ -6,6 +6,7 @@
 #include "PyBuilder.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace ddplint::pyfe::build {
 
@@ -135,6 +136,11 @@ std::optional<RankKind> Builder::rankSourceAsWritten(SyntaxNode e) {
       return std::nullopt;
     }
     std::string attr = lastPart(t);
+    // A yacs-style configuration spells its keys in capitals: OpenPCDet's
+    // `cfg.LOCAL_RANK` holds the rank its launcher returned.
+    if (std::any_of(attr.begin(), attr.end(), [](unsigned char c) { return std::isupper(c); }) &&
+        std::none_of(attr.begin(), attr.end(), [](unsigned char c) { return std::islower(c); }))
+      std::transform(attr.begin(), attr.end(), attr.begin(), [](unsigned char c) { return std::tolower(c); });
     // `self.rank` of a layer (LoRA's rank, a tensor rank) is a hyper-parameter;
     // a LightningModule's self.global_rank is the process rank.
     if (str(field(e, "object")) == "self" && isNnModule(curClass_) && !isLightningModule(curClass_))
@@ -474,6 +480,45 @@ Val Builder::callValue(SyntaxNode c) {
   const std::string q = qualified(fn);
   const std::string l = lastPart(q.empty() ? std::string(text(fn)) : q);
   Val v;
+  // `range(rank * n, (rank + 1) * n)`, `range(start, start + n)`: this
+  // rank's window of a split, as long on every rank (VILA's shard list).
+  if (q == "range" && args(c).size() == 2 && args(c)[0].name.empty() && args(c)[1].name.empty()) {
+    auto bound = [&](SyntaxNode e) {
+      e = unparen(e);
+      if (is(e, "identifier"))
+        if (SyntaxNode a = assignedBefore(e); !a.isNull())
+          return unparen(a);
+      return e;
+    };
+    SyntaxNode lo = bound(args(c)[0].value), hi = bound(args(c)[1].value);
+    auto op = [&](SyntaxNode e, std::string_view o) {
+      return is(e, "binary_operator") && text(field(e, "operator")) == o;
+    };
+    bool window = false;
+    // (X + 1) * S after X * S
+    if (op(lo, "*") && op(hi, "*") && text(field(lo, "right")) == text(field(hi, "right"))) {
+      SyntaxNode x1 = unparen(field(hi, "left"));
+      window = op(x1, "+") && text(unparen(field(x1, "right"))) == "1" &&
+               text(unparen(field(x1, "left"))) == text(unparen(field(lo, "left"))) &&
+               value(field(lo, "right")).dep == Dep::Uniform;
+    }
+    // S + n after S
+    if (op(hi, "+") &&
+        (text(unparen(field(hi, "left"))) == text(lo) ||
+         text(unparen(field(hi, "left"))) == text(unparen(args(c)[0].value))) &&
+        value(field(hi, "right")).dep == Dep::Uniform)
+      window = true;
+    if (window) {
+      v.dep = Dep::Local;
+      v.batch = true;
+      return v;
+    }
+  }
+  if (nullObjectClass(fn)) {
+    v.none = true;
+    v.nullObject = true;
+    return v;
+  }
   if (has(api().worldSizeFunctions, q) || (startsWith(q, "torch.distributed.") &&
                                            (l == "get_world_size" || l == "is_initialized" ||
                                             l == "is_available" || l == "get_backend")))
@@ -1051,6 +1096,10 @@ Cond Builder::cond(SyntaxNode e) {
           return atom(e, Dep::Uniform);
       }
       if (obj.presenceUniform)
+        return atom(e, Dep::Uniform);
+      // `dp_rank is not None` (OpenDiT's `set_seed(seed, dp_rank=None)`):
+      // every rank is handed its rank, or none is; only the value differs.
+      if (rankSource(unparen(is(unparen(rhs), "none") ? lhs : rhs)))
         return atom(e, Dep::Uniform);
       // `os.getenv("RANK") is not None`: a launcher sets its variables on
       // every rank or on none; only their values are the rank's.

@@ -1828,6 +1828,72 @@ class PythonAcrossModules(PythonProject):
         got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
         self.assertEqual(got, [("proj7/train.py", 22, "ddp-divergent-collective")], p.stdout)
 
+    def test_a_saver_that_is_a_null_object_off_rank_zero(self):
+        # ALPRO (and UNITER, ClipBERT): every script makes its ModelSaver on
+        # rank 0 and utils.misc.NoOp() elsewhere, then calls model_saver.save()
+        # in the step loop with nothing guarding it.  The save is rank 0's,
+        # before the next step's gradient all-reduce: reported at the call.
+        # Without the NoOp (a real saver on every rank) it is every rank
+        # writing one path, reported at the same call.
+        self.write("proj9/.git/HEAD", "ref: refs/heads/main\n")
+        self.write("proj9/src/__init__.py", "")
+        self.write("proj9/src/utils/__init__.py", "")
+        self.write("proj9/src/utils/misc.py", """\
+            class NoOp(object):
+                \"\"\" useful for distributed training No-Ops \"\"\"
+                def __getattr__(self, name):
+                    return self.noop
+
+                def noop(self, *args, **kwargs):
+                    return
+            """)
+        self.write("proj9/src/utils/load_save.py", """\
+            import os
+
+            import torch
+
+
+            class ModelSaver(object):
+                def __init__(self, output_dir):
+                    self.output_dir = output_dir
+
+                def save(self, step, model):
+                    torch.save(model.state_dict(), os.path.join(self.output_dir, f"model_step_{step}.pt"))
+            """)
+        script = """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+            from src.utils.load_save import ModelSaver
+            from src.utils.misc import NoOp
+
+
+            def main(model, loader, optimizer, output_dir):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                model = torch.nn.parallel.DistributedDataParallel(model)
+                if dist.get_rank() == 0:
+                    model_saver = ModelSaver(output_dir)
+                else:
+                    model_saver = NoOp()
+                for step, batch in enumerate(loader):
+                    loss = model(batch).sum()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    if step % 1000 == 0:
+                        model_saver.save(step=step, model=model)
+            """
+        self.write("proj9/src/pretrain/run_pretrain.py", script)
+        p = self.lint("--format", "json", "proj9/src/pretrain/run_pretrain.py")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("proj9/src/pretrain/run_pretrain.py", 22, "ddp-rank0-io-barrier")], p.stdout)
+        self.write("proj9/src/pretrain/run_pretrain.py",
+                   script.replace("model_saver = NoOp()", "model_saver = ModelSaver(output_dir)"))
+        p = self.lint("--format", "json", "proj9/src/pretrain/run_pretrain.py", "proj9/src/utils/load_save.py")
+        got = [(f["file"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("proj9/src/pretrain/run_pretrain.py", "ddp-unguarded-save")], p.stdout)
+
     def test_a_rank_parameter_of_a_script_distributed_through_its_helper(self):
         # waveglow: train.py imports nothing distributed; it makes the group
         # through distributed.py's init_distributed(rank, ...) and saves under

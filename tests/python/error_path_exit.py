@@ -212,6 +212,32 @@ def sample_on_main(config, model, loader, t):
         dist.barrier()
 
 
+def unsupported_head(model, loader, t):
+    # Hard negative: `else: raise NotImplementedError` on a size of the
+    # model's output (ALPRO's retrieval head, one logit or two) is a model the
+    # code does not support, though the test reads this rank's tensor.
+    for batch in loader:
+        logits = model(batch)
+        if logits.shape[1] == 2:
+            probs = logits.softmax(dim=1)[:, 1]
+        else:
+            raise NotImplementedError("Not supported (unclear purposes)!")
+        dist.all_reduce(probs)
+
+
+def mixed_multipliers(model, loader, t):
+    # ...but a test of the values in this rank's batch is this rank's
+    # (HunyuanDiT's sd-scripts: mixed network multipliers in one batch).
+    for batch in loader:
+        multipliers = batch["network_multipliers"]
+        if torch.all(multipliers == multipliers[0]):
+            scale = multipliers[0].item()
+        else:
+            raise NotImplementedError("mixed multipliers in one batch")
+        dist.all_reduce(model(batch) * scale)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: all_reduce{{.*}}they throw {{.*}} [ddp-divergent-collective]
+
+
 def sample_on_main_rank_arm(model, loader, t):
     # ...but the arm a rank test picks is that rank's
     for step, batch in enumerate(loader):

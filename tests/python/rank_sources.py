@@ -204,6 +204,25 @@ def settings_dict_rank_handed_in(opt, t):
         dist.all_reduce(t)
 
 
+def yacs_config_rank(cfg, t):
+    # OpenPCDet keeps the launcher's rank in a yacs config key: `cfg.LOCAL_RANK`
+    if cfg.LOCAL_RANK == 0:
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: error: all_reduce [ddp-divergent-collective]
+        dist.all_reduce(t)
+    if cfg.MODEL.TOP_RANK == 0:
+        dist.all_reduce(t)
+
+
+def seed_with_optional_rank(seed, dp_rank=None):
+    # OpenDiT's set_seed: whether a rank was handed in is the caller's, alike
+    # on every rank; only its value differs.
+    if dp_rank is not None:
+        t = torch.tensor(seed)
+        dist.broadcast(t, 0)
+        seed = int(t) + dp_rank
+    return seed
+
+
 def machine_local_and_dist_rank():
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
     distributed_rank = int(os.environ.get("RANK", 0))

@@ -148,6 +148,19 @@ TEST_CASE("Program::find", "[model]") {
 // ddp-divergent-collective
 // ===========================================================================
 
+TEST_CASE("namesRecordFile: a model's settings are a record, its weights are not", "[model]") {
+  CHECK(namesRecordFile("args.json"));
+  CHECK(namesRecordFile("save_model_config_path"));
+  CHECK(namesRecordFile("model_config.json"));
+  CHECK(namesRecordFile("os.path.join(out, \"model\", \"config.json\")"));
+  CHECK_FALSE(namesRecordFile("model.pt"));
+  CHECK_FALSE(namesRecordFile("save_model_path"));
+  CHECK_FALSE(namesRecordFile("model_params_file"));
+  CHECK_FALSE(namesRecordFile("config_ckpt.pt"));
+  CHECK(namesEvaluationFile("scores.json"));
+  CHECK_FALSE(namesEvaluationFile("best_scores_model.pth"));
+}
+
 TEST_CASE("a collective only rank 0 reaches is one finding, with a note at the condition",
           "[divergent]") {
   // if (rank == 0) { allreduce(); }

@@ -148,6 +148,9 @@ bool namesRecordFile(std::string_view name) {
   static const std::set<std::string> weightsWords = {
       "ckpt", "checkpoint", "checkpoints", "weights", "pt", "pth", "bin", "safetensors",
       "npy", "npz", "pkl", "state", "model"};
+  static const std::set<std::string> describesModel = {"config", "configs", "cfg", "args",
+                                                       "settings", "options", "hparams",
+                                                       "hyperparams", "hyperparameters"};
   bool log = false, settings = false, weights = false;
   std::string word, last;
   for (char ch : std::string(name) + " ") {
@@ -157,11 +160,17 @@ bool namesRecordFile(std::string_view name) {
     }
     log = log || logWords.count(word);
     settings = settings || settingsWords.count(word);
-    weights = weights || weightsWords.count(word);
+    weights = weights || (weightsWords.count(word) && word != "model");
+    // "model" says weights unless a settings word follows it: ALPRO's
+    // `save_model_config_path`, Hugging Face's `model_config.json` and
+    // `model_args.yaml` describe the model.
+    if (!word.empty() && last == "model" && !describesModel.count(word))
+      weights = true;
     if (!word.empty())
       last = word;
     word.clear();
   }
+  weights = weights || last == "model";
   return log || (settings && !weights) || settingsFormats.count(last);
 }
 
@@ -185,7 +194,7 @@ static bool wordsSay(std::string_view name, const std::set<std::string> &yes,
 
 bool namesEvaluationFile(std::string_view name) {
   static const std::set<std::string> resultsWords = {"predictions", "results", "metrics",
-                                                      "eval", "evaluation"};
+                                                      "eval", "evaluation", "scores"};
   static const std::set<std::string> weightsWords = {
       "ckpt", "checkpoint", "checkpoints", "weights", "pt", "pth", "bin", "safetensors",
       "state", "model"};
