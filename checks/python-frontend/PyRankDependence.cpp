@@ -482,7 +482,9 @@ Val Builder::callValue(SyntaxNode c) {
   Val v;
   // `range(rank * n, (rank + 1) * n)`, `range(start, start + n)`: this
   // rank's window of a split, as long on every rank (VILA's shard list).
-  if (q == "range" && args(c).size() == 2 && args(c)[0].name.empty() && args(c)[1].name.empty()) {
+  // A window every rank computes alike holds the same values too.
+  if (q == "range" && args(c).size() == 2 && args(c)[0].name.empty() && args(c)[1].name.empty() &&
+      core::join(value(args(c)[0].value).dep, value(args(c)[1].value).dep) != Dep::Uniform) {
     auto bound = [&](SyntaxNode e) {
       e = unparen(e);
       if (is(e, "identifier"))

@@ -29,3 +29,12 @@ def unpack_my_shards(data_path, n_shards):
     for shard in range(rank * shared_size, n_shards):
         dist.barrier()
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: {{.*}}barrier{{.*}} trip count {{.*}} [ddp-divergent-collective]
+
+
+def uniform_window(step, t):
+    # Hard negative: a window every rank computes alike holds the same
+    # values on every rank, not only as many.
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    for i in range(step, step + 10):
+        if i % 5 == 0:
+            dist.all_reduce(t)
