@@ -1854,6 +1854,12 @@ bool Builder::namesLog(SyntaxNode path, int depth) const {
       auto kids = namedKids(field(path, "arguments"));
       if (kids.empty())
         return false;
+      // UNITER's `join(args.output_dir, 'log', 'model.json')`: a file in the
+      // run's log folder is a record, unless its name says weights.
+      for (size_t i = 0; i + 1 < kids.size(); ++i)
+        if (is(unparen(kids[i]), "string") && core::namesRecordFile(text(unparen(kids[i]))) &&
+            !core::namesWeightsFile(text(unparen(kids.back()))))
+          return true;
       path = unparen(kids.back());
     } else if (is(path, "binary_operator") && text(field(path, "operator")) == "/") {
       path = unparen(field(path, "right"));

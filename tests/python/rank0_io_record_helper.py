@@ -52,3 +52,18 @@ def train_with_records(cfg, cfg_file, model, loader, out):
         # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
         if dist.get_rank() == 0:
             shutil.copy(src=out + "/last.pt", dst="{}/epoch{}.pt".format(out, epoch))
+
+
+def train_with_log_folder(cfg, model, loader, out):
+    # UNITER's save_training_meta: the settings and the model's config go to
+    # the run's log folder (`log/hps.json`, `log/model.json`), records by
+    # where they are; a checkpoint's name in that folder is still weights.
+    for epoch in range(3):
+        for x in loader:
+            dist.all_reduce(model(x))
+        if dist.get_rank() == 0:
+            dump(cfg, os.path.join(out, "log", "hps.json"))
+            dump(cfg.model, os.path.join(out, "log", "model.json"))
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
+        if dist.get_rank() == 0:
+            dump(model.state_dict(), os.path.join(out, "log", f"model_step_{epoch}.pt"))

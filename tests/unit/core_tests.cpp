@@ -157,6 +157,9 @@ TEST_CASE("namesRecordFile: a model's settings are a record, its weights are not
   CHECK_FALSE(namesRecordFile("save_model_path"));
   CHECK_FALSE(namesRecordFile("model_params_file"));
   CHECK_FALSE(namesRecordFile("config_ckpt.pt"));
+  CHECK(namesWeightsFile("model_step_100.pt"));
+  CHECK(namesWeightsFile("optimizer_state"));
+  CHECK_FALSE(namesWeightsFile("model.json"));
   CHECK(namesEvaluationFile("scores.json"));
   CHECK_FALSE(namesEvaluationFile("best_scores_model.pth"));
 }

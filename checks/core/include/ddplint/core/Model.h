@@ -180,6 +180,9 @@ bool isMainOnly(const Cond &c);
 // run, so the frontends make such writes LogWrite events.  A name that also
 // says checkpoint or weights (`config_ckpt.pt`) is not one.
 bool namesRecordFile(std::string_view name);
+// True when a file name has a word that says weights or a model's state
+// (`ckpt`, `.pth`, `safetensors`, `optimizer_state`).
+bool namesWeightsFile(std::string_view name);
 // True when a file name says it keeps an evaluation's output
 // (`predictions.json`, `eval_results.txt`, `metrics.json`) and not weights.
 // The Python frontend reads such writes as records: a training script's
