@@ -174,23 +174,6 @@ bool namesRecordFile(std::string_view name) {
   return log || (settings && !weights) || settingsFormats.count(last);
 }
 
-bool namesWeightsFile(std::string_view name) {
-  static const std::set<std::string> weightsWords = {
-      "ckpt", "checkpoint", "checkpoints", "weights", "pt", "pth", "bin", "safetensors",
-      "npy", "npz", "pkl", "state", "tar", "h5"};
-  std::string word;
-  for (char ch : std::string(name) + " ") {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      continue;
-    }
-    if (weightsWords.count(word))
-      return true;
-    word.clear();
-  }
-  return false;
-}
-
 // Whether a name's words include one of `yes` and none of `no`.
 static bool wordsSay(std::string_view name, const std::set<std::string> &yes,
                      const std::set<std::string> &no) {
@@ -207,6 +190,13 @@ static bool wordsSay(std::string_view name, const std::set<std::string> &yes,
     word.clear();
   }
   return said;
+}
+
+bool namesWeightsFile(std::string_view name) {
+  static const std::set<std::string> weightsWords = {
+      "ckpt", "checkpoint", "checkpoints", "weights", "pt", "pth", "bin", "safetensors",
+      "npy", "npz", "pkl", "state", "tar", "h5"};
+  return wordsSay(name, weightsWords, {});
 }
 
 bool namesEvaluationFile(std::string_view name) {
