@@ -1089,15 +1089,16 @@ bool Builder::nullObjectClass(SyntaxNode ctor) const {
   if (!is(ctor, "identifier") && !is(ctor, "attribute"))
     return false;
   const std::string q = qualified(ctor);
-  std::string l = lastPart(q.empty() ? std::string(text(ctor)) : q);
+  const std::string cls = lastPart(q.empty() ? std::string(text(ctor)) : q);
+  std::string l = cls;
   l.erase(std::remove(l.begin(), l.end(), '_'), l.end());
   std::transform(l.begin(), l.end(), l.begin(), ::tolower);
   static const std::set<std::string> names = {"noop", "noopobject", "nullobject", "dummy",
                                                "dummyobject", "donothing"};
   if (!names.count(l))
     return false;
-  if (classBases_.count(lastPart(q.empty() ? std::string(text(ctor)) : q)))
-    return fns_.count(lastPart(q.empty() ? std::string(text(ctor)) : q) + ".__getattr__") > 0;
+  if (classBases_.count(cls))
+    return fns_.count(cls + ".__getattr__") > 0;
   return project_ && q.find('.') != std::string::npos && project_->isClass(q) &&
          project_->function(q + ".__getattr__") != nullptr;
 }
@@ -1855,7 +1856,7 @@ bool Builder::namesLog(SyntaxNode path, int depth) const {
       if (kids.empty())
         return false;
       // UNITER's `join(args.output_dir, 'log', 'model.json')`: a file in the
-      // run's log folder is a record, unless its name says weights.
+      // run's log (or settings) folder is a record, unless its name says weights.
       for (size_t i = 0; i + 1 < kids.size(); ++i)
         if (is(unparen(kids[i]), "string") && core::namesRecordFile(text(unparen(kids[i]))) &&
             !core::namesWeightsFile(text(unparen(kids.back()))))
