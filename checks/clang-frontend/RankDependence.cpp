@@ -1301,6 +1301,18 @@ struct DependenceAnalyzer::Impl {
     }
     return "";
   }
+  // An NCCL communicator handle (`ncclComm_t`, a pointer to the opaque
+  // `struct ncclComm`): null where this rank is no member (ncclCommSplit's
+  // NCCL_SPLIT_NOCOLOR) or before init, as MPI_COMM_NULL is.
+  static bool ncclCommHandle(const Expr *e) {
+    if (!e)
+      return false;
+    QualType t = e->IgnoreParenImpCasts()->getType();
+    if (!t->isPointerType())
+      return false;
+    const RecordDecl *r = t->getPointeeType()->getAsRecordDecl();
+    return r && r->getName() == "ncclComm";
+  }
   bool isNullPointer(const Expr *e) const {
     return e && e->IgnoreParenImpCasts()->isNullPointerConstant(
                     ctx, Expr::NPC_ValueDependentIsNotNull) != Expr::NPCK_NotNull;
@@ -1314,6 +1326,9 @@ struct DependenceAnalyzer::Impl {
     e = strip(e);
     if (!e)
       return Cond::constant(true);
+    // `if (comm)`, `if (!comm)` of an NCCL communicator: membership (above).
+    if (ncclCommHandle(e))
+      return withText(Cond::atom(text(orig), Dep::Uniform), orig);
     if (++condDepth > 12) {
       --condDepth;
       return withText(Cond::atom(text(orig), depOf(orig)), orig);
@@ -1350,10 +1365,14 @@ struct DependenceAnalyzer::Impl {
           return withText(Cond::atom(text(orig), Dep::Uniform), orig);
         // `comm != MPI_COMM_NULL`, `fh != MPI_FILE_NULL`: whether this rank
         // holds the communicator or file, i.e. is a member of the group that
-        // calls its collectives; membership, not a divergence.
+        // calls its collectives; membership, not a divergence.  The same for
+        // an NCCL communicator tested against null (`comms[i] != NULL`).
         if (b->getOpcode() == BO_EQ || b->getOpcode() == BO_NE) {
           std::string l = mpiHandle(b->getLHS()), r = mpiHandle(b->getRHS());
           if (llvm::StringRef(l).ends_with("_NULL") || llvm::StringRef(r).ends_with("_NULL"))
+            return withText(Cond::atom(text(orig), Dep::Uniform), orig);
+          if ((ncclCommHandle(b->getLHS()) && isNullPointer(b->getRHS())) ||
+              (ncclCommHandle(b->getRHS()) && isNullPointer(b->getLHS())))
             return withText(Cond::atom(text(orig), Dep::Uniform), orig);
         }
         std::int64_t mod = 0;

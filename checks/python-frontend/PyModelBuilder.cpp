@@ -2134,7 +2134,8 @@ bool Builder::namesThisProcess(SyntaxNode e) const {
   while (!stack.empty()) {
     SyntaxNode n = stack.back();
     stack.pop_back();
-    if (is(n, "call") && has(api().perProcessIds, qualified(field(n, "function"))))
+    if (is(n, "call") && (has(api().perProcessIds, qualified(field(n, "function"))) ||
+                          has(api().perProcessIds, "uuid." + lastPart(qualified(field(n, "function"))))))
       return true;
     for (SyntaxNode k : namedKids(n))
       stack.push_back(k);
@@ -3268,6 +3269,26 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
         Loc at = loc(c);
         ex.loc = at;
         out.push_back(Node::makeIf(ex, Node::block(std::move(h)), Node::block(), at));
+        // ai-toolkit's `except RuntimeError: did_oom = True`, then `if did_oom:
+        // ... raise` after the try: the flag is whether this rank caught it.
+        std::vector<SyntaxNode> todo{body};
+        while (!todo.empty()) {
+          SyntaxNode n = todo.back();
+          todo.pop_back();
+          if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+            continue;
+          if (is(n, "assignment") && is(field(n, "left"), "identifier")) {
+            SyntaxNode r = unparen(field(n, "right"));
+            if (is(r, "true") || is(r, "false")) {
+              Val flag;
+              flag.dep = Dep::Local;
+              flag.cond = is(r, "true") ? ex : Cond::negate(ex);
+              env_.vars[str(field(n, "left"))] = flag;
+            }
+          }
+          for (SyntaxNode k : namedKids(n))
+            todo.push_back(k);
+        }
       }
     } else if (is(c, "else_clause")) {
       block(field(c, "body"), out);

@@ -31,6 +31,24 @@ std::optional<RankKind> Builder::rankSourceAsWritten(SyntaxNode e) {
       return rb;
     return std::nullopt;
   }
+  // `node_rank * ngpus_per_node + gpu`: the global rank computed from a node's
+  // offset and the process's index on its node (mp.spawn's first argument).
+  // Only a product on the other side: `local_rank + 1` is not a rank.
+  if (is(e, "binary_operator") && text(field(e, "operator")) == "+") {
+    SyntaxNode a = unparen(field(e, "left")), b = unparen(field(e, "right"));
+    auto product = [&](SyntaxNode x) {
+      return is(x, "binary_operator") && text(field(x, "operator")) == "*";
+    };
+    auto offset = [&](SyntaxNode x) {
+      SyntaxNode xl = unparen(field(x, "left")), xr = unparen(field(x, "right"));
+      return (rankSource(xl) || value(xl).dep == Dep::Uniform) &&
+             (rankSource(xr) || value(xr).dep == Dep::Uniform);
+    };
+    // The shape first: a long `a + b + c` string concatenation costs nothing.
+    if ((product(b) && rankSource(a) && offset(b)) || (product(a) && rankSource(b) && offset(a)))
+      return RankKind::Global;
+    return std::nullopt;
+  }
   // int(x), str(x): the rank converted
   if (is(e, "call")) {
     std::string q = qualified(field(e, "function"));
@@ -550,8 +568,10 @@ Val Builder::callValue(SyntaxNode c) {
   if (is(fn, "attribute") && (l == "isnan" || l == "isinf" || l == "isfinite") &&
       value(field(fn, "object")).agreed)
     return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
+  // A library's own `uuid4` (lhotse.utils re-exports uuid's) names this
+  // process as uuid's does.
   if (has(api().localFunctions, q) || has(api().localFunctions, l) ||
-      has(api().localMethods, l)) {
+      has(api().localMethods, l) || has(api().localFunctions, "uuid." + l)) {
     v.dep = Dep::Local;
     return v;
   }

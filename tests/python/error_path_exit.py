@@ -4,6 +4,8 @@ continues while a collective is still ahead of the other ranks.  At most one
 report per function, at the exit.  A handler that re-raises is fine: the
 exception ends the process, and torchrun / mp.spawn stop every worker.
 """
+import random
+
 import torch
 import torch.distributed as dist
 
@@ -248,3 +250,75 @@ def sample_on_main_rank_arm(model, loader, t):
             raise NotImplementedError("only rank 0 samples")
         dist.barrier()
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: barrier is skipped by ranks where {{.*}} they throw {{.*}} [ddp-divergent-collective]
+
+
+def _unwrap(model):
+    return model.module if hasattr(model, "module") else model
+
+
+def sampled_mask_then_setting_error(args, scheduler, model, loader, bsc):
+    # Hard negative: EasyAnimate's trainers.  A mask sampled on each rank
+    # (the arms call a helper, so the choice is a branch of its own) is left
+    # before the `raise` on a setting every rank reads alike: all ranks throw
+    # there, or none does.
+    for batch in loader:
+        if args.train_mode != "normal":
+            mask = torch.ones([bsc, _unwrap(model).n_query]) if random.random() < 0.5 else torch.zeros([bsc, _unwrap(model).n_query])
+        if scheduler.config.prediction_type == "epsilon":
+            target = batch
+        else:
+            raise ValueError(f"Unknown prediction type {scheduler.config.prediction_type}")
+        dist.all_reduce(model(batch, mask) - target)
+    dist.barrier()
+
+
+def sampled_mask_then_setting_error_in_step(args, config, accelerator, scheduler, model, loader, bsc):
+    # ...and inside the step, before the backward's all-reduce
+    for epoch in range(args.num_train_epochs):
+        for batch in loader:
+            with accelerator.accumulate(model):
+                with torch.no_grad():
+                    if args.train_mode != "normal":
+                        if config["text_encoder_kwargs"].get("enable_multi_text_encoder", False):
+                            mask = torch.ones([bsc, _unwrap(model).n_query]) if random.random() < 0.5 else torch.zeros([bsc, _unwrap(model).n_query])
+                if args.loss_type == "ddpm":
+                    if scheduler.config.prediction_type == "epsilon":
+                        target = batch
+                    else:
+                        raise ValueError(f"Unknown prediction type {scheduler.config.prediction_type}")
+                accelerator.backward(model(batch) - target)
+
+
+def sampled_mask_then_sampled_error(model, loader, bsc):
+    # ...but a `raise` under the sampled value itself is that rank's
+    for batch in loader:
+        keep = random.random() < 0.5
+        mask = torch.ones([bsc, _unwrap(model).n_query]) if keep else torch.zeros([bsc, _unwrap(model).n_query])
+        if keep:
+            raise ValueError("this rank drew the mask")
+        dist.all_reduce(model(batch, mask))
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' is skipped by ranks where 'random.random() < 0.5' holds {{.*}} they throw {{.*}} [ddp-divergent-collective]
+    dist.barrier()
+
+
+def oom_flag_raises_after_three(model, loader, accelerator, state):
+    # ai-toolkit's trainer: the handler only sets a flag; the rank that
+    # caught the OOM skips the step after the try, under the flag, while the
+    # others are in the backward's all-reduce (one report per function).
+    for batch in loader:
+        did_oom = False
+        try:
+            loss = model(batch)
+        except RuntimeError as e:
+            if "CUDA out of memory" in str(e):
+                did_oom = True
+            else:
+                raise
+        if did_oom:
+            state.num_consecutive_oom += 1
+            if state.num_consecutive_oom > 3:
+                raise RuntimeError("OOM during training step 3 times in a row")
+            continue
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: warning: error-path exit: when an exception is caught on one rank, that rank skips to the next iteration here while the other ranks wait in collective 'backward (DDP gradient allreduce)' {{.*}} [ddp-error-path-exit]
+        accelerator.backward(loss)
+    accelerator.wait_for_everyone()

@@ -1,5 +1,5 @@
 """Library knowledge (rules/api.yaml, python section): what DeepSpeed,
-detectron2, Horovod, Megatron core, timm, flashy, Composer and Hugging Face Transformers calls
+detectron2, Horovod, icefall, Megatron core, timm, flashy, Composer and Hugging Face Transformers calls
 mean, for a program that imports them (their own source is not in the
 project).  One function per catalog entry, each a true positive (the call
 under a rank test), and hard negatives where every rank makes the call.
@@ -16,6 +16,8 @@ import torch
 import torch.distributed as dist
 from mpi4py import MPI
 from detectron2.utils import comm
+from icefall.checkpoint import save_checkpoint as icefall_save_checkpoint
+from icefall.checkpoint import save_checkpoint_with_global_batch_idx
 from composer.utils import dist as composer_dist
 from accelerate.utils import broadcast_object_list as acc_broadcast_object_list
 from apex.transformer import parallel_state as apex_ps
@@ -414,6 +416,22 @@ def timm_saver_module_path(args, model, optimizer, loader, epochs):
             if saver is not None:
             # CHECK-MESSAGES: :[[@LINE-1]]:13: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
                 saver.save_recovery(epoch)
+
+
+def icefall_checkpoint_mid_epoch(params, model, optimizer, loader, rank):
+    # vall-e's trainer: icefall's checkpoint every save_every_n batches on
+    # rank 0, while the others go on into the next batch's all-reduce
+    for batch_idx, x in enumerate(loader):
+        model(x).sum().backward()
+        optimizer.step()
+        if batch_idx % params.save_every_n == 0:
+            if rank == 0:
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+                save_checkpoint_with_global_batch_idx(out_dir=params.exp_dir, global_batch_idx=batch_idx,
+                                                      model=model, optimizer=optimizer)
+    if rank == 0:
+        icefall_save_checkpoint(filename=f"{params.exp_dir}/epoch-1.pt", model=model)
+    dist.barrier()  # hard negative: every rank waits for the final checkpoint
 
 
 def timm_saver_then_barrier(args, model, optimizer, loader, epochs):

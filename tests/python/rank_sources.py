@@ -115,6 +115,25 @@ def spawned_worker(rank, world_size):
     dist.destroy_process_group()
 
 
+def spawned_node_worker(gpu, ngpus_per_node, node_rank):
+    # MedSAM's: the global rank from the node's offset and mp.spawn's index,
+    # so rank 0 is one process of the job, not one per node.
+    rank = node_rank * ngpus_per_node + gpu
+    is_main_host = rank == 0
+    dist.init_process_group("gloo", rank=rank, world_size=ngpus_per_node,
+                            timeout=datetime.timedelta(minutes=1))
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 4))
+    for step in range(10):
+        model(torch.ones(4, 4)).sum().backward()
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: block runs only on rank 0 {{.*}} [ddp-rank0-io-barrier]
+        if is_main_host:
+            torch.save(model.state_dict(), "latest.pth")
+        first = gpu + 1 == 1  # not a global rank: a count from the process's index
+        if first:
+            print("first process on this node")
+    dist.destroy_process_group()
+
+
 # ---- hard negatives -----------------------------------------------------------
 
 
@@ -153,6 +172,7 @@ def ranked_list_is_not_a_rank(scores, t):
 if __name__ == "__main__":
     world = int(os.environ.get("NPROC", "2"))
     mp.spawn(spawned_worker, args=(world,), nprocs=world)
+    mp.spawn(spawned_node_worker, args=(world, 0), nprocs=world)
 
 
 def get_dist_info():

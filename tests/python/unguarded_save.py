@@ -448,3 +448,12 @@ def encode_shard(records, out_dir):
     accelerator.wait_for_everyone()
     torch.save(records, os.path.join(out_dir, "index.pt"))
     # CHECK-MESSAGES: :[[@LINE-1]]:5: error: every rank runs 'torch.save' to the same path{{.*}} [ddp-unguarded-save]
+
+
+def save_bad_batch(batch, exp_dir):
+    # hard negative: vall-e's dump of a failing batch, named by lhotse's uuid4
+    # (uuid's, re-exported): every process writes its own file.
+    from lhotse.utils import uuid4
+
+    dist.barrier()
+    torch.save(batch, f"{exp_dir}/batch-{uuid4()}.pt")

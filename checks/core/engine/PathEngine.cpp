@@ -692,10 +692,18 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         if (callee->alwaysTerminates) {
           p.exit = ExitKind::Terminate;
           p.exitVia.clear();
+          p.exitGuard.clear();
+          for (const Lit &l : p.guard)
+            if (l.closedAt == SIZE_MAX)
+              p.exitGuard.push_back(l);
         } else if (callee->alwaysThrows) {
           p.exit = ExitKind::Throw;
           p.exitLoc = n.loc;
           p.exitVia = callee->throwsVia;
+          p.exitGuard.clear();
+          for (const Lit &l : p.guard)
+            if (l.closedAt == SIZE_MAX)
+              p.exitGuard.push_back(l);
         } else if (!callee->exitsAfter.empty()) {
           Path q = p;
           q.guard.insert(q.guard.end(), callee->exitsAfter.begin(), callee->exitsAfter.end());
@@ -867,6 +875,12 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         q.exit = bp.exit;
         q.exitLoc = bp.exitLoc; // the finding is placed at the exit, not at the next collective
         q.exitVia = bp.exitVia;
+        // What encloses the loop encloses its exit, with what enclosed it in the body.
+        q.exitGuard.clear();
+        for (const Lit &l : p.guard)
+          if (l.closedAt == SIZE_MAX)
+            q.exitGuard.push_back(l);
+        q.exitGuard.insert(q.exitGuard.end(), bp.exitGuard.begin(), bp.exitGuard.end());
         if (bp.leavesUnderSet) {
           q.leavesUnderSet = true;
           q.leavesUnder = p.guard;
@@ -1020,6 +1034,18 @@ const Lit *PathEngine::innermost(const Path &p, const Path &q, size_t len, size_
 // leaves; one the path had closed before it (a rank-0 print) is not why it
 // leaves.
 const Lit *PathEngine::leavingLit(const Path &p) {
+  // A throw: the rank decisions that enclose it (a sampled mask the path
+  // left before it does not decide who throws).
+  if (!p.leavesUnderSet && (p.exit == ExitKind::Throw || p.exit == ExitKind::Terminate)) {
+    for (auto it = p.guard.rbegin(); it != p.guard.rend(); ++it) {
+      if (atoms[it->atom].dep == Dep::Uniform)
+        continue;
+      for (const Lit &m : p.exitGuard)
+        if (m.atom == it->atom && m.pol == it->pol && m.loc == it->loc)
+          return &*it;
+    }
+    return nullptr;
+  }
   if (!p.leavesUnderSet)
     return lastLit(p);
   for (auto it = p.guard.rbegin(); it != p.guard.rend(); ++it) {
@@ -1149,10 +1175,13 @@ void PathEngine::align(const Path &pa, const Path &pb, std::vector<Ev> a, std::v
     skipFinding(b[fb], pb, pa);
 }
 
+// A throw that only uniform decisions enclose: every rank that got there
+// throws alike.  A rank decision the path had left before it (a sampled
+// mask, `ones(...) if random() < 0.5 else zeros(...)`) is not why it throws.
 bool PathEngine::errorPath(const Path &p) {
   if (p.exit != ExitKind::Throw)
     return false;
-  for (const auto &l : p.guard)
+  for (const auto &l : p.exitGuard)
     if (atoms[l.atom].dep != Dep::Uniform)
       return false;
   return true;
@@ -1257,18 +1286,34 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
         // what every rank decides alike after p has left (`if max_norm > 0:`
         // after the NaN exit) is no difference between the two.  Another
         // rank-local decision q makes still does (it may be why q goes on).
+        // A decision tested again (`keep = random() < p`, then `... if keep
+        // else ...` and `if keep: raise`) is one decision: only its first
+        // test counts.
+        auto retest = [](const Conj &g, size_t i) {
+          for (size_t k = 0; k < i; ++k)
+            if (g[k].atom == g[i].atom)
+              return true;
+          return false;
+        };
         auto distance = [&](const Path &q) {
-          size_t same = 0, shared = 0;
-          for (const auto &m : q.guard) {
+          size_t mine = 0, same = 0, shared = 0;
+          for (size_t j = 0; j < q.guard.size(); ++j) {
+            if (retest(q.guard, j))
+              continue;
+            const Lit &m = q.guard[j];
             bool made = atoms[m.atom].dep != Dep::Uniform;
             for (size_t i = 0; i < upTo && !made; ++i)
               made = p.guard[i].atom == m.atom && p.guard[i].loc == m.loc;
             shared += made;
           }
-          for (size_t i = 0; i < upTo; ++i)
+          for (size_t i = 0; i < upTo; ++i) {
+            if (retest(p.guard, i))
+              continue;
+            ++mine;
             for (const auto &m : q.guard)
               same += p.guard[i] == m && p.guard[i].loc == m.loc;
-          return upTo + shared - 2 * same;
+          }
+          return mine + shared - 2 * same;
         };
         std::stable_sort(order.begin(), order.end(), [&](const Path *x, const Path *y) {
           return distance(*x) < distance(*y);

@@ -14,7 +14,8 @@ std::string message(const engine::PathEngine &paths, const engine::Divergence &d
   const std::string how = !d.exitVia.empty()          ? "exits (" + quoteCode(d.exitVia) + ")"
                           : d.exit == ExitKind::Throw ? "throws"
                           : d.exit == ExitKind::Break ? "leaves the loop"
-                                                      : "returns";
+                          : d.exit == ExitKind::Continue ? "skips to the next iteration"
+                                                         : "returns";
   if (python) {
     // A caught exception: the frontend spells the atom "an exception is raised".
     return "error-path exit: when " +
