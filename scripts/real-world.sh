@@ -67,10 +67,12 @@ if [ -n "$mirrors" ]; then
     local p=$1 repo=$2 d; shift 2
     d="$mirrors/${repo/\//+}/repo"
     if [ ! -d "$d" ]; then echo "real-world.sh: no mirror $d (fetch github:$repo first)" >&2; return; fi
+    [ -d "$d/.git" ] && d="$d/.git" # a snapshot with a work tree
     rm -rf "${root:?}/$p"; mkdir -p "$root/$p"
     # large repositories: only the folders the list needs (missing LFS blobs make a full archive fail)
-    git --git-dir="$d" archive HEAD "$@" | tar -x -C "$root/$p"
-    git --git-dir="$d" rev-parse HEAD > "$root/$p/.ddplint-commit"
+    # rev=TAG pins a release (NCCL's examples at the release whose headers CUDA 13 ships)
+    git --git-dir="$d" archive "${rev:-HEAD}" "$@" | tar -x -C "$root/$p"
+    git --git-dir="$d" rev-parse "${rev:-HEAD}^{commit}" > "$root/$p/.ddplint-commit"
   }
   extract pytorch-examples pytorch/examples cpp
   extract nccl-tests NVIDIA/nccl-tests
@@ -88,6 +90,8 @@ if [ -n "$mirrors" ]; then
   extract CoMD ECP-copa/CoMD src-mpi
   extract miniMD Mantevo/miniMD ref
   extract Kernels ParRes/Kernels MPI1 MPIRMA MPISHM MPIOPENMP Cxx11 include common
+  extract mpitutorial wesleykendall/mpitutorial tutorials
+  rev=v2.28.9-1 extract nccl-examples NVIDIA/nccl examples
 fi
 
 [ -x "$ddplint" ] || { echo "real-world.sh: no ddplint binary at '$ddplint' (build it, or pass --ddplint)" >&2; exit 2; }
