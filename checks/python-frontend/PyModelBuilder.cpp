@@ -1485,10 +1485,21 @@ SyntaxNode Builder::shardingDisjunctOther(SyntaxNode call) const {
     if (!is(c, "boolean_operator") || text(field(c, "operator")) != "or")
       continue;
     SyntaxNode l = unparen(field(c, "left")), r = unparen(field(c, "right"));
-    if (sharded(l) && !sharded(r))
-      return r;
-    if (sharded(r) && !sharded(l))
-      return l;
+    SyntaxNode other = sharded(l) && !sharded(r) ? r : sharded(r) && !sharded(l) ? l : SyntaxNode{};
+    if (other.isNull())
+      continue;
+    // EasyAnimate's final save: `if accelerator.is_main_process:` around
+    // `if args.use_deepspeed or accelerator.is_main_process:`.  The outer
+    // test already keeps the other ranks out, DeepSpeed or not.
+    SyntaxNode from = p;
+    for (SyntaxNode q = parentOf(p); !q.isNull(); from = q, q = parentOf(q)) {
+      if (is(q, "function_definition") || is(q, "class_definition") || is(q, "lambda"))
+        break;
+      if (is(q, "if_statement") && field(q, "consequence") == from &&
+          text(unparen(field(q, "condition"))) == text(other))
+        return {};
+    }
+    return other;
   }
   return {};
 }

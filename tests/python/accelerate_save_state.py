@@ -65,6 +65,22 @@ def train_main_only(args, model, optimizer, loader):
             # CHECK-MESSAGES: :[[@LINE-1]]:13: error: barrier 'accelerator.save_state() (DeepSpeed and FSDP: every rank)' runs only on ranks where {{.*}} [ddp-divergent-collective]
 
 
+def train_then_final_save_nested(args, model, optimizer, loader):
+    # EasyAnimate's last save: the documented guard nested in a main-process
+    # test.  The outer `if` keeps the other ranks out even under DeepSpeed.
+    accelerator = Accelerator()
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    for batch in loader:
+        accelerator.backward(model(batch).mean())
+        optimizer.step()
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        if args.use_deepspeed or accelerator.is_main_process:
+            accelerator.save_state(os.path.join(args.output_dir, "final"))
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: error: barrier 'accelerator.save_state() (DeepSpeed and FSDP: every rank)' runs only on ranks where 'accelerator.is_main_process' holds{{.*}} [ddp-divergent-collective]
+    accelerator.end_training()
+
+
 class Trainer:
     # CogVideo's finetune trainer: the Accelerator reaches its attribute through
     # a local name, and a private method saves under the documented guard.
