@@ -83,6 +83,15 @@ void collectConstants(const Cond &c, std::set<std::int64_t> &out) {
     collectConstants(k, out);
 }
 
+// The decisions a path is still inside: those it has not left yet.
+static Conj openLits(const Conj &guard) {
+  Conj out;
+  for (const Lit &l : guard)
+    if (l.closedAt == SIZE_MAX)
+      out.push_back(l);
+  return out;
+}
+
 std::string exitWord(ExitKind k, const std::string &via) {
   if (!via.empty())
     return "exit (" + quoteCode(via) + ")";
@@ -692,26 +701,17 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         if (callee->alwaysTerminates) {
           p.exit = ExitKind::Terminate;
           p.exitVia.clear();
-          p.exitGuard.clear();
-          for (const Lit &l : p.guard)
-            if (l.closedAt == SIZE_MAX)
-              p.exitGuard.push_back(l);
+          p.exitGuard = openLits(p.guard);
         } else if (callee->alwaysThrows) {
           p.exit = ExitKind::Throw;
           p.exitLoc = n.loc;
           p.exitVia = callee->throwsVia;
-          p.exitGuard.clear();
-          for (const Lit &l : p.guard)
-            if (l.closedAt == SIZE_MAX)
-              p.exitGuard.push_back(l);
+          p.exitGuard = openLits(p.guard);
         } else if (!callee->exitsAfter.empty()) {
           Path q = p;
           q.guard.insert(q.guard.end(), callee->exitsAfter.begin(), callee->exitsAfter.end());
           if (selfConsistent(q.guard)) {
-            q.exitGuard.clear();
-            for (const Lit &l : q.guard)
-              if (l.closedAt == SIZE_MAX)
-                q.exitGuard.push_back(l);
+            q.exitGuard = openLits(q.guard);
             q.exit = callee->exitsAfterKind;
             q.exitLoc = n.loc;
             q.exitVia = callee->exitsAfterVia;
@@ -731,14 +731,10 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         p.exitLoc = n.loc;
         p.exitVia = n.name;
         if (n.exit == ExitKind::Throw || n.exit == ExitKind::Terminate)
-          for (const Lit &l : p.guard)
-            if (l.closedAt == SIZE_MAX)
-              p.exitGuard.push_back(l);
+          p.exitGuard = openLits(p.guard);
         if (n.exit == ExitKind::Return || n.exit == ExitKind::Break) {
           p.leavesUnderSet = true;
-          for (const Lit &l : p.guard)
-            if (l.closedAt == SIZE_MAX)
-              p.leavesUnder.push_back(l);
+          p.leavesUnder = openLits(p.guard);
         }
       }
     return in;
@@ -876,10 +872,7 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         q.exitLoc = bp.exitLoc; // the finding is placed at the exit, not at the next collective
         q.exitVia = bp.exitVia;
         // What encloses the loop encloses its exit, with what enclosed it in the body.
-        q.exitGuard.clear();
-        for (const Lit &l : p.guard)
-          if (l.closedAt == SIZE_MAX)
-            q.exitGuard.push_back(l);
+        q.exitGuard = openLits(p.guard);
         q.exitGuard.insert(q.exitGuard.end(), bp.exitGuard.begin(), bp.exitGuard.end());
         if (bp.leavesUnderSet) {
           q.leavesUnderSet = true;
@@ -1036,22 +1029,14 @@ const Lit *PathEngine::innermost(const Path &p, const Path &q, size_t len, size_
 const Lit *PathEngine::leavingLit(const Path &p) {
   // A throw: the rank decisions that enclose it (a sampled mask the path
   // left before it does not decide who throws).
-  if (!p.leavesUnderSet && (p.exit == ExitKind::Throw || p.exit == ExitKind::Terminate)) {
-    for (auto it = p.guard.rbegin(); it != p.guard.rend(); ++it) {
-      if (atoms[it->atom].dep == Dep::Uniform)
-        continue;
-      for (const Lit &m : p.exitGuard)
-        if (m.atom == it->atom && m.pol == it->pol && m.loc == it->loc)
-          return &*it;
-    }
-    return nullptr;
-  }
-  if (!p.leavesUnderSet)
+  const bool throws = p.exit == ExitKind::Throw || p.exit == ExitKind::Terminate;
+  if (!p.leavesUnderSet && !throws)
     return lastLit(p);
+  const Conj &enclosing = p.leavesUnderSet ? p.leavesUnder : p.exitGuard;
   for (auto it = p.guard.rbegin(); it != p.guard.rend(); ++it) {
     if (atoms[it->atom].dep == Dep::Uniform)
       continue;
-    for (const Lit &m : p.leavesUnder)
+    for (const Lit &m : enclosing)
       if (m.atom == it->atom && m.pol == it->pol && m.loc == it->loc)
         return &*it;
   }
