@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs ddplint (every check) over the lit test programs with the mock headers
-(C++), the real OpenMPI header (C++ whose RUN line asks for it) or the real
-MPI/NCCL headers (C).  Findings are expected; what fails is a
+(C++), the real OpenMPI or NCCL header (C++ whose RUN line asks for it) or the
+real MPI/NCCL headers (C).  Findings are expected; what fails is a
 crash, a tool error, a sanitizer report or an exit code other than 0 or 1.
 
     run_lit_programs.py --ddplint BIN --lit-dir DIR --include DIR --mpi-include DIR
@@ -28,10 +28,14 @@ def main():
     # C++ written against the installed OpenMPI header (its RUN line says
     # %mpi_cxx_flags) gets that header; the rest the mock headers.
     mpicxx = [p for p in cpp if "%mpi_cxx_flags" in text(p)]
-    cxx = [p for p in cpp if "%torch_flags" not in text(p) and p not in mpicxx]
+    # ...and C++ against the real NCCL header (%nccl_flags) gets that one.
+    ncclcxx = [p for p in cpp if "%nccl_flags" in text(p)]
+    cxx = [p for p in cpp
+           if "%torch_flags" not in text(p) and p not in mpicxx and p not in ncclcxx]
     c = sorted(glob.glob(os.path.join(a.lit_dir, "*.c")))
     runs = [(cxx, ["-std=c++17", "-isystem", a.include]),
             (mpicxx, ["-std=c++17", f"-I{a.mpi_include}", f"-I{a.mpi_include}/openmpi"]),
+            (ncclcxx, ["-std=c++17", "-isystem", "/usr/local/cuda/include"]),
             (c, ["-xc", "-std=c11", f"-I{a.mpi_include}", "-I/usr/local/cuda/include"])]
     failures, files, findings = [], 0, 0
     for sources, flags in runs:
