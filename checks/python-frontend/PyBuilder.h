@@ -667,6 +667,8 @@ private:
   void bindTargets(SyntaxNode target, Dep d);
   bool isLoaderIterable(SyntaxNode it) const;
   bool drawsLoaderBatch(SyntaxNode tryBody);
+  bool loadsOneSharedFile(SyntaxNode tryBody);
+  bool contentErrorsOnly(SyntaxNode exceptClause) const;
 
   // --- statements (PyModelBuilder.cpp) -------------------------------------
   void block(SyntaxNode b, std::vector<Node> &out);

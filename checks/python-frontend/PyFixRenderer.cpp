@@ -75,6 +75,26 @@ std::string PyFixRenderer::frameworkWaitOf(SyntaxNode c) const {
     return "";
   const std::string attr(tree_.text(field(c, "attribute")));
   const std::string recv(tree_.text(field(c, "object")));
+  // A trainer's own `self.is_main` property (lucidrains' trainers: `return
+  // self.accelerator.is_main_process`) tests what it returns.
+  if (recv == "self") {
+    SyntaxNode cls = parentOf(c);
+    while (!cls.isNull() && !is(cls, "class_definition"))
+      cls = parentOf(cls);
+    for (SyntaxNode d : cls.isNull() ? NodeList{} : namedKids(field(cls, "body"))) {
+      if (is(d, "decorated_definition"))
+        d = field(d, "definition");
+      if (!is(d, "function_definition") || tree_.text(field(d, "name")) != attr)
+        continue;
+      std::vector<SyntaxNode> body;
+      for (SyntaxNode st : namedKids(field(d, "body")))
+        if (!is(st, "comment") && !(is(st, "expression_statement") && namedChildCount(st) == 1 &&
+                                    is(namedChild(st, 0), "string")))
+          body.push_back(st); // not the docstring
+      if (body.size() == 1 && is(body[0], "return_statement") && namedChildCount(body[0]) == 1)
+        return frameworkWaitOf(namedChild(body[0], 0));
+    }
+  }
   if ((attr == "is_main_process" || attr == "is_local_main_process") &&
       endsWith(recv, "accelerator"))
     return recv + ".wait_for_everyone()";

@@ -670,11 +670,16 @@ void Builder::collectObjects(SyntaxNode n) {
       for (const auto &[s, right] : aliases) {
         const std::string l = str(field(s, "left"));
         auto it = objects_.find(str(right));
-        if (it != objects_.end() && it->second == ObjKind::Accelerator && !objects_.count(l)) {
-          objects_[l] = ObjKind::Accelerator;
-          noteSelfObject(l, s);
-          grew = true;
-        }
+        if (it == objects_.end() || it->second != ObjKind::Accelerator)
+          continue;
+        // Another class's `self.accelerator = Accelerator()` may have named
+        // the attribute first: this class holds one too.
+        auto have = objects_.find(l);
+        if (have != objects_.end() && have->second != ObjKind::Accelerator)
+          continue;
+        grew = grew || have == objects_.end();
+        objects_[l] = ObjKind::Accelerator;
+        noteSelfObject(l, s);
       }
       if (!grew)
         break;
@@ -3203,6 +3208,77 @@ bool Builder::drawsLoaderBatch(SyntaxNode body) {
   return any;
 }
 
+// `except RuntimeError:` / `except (EOFError, pickle.UnpicklingError):` around
+// a load: the file's content is bad, and its bytes are the same for every
+// rank.  An OSError (a node's disk, a stale mount) or a bare `except:` may
+// strike one rank alone.
+bool Builder::contentErrorsOnly(SyntaxNode exceptClause) const {
+  SyntaxNode types;
+  for (SyntaxNode kk : namedKids(exceptClause))
+    if (!is(kk, "block")) {
+      types = kk;
+      break;
+    }
+  if (types.isNull())
+    return false;
+  if (is(types, "as_pattern"))
+    types = namedChild(types, 0);
+  std::vector<SyntaxNode> names{types};
+  if (is(types, "tuple")) {
+    names.clear();
+    for (SyntaxNode k : namedKids(types))
+      names.push_back(k);
+  }
+  for (SyntaxNode n : names) {
+    const std::string l = lastPart(std::string(text(n)));
+    if (l != "RuntimeError" && l != "EOFError" && l != "UnpicklingError" && l != "BadZipFile" &&
+        l != "SafetensorError")
+      return false;
+  }
+  return !names.empty();
+}
+
+// A try whose one statement reads one file at a path every rank names alike
+// (`ckpt = torch.load(path)`, `... if os.path.exists(path) else None`): a
+// truncated or unreadable file is the same bytes for every rank.  A path
+// that names the rank (`ckpt_{rank}.pt`) may fail on one rank alone.
+bool Builder::loadsOneSharedFile(SyntaxNode body) {
+  std::vector<SyntaxNode> st;
+  for (SyntaxNode k : namedKids(body))
+    if (!is(k, "comment"))
+      st.push_back(k);
+  if (st.size() != 1 || !is(st[0], "expression_statement") || namedChildCount(st[0]) != 1)
+    return false;
+  SyntaxNode a = namedChild(st[0], 0);
+  if (!is(a, "assignment"))
+    return false;
+  std::vector<SyntaxNode> calls;
+  SyntaxNode r = unparen(field(a, "right"));
+  if (is(r, "conditional_expression") && namedChildCount(r) == 3) {
+    calls = {unparen(namedChild(r, 0)), unparen(namedChild(r, 2))};
+  } else {
+    calls = {r};
+  }
+  bool reads = false;
+  for (SyntaxNode c : calls) {
+    if (is(c, "none"))
+      continue;
+    if (!is(c, "call"))
+      return false;
+    const std::string q = qualified(field(c, "function"));
+    const bool reader = q == "torch.load" || q == "numpy.load" || q == "np.load" ||
+                        q == "safetensors.torch.load_file" || q == "safetensors.numpy.load_file";
+    auto as = args(c);
+    if (!reader || as.empty() || !as[0].name.empty())
+      return false;
+    const Val path = value(as[0].value);
+    if (path.dep != Dep::Uniform || path.rank != RankKind::None)
+      return false;
+    reads = true;
+  }
+  return reads;
+}
+
 // try/except: a handler that does not re-raise runs when an exception strikes
 // one rank alone.
 void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
@@ -3249,6 +3325,11 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
         alike = alike && (imp || is(st, "comment") || is(st, "expression_statement"));
       }
       alike = alike && (simple == 0 || (imports && simple <= 4));
+      // Wuerstchen's resume: `try: ckpt = torch.load(path) if
+      // os.path.exists(path) else None` `except RuntimeError:` (a truncated
+      // file: fall back to the `.bak`).  Every rank reads the same bytes of
+      // the same path and fails alike.
+      alike = alike || (contentErrorsOnly(c) && loadsOneSharedFile(field(s, "body")));
       for (SyntaxNode kk : namedKids(c))
         if (!is(kk, "block")) {
           const std::string t(text(kk));

@@ -109,3 +109,53 @@ class Trainer:
                 self.accelerator.save_state("out/ckpt", safe_serialization=True)
                 # CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'self.accelerator.save_state' writes files only on rank 0{{.*}} [ddp-rank0-io-barrier]
 # CHECK-FIXES: {{^}}        self.accelerator.wait_for_everyone(){{$}}
+
+
+class VaeTrainer:
+    # lucidrains' trainers (muse-maskgit-pytorch): `accelerator.save(obj,
+    # path)` writes on the main process, here under the trainer's own
+    # `is_main` property.  The wait before the block orders nothing after it:
+    # the other ranks go on into the next step's all-reduce while it writes.
+    def __init__(self, model, loader, results_folder, save_model_every):
+        self.accelerator = Accelerator()
+        self.model, self.loader = self.accelerator.prepare(model, loader)
+        self.results_folder = results_folder
+        self.save_model_every = save_model_every
+        self.steps = 0
+
+    @property
+    def is_main(self):
+        """Whether this is the main process."""
+        return self.accelerator.is_main_process
+
+    def train_step(self, batch):
+        self.accelerator.backward(self.model(batch).mean())
+        self.accelerator.wait_for_everyone()
+        if self.is_main and not (self.steps % self.save_model_every):
+            # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+            state_dict = self.accelerator.unwrap_model(self.model).state_dict()
+            self.accelerator.save(state_dict, f"{self.results_folder}/vae.{self.steps}.pt")
+# CHECK-FIXES: self.accelerator.save(state_dict, f"{self.results_folder}/vae.{self.steps}.pt")
+# CHECK-FIXES: {{^}}        self.accelerator.wait_for_everyone(){{$}}
+        self.steps += 1
+
+    def train_step_every_rank(self, batch):
+        # hard negative: every rank calls save; accelerate writes on the main one
+        self.accelerator.backward(self.model(batch).mean())
+        if not (self.steps % self.save_model_every):
+            self.accelerator.save(self.model.state_dict(), f"{self.results_folder}/vae.pt")
+        self.steps += 1
+
+    def train_step_then_wait(self, batch):
+        # hard negative: every rank waits after the main process's save
+        self.accelerator.backward(self.model(batch).mean())
+        if self.is_main:
+            self.accelerator.save(self.model.state_dict(), f"{self.results_folder}/vae.pt")
+        self.accelerator.wait_for_everyone()
+        self.steps += 1
+
+    def train(self):
+        for batch in self.loader:
+            self.train_step(batch)
+            self.train_step_every_rank(batch)
+            self.train_step_then_wait(batch)

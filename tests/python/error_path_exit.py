@@ -4,6 +4,7 @@ continues while a collective is still ahead of the other ranks.  At most one
 report per function, at the exit.  A handler that re-raises is fine: the
 exception ends the process, and torchrun / mp.spawn stop every worker.
 """
+import os
 import random
 
 import torch
@@ -83,6 +84,29 @@ def resume_rng(state_dict, t):
         print("no rng state in the checkpoint, exiting")
         return
     dist.all_reduce(t)
+
+
+def resume_shared_checkpoint(path, t):
+    # Wuerstchen's resume: a truncated checkpoint at the path every rank
+    # names is the same bytes for every rank, so every rank fails alike.
+    try:
+        ckpt = torch.load(path) if os.path.exists(path) else None
+    except RuntimeError:
+        print("unreadable checkpoint, starting over")
+        return None
+    dist.all_reduce(t)
+    return ckpt
+
+
+def resume_own_shard(path, t):
+    # A rank's own shard may be the one that is truncated.
+    try:
+        shard = torch.load(f"{path}.rank{dist.get_rank()}")
+    except RuntimeError:
+        return None
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: error-path exit: when an exception is caught on one rank, that rank returns here while the other ranks wait in collective 'all_reduce' and hang; {{.*}} [ddp-error-path-exit]
+    dist.all_reduce(t)
+    return shard
 
 
 def optional_async_writer(cfg, t):
