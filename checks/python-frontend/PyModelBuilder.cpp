@@ -819,6 +819,15 @@ void Builder::collectObjects(SyntaxNode n) {
       }
       // `model_saver = NoOp()` on the other ranks: the object's class is the
       // real one's, made on the ranks that do the work.
+      // `model = Prior(...).to(device)`: the moved module is the instance.
+      while (is(right, "call") && is(field(right, "function"), "attribute") &&
+             is(unparen(field(field(right, "function"), "object")), "call")) {
+        const std::string m = str(field(field(right, "function"), "attribute"));
+        if (m != "to" && m != "cuda" && m != "cpu" && m != "float" && m != "half" && m != "bfloat16" &&
+            m != "double" && m != "train" && m != "eval" && m != "requires_grad_")
+          break;
+        right = unparen(field(field(right, "function"), "object"));
+      }
       if (is(right, "call") && (is(left, "identifier") || is(left, "attribute")) &&
           !nullObjectClass(field(right, "function"))) {
         const std::string q = qualified(field(right, "function"));
@@ -1246,11 +1255,18 @@ static bool bufferFreeLayer(const std::string &l) {
 }
 
 bool Builder::classBufferFree(const std::string &cls, int depth) const {
+  if (depth > 8)
+    return false;
   auto it = classDefs_.find(cls);
   // Nesting is bounded by the classes (Block inside GPT inside a wrapper);
   // the limit only stops a class that contains itself.
-  if (it == classDefs_.end() || depth > 8)
+  if (it == classDefs_.end()) {
+    // `from modules import Prior` (qualified "modules.Prior"): the module
+    // that defines it says.
+    if (project_ && cls.find('.') != std::string::npos)
+      return project_->classBufferFree(cls);
     return false;
+  }
   bool free = true;
   std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
     if (!free)
@@ -1328,11 +1344,15 @@ bool Builder::bufferFree(SyntaxNode e, int depth) const {
           return false;
       return true;
     }
-    return classBufferFree(l, depth + 1);
+    if (classDefs_.count(l))
+      return classBufferFree(l, depth + 1);
+    return classBufferFree(qualified(fn), depth + 1);
   }
   if (is(e, "identifier")) {
-    auto in = instances_.find(str(e));
-    return in != instances_.end() && classBufferFree(in->second, depth + 1);
+    if (auto in = instances_.find(str(e)); in != instances_.end())
+      return classBufferFree(in->second, depth + 1);
+    auto ex = externInstances_.find(str(e));
+    return ex != externInstances_.end() && classBufferFree(ex->second, depth + 1);
   }
   return false;
 }
@@ -4884,6 +4904,9 @@ PyModel Builder::run() {
     m_.summaries.emplace(key, std::move(fs));
   }
   m_.classes = classBases_;
+  for (const auto &[name, def] : classDefs_)
+    if (classBufferFree(name, 0))
+      m_.bufferFreeClasses.insert(name);
   m_.imports = alias_;
   m_.program.distributed = usesDist_ || hasDdp_ || !facts().processGroups.empty() || launcherEnv;
   m_.distributedByLinks = m_.distributedByLinks && !hasDdp_ && facts().processGroups.empty();

@@ -100,6 +100,9 @@ public:
   // A settings attribute (`args.save_logs`) that the project's modules set
   // only from the main-process test.
   virtual bool mainProcessSetting(const std::string & /*attr*/) { return false; }
+  // Whether a dotted name is a class of a project module known to hold no
+  // buffers (PyModel::bufferFreeClasses): a DDP forward of it broadcasts none.
+  virtual bool classBufferFree(const std::string & /*dotted*/) { return false; }
 };
 
 struct PyModel {
@@ -158,6 +161,9 @@ struct PyModel {
   // Class -> its bases as written, import aliases applied ("pkg.base.Base"):
   // an importer finds a method the class inherits from another module.
   std::map<std::string, std::vector<std::string>> classes;
+  // Its classes whose modules register no buffer, nor hold a sub-module that
+  // may (Wuerstchen's `Prior`: convolutions, LayerNorm, attention).
+  std::set<std::string> bufferFreeClasses;
   // The functions of other modules that this one calls (ExternalFunction::key):
   // the linker adds their bodies to the program.
   std::set<std::string> externalCalls;

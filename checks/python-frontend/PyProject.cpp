@@ -284,6 +284,12 @@ public:
       it->second = p_.isClass(dotted, roots_, 0);
     return it->second;
   }
+  bool classBufferFree(const std::string &dotted) override {
+    auto [it, fresh] = bufferFree_.try_emplace(dotted, false);
+    if (fresh)
+      it->second = p_.classBufferFree(dotted, roots_, 0);
+    return it->second;
+  }
   bool mainProcessSetting(const std::string &attr) override {
     if (roots_.root.empty())
       return false;
@@ -298,6 +304,7 @@ private:
   std::string package_;
   bool imported_;
   std::unordered_map<std::string, const ExternalFunction *> functions_;
+  std::unordered_map<std::string, bool> bufferFree_;
   std::unordered_map<std::string, bool> classes_;
 };
 
@@ -620,6 +627,23 @@ const ExternalFunction *PyProject::function(const std::string &dotted, const Roo
     return nullptr;
   }
   return nullptr;
+}
+
+bool PyProject::classBufferFree(const std::string &dotted, const Roots &roots, int depth) {
+  if (depth > 6)
+    return false;
+  const std::vector<std::string> parts = split(dotted);
+  if (parts.size() < 2)
+    return false;
+  std::shared_ptr<const Module> mod = load(join(parts, 0, parts.size() - 1), roots);
+  if (!mod)
+    return false;
+  if (mod->model.classes.count(parts.back()))
+    return mod->model.bufferFreeClasses.count(parts.back()) > 0;
+  auto imp = mod->model.imports.find(parts.back());
+  if (imp != mod->model.imports.end() && imp->second != dotted)
+    return classBufferFree(imp->second, mod->roots, depth + 1);
+  return false;
 }
 
 bool PyProject::isClass(const std::string &dotted, const Roots &roots, int depth) {

@@ -189,6 +189,7 @@ private:
                                       const Roots &roots);
   const ExternalFunction *function(const std::string &dotted, const Roots &roots, int depth);
   bool isClass(const std::string &dotted, const Roots &roots, int depth);
+  bool classBufferFree(const std::string &dotted, const Roots &roots, int depth);
   std::shared_ptr<const Module> byName(const std::string &name);
   // The module built again with the specialisation `key` ("fn{rank=-1}") of one
   // of its functions (see Builder::specialize); once per run.

@@ -1776,6 +1776,72 @@ class PythonAcrossModules(PythonProject):
         got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
         self.assertEqual(got, [("proj6/engine/trainer.py", 13, "ddp-divergent-collective")], p.stdout)
 
+    def test_a_buffer_free_model_class_of_another_module(self):
+        # Wuerstchen's stage C: `model = Prior(...).to(device)` from the
+        # project's modules.py, wrapped in DDP; rank 0 samples with the DDP
+        # model under no_grad.  Prior holds no buffers (convolutions,
+        # LayerNorm, attention), so that forward broadcasts nothing: no
+        # finding.  The same class with a BatchNorm is reported.
+        self.write("projbuf/.git/HEAD", "ref: refs/heads/main\n")
+        modules = """\
+            import torch
+            from torch import nn
+
+
+            class LayerNorm2d(nn.LayerNorm):
+                def forward(self, x):
+                    return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
+            class Block(nn.Module):
+                def __init__(self, c):
+                    super().__init__()
+                    self.norm = LayerNorm2d(c, elementwise_affine=False)
+                    self.attn = nn.MultiheadAttention(c, 4)
+                    self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+
+            class Prior(nn.Module):
+                def __init__(self, c, depth):
+                    super().__init__()
+                    self.proj = nn.Conv2d(16, c, 1)
+                    self.blocks = nn.ModuleList([Block(c) for _ in range(depth)])
+            """
+        self.write("projbuf/modules.py", modules)
+        self.write("projbuf/train.py", """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            from modules import Prior
+
+
+            def train(gpu_id, loader, steps):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                main_node = dist.get_rank() == 0
+                model = Prior(c=64, depth=4).to(gpu_id)
+                model = DDP(model, device_ids=[gpu_id])
+                optimizer = torch.optim.AdamW(model.parameters())
+                for it, batch in zip(range(steps), loader):
+                    loss = model(batch).mean()
+                    loss.backward()
+                    optimizer.step()
+                    if main_node and it % 100 == 0:
+                        with torch.no_grad():
+                            sample = model(batch[:4])
+                        print(sample.mean())
+            """)
+        p = self.lint("--format", "json", "projbuf/train.py")
+        self.assertEqual(json.loads(p.stdout)["findings"], [], p.stdout)
+        self.write("projbuf/modules.py", modules.replace(
+            "self.proj = nn.Conv2d(16, c, 1)",
+            "self.proj = nn.Sequential(nn.Conv2d(16, c, 1), nn.BatchNorm2d(c))"))
+        p = self.lint("--format", "json", "projbuf/train.py")
+        got = [(f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"]]
+        self.assertEqual(got, [("projbuf/train.py", 22, "ddp-divergent-collective")], p.stdout)
+
     def test_a_quiet_ddp_model_handed_to_another_modules_evaluation(self):
         # Uni-Perceiver: the trainer wraps the model with broadcast_buffers=False
         # (then keeps it as self.model) and hands it to the tester module, which

@@ -37,6 +37,25 @@ def evaluate_mlp(rank):
     dist.barrier()
 
 
+def evaluate_moved_instance(rank):
+    # hard negative: the instance is moved before the wrap (`Mlp().to(rank)`
+    # named first, Wuerstchen's `model = Prior(...).to(device)`)
+    mlp = Mlp().to(rank).train()
+    mlp = DDP(mlp)
+    if rank == 0:
+        mlp(torch.ones(1, 4))
+    dist.barrier()
+
+
+def evaluate_moved_norm(rank):
+    normed = WithNorm().cuda(rank)
+    normed = DDP(normed)
+    if rank == 0:
+        normed(torch.ones(1, 4))
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective `forward of the DistributedDataParallel model 'normed' (buffer broadcast)` runs only on ranks where 'rank == 0' holds; {{.*}} [ddp-divergent-collective]
+    dist.barrier()
+
+
 def evaluate_norm(rank):
     model = DDP(WithNorm().to(rank))
     if rank == 0:
