@@ -719,6 +719,7 @@ private:
   bool processGroupCall(const CallSite &cs, std::vector<Node> &out);
   const core::PyProcessGroupInit *processGroupInit(const CallSite &cs) const;
   bool dataLoaderCall(const CallSite &cs);
+  std::map<std::string, SyntaxNode> splattedOptions(SyntaxNode splat, SyntaxNode call) const;
   // The first of the catalog's implicit collectives that the call matches; its event's name.
   // `standsInFor`: set for a DDP forward under no_grad (Node::standsInFor).
   bool implicitCollective(SyntaxNode fn, const std::string &recv, const std::string &method,

@@ -478,6 +478,19 @@ void Builder::forwardFacts(const FnInfo &fi) {
     return groupRank;
   };
   std::set<std::string> inMethods;
+  // The class and the classes of this module it derives from: SEINE's
+  // attention subclass calls `self._sliced_attention(...)` that its base
+  // class defines, a method, not a submodule.
+  std::set<std::string> lineage;
+  for (std::vector<std::string> todo{fi.className}; !todo.empty() && lineage.size() < 16;) {
+    std::string c = todo.back();
+    todo.pop_back();
+    if (c.empty() || !lineage.insert(c).second)
+      continue;
+    if (auto b = classBases_.find(c); b != classBases_.end())
+      for (const auto &base : b->second)
+        todo.push_back(lastPart(base));
+  }
   std::function<void(SyntaxNode, core::ArmUse &)> uses = [&](SyntaxNode n, core::ArmUse &u) {
     if (is(n, "function_definition") || is(n, "lambda"))
       return;
@@ -487,7 +500,7 @@ void Builder::forwardFacts(const FnInfo &fi) {
         std::string name = str(field(fn, "attribute"));
         bool method = false;
         for (const auto &[key, f] : fns_)
-          if (f.className == fi.className && f.name == name && name != "forward") {
+          if (!f.className.empty() && lineage.count(f.className) && f.name == name && name != "forward") {
             method = true;
             // Methods that call each other (or themselves) are read once per
             // chain: a recursive helper would otherwise recurse here forever.
@@ -797,6 +810,74 @@ bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
   return false;
 }
 
+// `DataLoader(ds, **kwargs)` with `kwargs = {"batch_size": b, "num_workers":
+// n}` (or `dict(num_workers=n)`, or `kwargs["num_workers"] = n`) written in
+// the same function before the call (unicom's extract_feat): the options as
+// written there, key -> value.  Empty: not a dict this function spells out.
+std::map<std::string, SyntaxNode> Builder::splattedOptions(SyntaxNode splat, SyntaxNode call) const {
+  std::map<std::string, SyntaxNode> out;
+  SyntaxNode name;
+  for (SyntaxNode k : namedKids(splat))
+    name = k;
+  if (name.isNull() || !is(name, "identifier"))
+    return out;
+  const std::string var = str(name);
+  SyntaxNode scope = parentOf(call);
+  while (!scope.isNull() && !is(scope, "function_definition") && !parentOf(scope).isNull())
+    scope = parentOf(scope);
+  if (scope.isNull())
+    return out;
+  auto key = [&](SyntaxNode k) {
+    k = unparen(k);
+    if (!is(k, "string"))
+      return std::string();
+    std::string t(text(k));
+    return t.size() >= 2 ? t.substr(1, t.size() - 2) : std::string();
+  };
+  bool found = false;
+  std::vector<SyntaxNode> stack{scope};
+  std::vector<SyntaxNode> assigns;
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "assignment") && startByte(n) < startByte(call))
+      assigns.push_back(n);
+    for (SyntaxNode k : namedKids(n))
+      if (!is(k, "function_definition") && !is(k, "class_definition") && !is(k, "lambda"))
+        stack.push_back(k);
+  }
+  std::sort(assigns.begin(), assigns.end(),
+            [](SyntaxNode a, SyntaxNode b) { return startByte(a) < startByte(b); });
+  for (SyntaxNode a : assigns) {
+    SyntaxNode left = field(a, "left"), right = unparen(field(a, "right"));
+    if (is(left, "identifier") && str(left) == var) {
+      out.clear();
+      found = false;
+      if (is(right, "dictionary")) {
+        found = true;
+        for (SyntaxNode p : namedKids(right))
+          if (is(p, "pair"))
+            if (std::string k = key(field(p, "key")); !k.empty())
+              out[k] = field(p, "value");
+      } else if (is(right, "call") && text(field(right, "function")) == "dict") {
+        found = true;
+        for (const auto &pa : args(right))
+          if (!pa.name.empty())
+            out[std::string(pa.name)] = pa.value;
+      }
+    } else if (found && is(left, "subscript") && is(field(left, "value"), "identifier") &&
+               str(field(left, "value")) == var) {
+      if (std::string k = key(field(left, "subscript")); !k.empty())
+        out[k] = right;
+    }
+  }
+  if (!found)
+    out.clear();
+  else
+    out.emplace("", SyntaxNode()); // spelled out, even with no option in it
+  return out;
+}
+
 // torch.utils.data.DataLoader and its options.
 bool Builder::dataLoaderCall(const CallSite &cs) {
   if (kindOfCtor(cs.c) != ObjKind::DataLoader)
@@ -830,6 +911,29 @@ bool Builder::dataLoaderCall(const CallSite &cs) {
     dl.pinMemory = state("pin_memory", 7, dl.pinMemoryLoc);
     for (const auto &a : cs.as)
       if (is(a.value, "dictionary_splat") || is(a.value, "list_splat")) {
+        if (auto spelled = splattedOptions(a.value, cs.c); !spelled.empty()) {
+          if (auto w = spelled.find("num_workers"); w != spelled.end() &&
+                                                    dl.numWorkers == core::DataLoaderCreation::Workers::Absent) {
+            std::int64_t n = 0;
+            dl.numWorkersText = std::string(text(w->second));
+            dl.numWorkers = intLiteral(dl.numWorkersText, n)
+                                ? (n > 0 ? core::DataLoaderCreation::Workers::Positive
+                                         : core::DataLoaderCreation::Workers::Zero)
+                                : core::DataLoaderCreation::Workers::Unknown;
+          }
+          auto flag = [&](const char *k, core::ArgState &st, Loc &at) {
+            auto f = spelled.find(k);
+            if (f == spelled.end() || st != core::ArgState::Absent)
+              return;
+            const std::string_view t = text(f->second);
+            st = t == "True" ? core::ArgState::True : t == "False" ? core::ArgState::False : core::ArgState::Unknown;
+            if (st == core::ArgState::False)
+              at = loc(f->second);
+          };
+          flag("persistent_workers", dl.persistentWorkers, dl.persistentWorkersLoc);
+          flag("pin_memory", dl.pinMemory, dl.pinMemoryLoc);
+          continue;
+        }
         // **loader_kwargs: the options may be in there
         if (dl.persistentWorkers == core::ArgState::Absent)
           dl.persistentWorkers = core::ArgState::Unknown;

@@ -82,3 +82,22 @@ def main():
     for x, y in both_options(ds):
         model(x.to(device, non_blocking=True)).sum().backward()
     dist.destroy_process_group()
+
+
+def options_in_a_dict(dataset, batch_size):
+    # unicom's extract_feat: the options spelled out in a dict handed on with
+    # `**kwargs`; it starts workers and pins nothing.
+    kwargs = {"batch_size": batch_size, "num_workers": 4, "drop_last": False}
+    return DataLoader(dataset, **kwargs)  # CHECK-MESSAGES: :[[@LINE]]:12: warning: data loader 'DataLoader' with num_workers=4 does not pass persistent_workers=True{{.*}} [ddp-dataloader-options]
+
+
+def options_in_a_dict_complete(dataset, batch_size):
+    # hard negative: the dict sets both
+    kwargs = dict(batch_size=batch_size, num_workers=4, persistent_workers=True, pin_memory=True)
+    return DataLoader(dataset, **kwargs)
+
+
+def options_in_a_dict_no_workers(dataset, batch_size):
+    # hard negative: no workers to keep
+    kwargs = {"batch_size": batch_size, "num_workers": 0}
+    return DataLoader(dataset, **kwargs)

@@ -196,3 +196,25 @@ def evaluate_until_break_on_a_condition(model, val_ds, batch_size, validate):
         loader = DataLoader(val_ds, batch_size=batch_size, num_workers=4, persistent_workers=True)  # CHECK-MESSAGES: :[[@LINE]]:18: warning: data loader built by 'DataLoader' inside a loop{{.*}} [ddp-dataloader-recreated]
         if validate(model, loader):
             break
+
+
+def extract_features(model, dataset, batch_size, num_workers):
+    # unicom's extract_feat: the options in a dict handed on with `**kwargs`.
+    kwargs = {"batch_size": batch_size, "num_workers": num_workers, "drop_last": False}
+    kwargs["pin_memory"] = True
+    loader = DataLoader(dataset, **kwargs, persistent_workers=True)
+    return [model(x) for x, _ in loader]
+
+
+def extract_features_inline(model, dataset, batch_size):
+    kwargs = dict(batch_size=batch_size, num_workers=0)
+    loader = DataLoader(dataset, **kwargs)
+    return [model(x) for x, _ in loader]
+
+
+def evaluate_every_epoch_with_workers(model, val_ds, epochs, num_workers):
+    # The splatted dict says the loader has workers: a warning, and no claim
+    # that it has none.
+    for epoch in range(epochs):
+        extract_features(model, val_ds, 64, num_workers)  # CHECK-MESSAGES: :[[@LINE]]:9: warning: 'extract_features' builds a data loader (via 'DataLoader') and is called inside a loop; its worker processes are started and joined every epoch{{.*}} [ddp-dataloader-recreated]
+        extract_features_inline(model, val_ds, 64)  # CHECK-MESSAGES: :[[@LINE]]:9: note: 'extract_features_inline' builds a data loader (via 'DataLoader') and is called inside a loop; it has no worker processes{{.*}} [ddp-dataloader-recreated]

@@ -655,3 +655,45 @@ class PositionalEncoder(nn.Module):
         if self.training and x.shape[1] > self.max_len:  # CHECK-MESSAGES: :[[@LINE]]:9: warning: branch on the input's shape in forward() runs submodule 'proj' on some ranks only{{.*}} [ddp-forward-shape-branch]
             return self.emb(x)
         return self.proj(self.emb(x))
+
+
+class SlicedAttention(nn.Module):
+    # diffusers' CrossAttention (SEINE's copy): the sliced path is a method of
+    # the base class, the same projections either way.
+    def __init__(self, dim, slice_size=None):
+        super().__init__()
+        self.to_q = nn.Linear(dim, dim)
+        self.to_out = nn.Linear(dim, dim)
+        self._slice_size = slice_size
+
+    def _sliced_attention(self, q):
+        return torch.cat([q[i:i + self._slice_size].softmax(-1) for i in range(0, q.shape[0], self._slice_size)])
+
+
+class TemporalAttention(SlicedAttention):
+    def _attention(self, q):
+        return q.softmax(-1)
+
+    def forward(self, x):
+        # hard negative: both arms are methods of the class and its base
+        q = self.to_q(x)
+        if self._slice_size is None or q.shape[0] // self._slice_size == 1:
+            h = self._attention(q)
+        else:
+            h = self._sliced_attention(q)
+        return self.to_out(h)
+
+
+class TemporalAttentionWithGate(SlicedAttention):
+    def __init__(self, dim):
+        super().__init__(dim)
+        self.gate = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        q = self.to_q(x)
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: gate [ddp-forward-shape-branch]
+        if q.shape[0] > 1:
+            h = self.gate(self._sliced_attention(q))
+        else:
+            h = q
+        return self.to_out(h)
