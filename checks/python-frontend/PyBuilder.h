@@ -668,6 +668,8 @@ private:
   bool isLoaderIterable(SyntaxNode it) const;
   bool drawsLoaderBatch(SyntaxNode tryBody);
   bool loadsOneSharedFile(SyntaxNode tryBody);
+  bool caughtByEnclosingTry(SyntaxNode raise) const;
+  bool initsProcessGroupIn(SyntaxNode body) const;
   bool contentErrorsOnly(SyntaxNode exceptClause) const;
 
   // --- statements (PyModelBuilder.cpp) -------------------------------------

@@ -3,6 +3,7 @@
 // Accelerator), and each function's statements as structured events
 // (collectives explicit and implicit, IO, exits), calls, branches and loops.
 #include "PyBuilder.h"
+#include <sstream>
 
 namespace ddplint::pyfe {
 namespace build {
@@ -3299,14 +3300,113 @@ bool Builder::loadsOneSharedFile(SyntaxNode body) {
   return reads;
 }
 
+bool Builder::initsProcessGroupIn(SyntaxNode body) const {
+  std::vector<SyntaxNode> todo{body};
+  while (!todo.empty()) {
+    SyntaxNode n = todo.back();
+    todo.pop_back();
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      continue;
+    if (is(n, "call")) {
+      const std::string l = lastPart(qualified(field(n, "function")));
+      if (l == "init_process_group" || l == "init_distributed")
+        return true;
+    }
+    for (SyntaxNode k : namedKids(n))
+      todo.push_back(k);
+  }
+  return false;
+}
+
+// Whether the innermost try whose body holds `raise X(...)` (in this
+// function) has a handler that catches it: a bare `except:`, `except
+// Exception` / `BaseException`, or X's own class named.  A handler that
+// re-raises does not count (it hands the exception on).
+bool Builder::caughtByEnclosingTry(SyntaxNode raise) const {
+  std::string raised;
+  if (SyntaxNode e = namedChildCount(raise) ? unparen(namedChild(raise, 0)) : SyntaxNode(); !e.isNull())
+    raised = lastPart(std::string(text(is(e, "call") ? field(e, "function") : e)));
+  for (SyntaxNode q = raise, p = parentOf(raise); !p.isNull(); q = p, p = parentOf(p)) {
+    if (is(p, "function_definition") || is(p, "lambda") || is(p, "class_definition"))
+      return false;
+    if (!is(p, "try_statement") || !(field(p, "body") == q))
+      continue;
+    for (SyntaxNode c : namedKids(p)) {
+      if (!is(c, "except_clause"))
+        continue;
+      SyntaxNode types, body;
+      for (SyntaxNode kk : namedKids(c))
+        (is(kk, "block") ? body : types) = kk;
+      std::vector<SyntaxNode> hs;
+      for (SyntaxNode st : namedKids(body))
+        if (!is(st, "comment"))
+          hs.push_back(st);
+      if (!hs.empty() && is(hs.back(), "raise_statement"))
+        continue; // hands it on
+      if (types.isNull())
+        return true;
+      // `(ValueError, KeyError) as e`: the names before `as`.
+      std::string t(text(types));
+      if (size_t as = t.find(" as "); as != std::string::npos)
+        t.resize(as);
+      for (char &ch : t)
+        if (ch == '(' || ch == ')' || ch == ',' || ch == '\n' || ch == '\t')
+          ch = ' ';
+      std::istringstream words(t);
+      for (std::string w; words >> w;) {
+        const std::string l = lastPart(w);
+        if (l == "Exception" || l == "BaseException" || (!raised.empty() && l == raised))
+          return true;
+      }
+    }
+    return false; // the innermost try does not catch it
+  }
+  return false;
+}
+
 // try/except: a handler that does not re-raise runs when an exception strikes
 // one rank alone.
 void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
   const bool outerHandler = inHandler_;
   inHandler_ = false; // a raise in this body is caught here, not propagated
-  block(field(s, "body"), out);
+  std::vector<Node> bodyNodes;
+  block(field(s, "body"), bodyNodes);
   inHandler_ = outerHandler;
+  // A handler that swallows an exception one rank alone may meet runs
+  // instead of the rest of the body: the exception can strike before the
+  // body's collectives (MeloTTS's `try: train_and_evaluate(...)` `except
+  // Exception as e: print(e)` around each epoch; the OOM handler that skips
+  // the batch's backward).  Handlers of errors every rank meets alike run
+  // after the body, as before.
+  struct Swallow {
+    Cond ex;
+    std::vector<Node> handler;
+    Loc at;
+  };
+  std::vector<Swallow> swallows;
+  std::vector<Node> afterBody;
+  bool flushed = false;
+  auto flush = [&]() {
+    if (flushed)
+      return;
+    flushed = true;
+    if (swallows.empty()) {
+      for (auto &n : bodyNodes)
+        out.push_back(std::move(n));
+    } else {
+      Node cur = Node::block(std::move(bodyNodes));
+      for (auto it = swallows.rbegin(); it != swallows.rend(); ++it) {
+        Node elseB = cur.kind == Node::Kind::Block ? std::move(cur) : Node::block({std::move(cur)});
+        cur = Node::makeIf(it->ex, Node::block(std::move(it->handler)), std::move(elseB), it->at);
+      }
+      out.push_back(std::move(cur));
+    }
+    for (auto &n : afterBody)
+      out.push_back(std::move(n));
+  };
   for (SyntaxNode c : namedKids(s)) {
+    if (is(c, "else_clause") || is(c, "finally_clause"))
+      flush();
     if (is(c, "except_clause") || is(c, "except_group_clause")) {
       SyntaxNode body{};
       for (SyntaxNode kk : namedKids(c))
@@ -3318,7 +3418,20 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
       std::vector<SyntaxNode> hs = namedKids(body);
       while (!hs.empty() && is(hs.back(), "comment"))
         hs.pop_back();
-      if (!hs.empty() && is(hs.back(), "raise_statement"))
+      // ...unless it leaves before the raise on some path (`if "out of
+      // memory" in str(e): continue` then `raise`): that path swallows it.
+      bool leavesFirst = false;
+      for (std::vector<SyntaxNode> todo(hs.begin(), hs.end()); !todo.empty() && !leavesFirst;) {
+        SyntaxNode n = todo.back();
+        todo.pop_back();
+        if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda") ||
+            is(n, "for_statement") || is(n, "while_statement"))
+          continue;
+        leavesFirst = is(n, "return_statement") || is(n, "continue_statement") || is(n, "break_statement");
+        for (SyntaxNode k : namedKids(n))
+          todo.push_back(k);
+      }
+      if (!hs.empty() && is(hs.back(), "raise_statement") && !leavesFirst)
         continue;
       std::vector<Node> h;
       Env before = env_;
@@ -3350,13 +3463,25 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
       // file: fall back to the `.bak`).  Every rank reads the same bytes of
       // the same path and fails alike.
       alike = alike || (contentErrorsOnly(c) && loadsOneSharedFile(field(s, "body")));
+      // `try: dist.init_process_group(...)` `except Exception: distributed =
+      // False` (D-FINE's setup): a rank that fails to join leaves no group
+      // for the others to wait in; they fail in the rendezvous too.
+      alike = alike || initsProcessGroupIn(field(s, "body"));
       for (SyntaxNode kk : namedKids(c))
         if (!is(kk, "block")) {
           const std::string t(text(kk));
+          // Ctrl-C reaches every process of the job's foreground group (and
+          // torchrun's agent hands SIGINT on to every worker): timm's `try:
+          // for epoch in ...` `except KeyboardInterrupt: pass` stops them all.
           bool named = t.find("ImportError") != std::string::npos ||
                        t.find("ModuleNotFoundError") != std::string::npos ||
                        t.find("KeyError") != std::string::npos ||
-                       t.find("NotImplementedError") != std::string::npos;
+                       t.find("NotImplementedError") != std::string::npos ||
+                       t.find("KeyboardInterrupt") != std::string::npos ||
+                       // A command run in a subprocess (axolotl's CLI running
+                       // `accelerate launch`): the same command and inputs
+                       // fail alike, and a launcher has no peers.
+                       t.find("CalledProcessError") != std::string::npos;
           for (std::string_view other : {"Exception", "OSError", "RuntimeError", "ValueError", "IOError"})
             named = named && t.find(other) == std::string::npos;
           // The end of a data loader's batches (`batch = next(loader_iter)`,
@@ -3372,15 +3497,15 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
         ex.text = "an error every rank meets alike";
         Loc at = loc(c);
         ex.loc = at;
-        out.push_back(Node::makeIf(ex, Node::block(std::move(h)), Node::block(), at));
-      } else if (!h.empty()) {
+        afterBody.push_back(Node::makeIf(ex, Node::block(std::move(h)), Node::block(), at));
+      } else if (!alike) {
         // An exception can strike one rank alone.
         Cond ex = Cond::atom("exception@" + std::to_string(startByte(c)), Dep::Local);
         ex.errorCheck = true;
         ex.text = "an exception is raised";
         Loc at = loc(c);
         ex.loc = at;
-        out.push_back(Node::makeIf(ex, Node::block(std::move(h)), Node::block(), at));
+        swallows.push_back({ex, std::move(h), at});
         // ai-toolkit's `except RuntimeError: did_oom = True`, then `if did_oom:
         // ... raise` after the try: the flag is whether this rank caught it.
         std::vector<SyntaxNode> todo{body};
@@ -3410,6 +3535,7 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
           block(kk, out);
     }
   }
+  flush();
 }
 
 // match: each case is a branch on the subject.
@@ -3457,6 +3583,12 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
     for (SyntaxNode e : namedKids(s))
       expr(e, out);
     if (unsupportedConfiguration(s))
+      return;
+    // A raise in a try's body that its own handler catches is that
+    // handler's path (the try is built as `if exception: handler else:
+    // body`), not an exit (llm-foundry's data prep raises inside `try:` and
+    // its `except Exception as e: error = e` keeps the ranks together).
+    if (caughtByEnclosingTry(s))
       return;
     // A handler's raise, however deep in its ifs (fairseq's `if raise_oom:
     // raise e`), hands the failure on: uncaught, it ends the process with an

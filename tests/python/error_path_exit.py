@@ -4,11 +4,14 @@ continues while a collective is still ahead of the other ranks.  At most one
 report per function, at the exit.  A handler that re-raises is fine: the
 exception ends the process, and torchrun / mp.spawn stop every worker.
 """
+import datetime
 import os
 import random
+import sys
 
 import torch
 import torch.distributed as dist
+import deepspeed
 
 
 def step_skips_on_oom(model, batch, t):
@@ -346,3 +349,130 @@ def oom_flag_raises_after_three(model, loader, accelerator, state):
             # CHECK-MESSAGES: :[[@LINE-1]]:13: warning: error-path exit: when an exception is caught on one rank, that rank skips to the next iteration here while the other ranks wait in collective 'backward (DDP gradient allreduce)' {{.*}} [ddp-error-path-exit]
         accelerator.backward(loss)
     accelerator.wait_for_everyone()
+
+
+def train_epoch(ddp_model, loader, optimizer):
+    for batch in loader:
+        optimizer.zero_grad()
+        ddp_model(batch).mean().backward()
+        optimizer.step()
+
+
+def epochs_swallow_errors(model, loader, optimizer, epochs, local_rank):
+    # MeloTTS's train.py: each epoch in `try` / `except Exception: print(e)`.
+    # A rank that fails mid-epoch starts the next one while the others are
+    # still in this epoch's all-reduces.
+    ddp_model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+    for epoch in range(epochs):
+        try:
+            train_epoch(ddp_model, loader, optimizer)
+        except Exception as e:
+            # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: error-path exit: when an exception is caught on one rank, that rank goes on past call to 'train_epoch', which runs collective `forward of the DistributedDataParallel model 'ddp_model' (buffer broadcast)`, and carries on while the other ranks wait in it and hang; {{.*}} [ddp-error-path-exit]
+            print(e)
+
+
+def step_skips_batch_on_oom(model, loader, optimizer, local_rank):
+    # The classic OOM handler: the backward is inside the try, and the
+    # handler skips the batch before its `raise` for other errors.
+    ddp_net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank], broadcast_buffers=False)
+    for batch in loader:
+        try:
+            ddp_net(batch).mean().backward()
+        except RuntimeError as e:
+            if "out of memory" in str(e):
+                torch.cuda.empty_cache()
+                continue
+                # CHECK-MESSAGES: :[[@LINE-1]]:17: warning: error-path exit: when an exception is caught on one rank, that rank skips to the next iteration here while the other ranks wait in collective 'backward (DDP gradient allreduce)' {{.*}} [ddp-error-path-exit]
+            raise
+        optimizer.step()
+
+
+def save_engine_checkpoint(model, ds_config, ckpt_dir, tag):
+    # HunyuanDiT: DeepSpeed's save_checkpoint waits for every rank; the rank
+    # whose save failed returns while the others wait in it.
+    engine, _, _, _ = deepspeed.initialize(model=model, config=ds_config)
+    try:
+        engine.save_checkpoint(ckpt_dir, tag=tag)
+    except Exception as e:
+        print(f"save failed: {e}")
+        return False
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: error-path exit: when an exception is caught on one rank, that rank returns here while the other ranks wait in {{.*}}save_checkpoint{{.*}} [ddp-error-path-exit]
+    return True
+
+
+def validate_halving_the_batch(model, make_loader, validate, batch_size):
+    # VMamba's analyze/eval.py: the rank that ran out of memory halves its
+    # batch and validates again; the others have left the loop.
+    while batch_size > 0:
+        try:
+            validate(model, make_loader(batch_size))
+            dist.barrier()
+            break
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: warning: error-path exit: when an exception is caught on one rank, the other ranks leave the loop here while that rank goes on into barrier alone and hangs; {{.*}} [ddp-error-path-exit]
+        except RuntimeError:
+            batch_size //= 2
+
+
+def prepare_then_agree(tokenizer, dataset_dir, t):
+    # hard negative (llm-foundry's data prep): the raise inside the try is
+    # caught by its own handler, which keeps the error; every rank meets at
+    # the barrier, then raises it together.
+    error = None
+    try:
+        if not os.path.isdir(dataset_dir):
+            raise FileNotFoundError(dataset_dir)
+        dataset = tokenizer(dataset_dir)
+    except Exception as e:
+        error = e
+    dist.barrier()
+    if error is not None:
+        raise error
+    return dataset
+
+
+def epochs_until_interrupted(model, loader, optimizer, epochs):
+    # hard negative (timm's train.py): Ctrl-C reaches every rank.
+    try:
+        for epoch in range(epochs):
+            train_epoch(model, loader, optimizer)
+    except KeyboardInterrupt:
+        pass
+
+
+def maybe_distributed(backend):
+    # hard negative (D-FINE's setup): a rank that fails to create the group
+    # leaves none for the others to wait in.
+    try:
+        dist.init_process_group(backend, timeout=datetime.timedelta(minutes=30))
+        dist.barrier()
+        distributed = True
+    except Exception:
+        distributed = False
+    return distributed
+
+
+def load_rng_or_exit(state_dict, t):
+    # hard negative (Megatron's load_checkpoint): the `raise KeyError` is
+    # caught by the try's own handler, a missing key every rank meets alike;
+    # it is no throw past the barrier.
+    try:
+        rng_state = state_dict["rng_state"][dist.get_rank()]
+        if not rng_state["rng_tracker_states"]:
+            raise KeyError
+        torch.set_rng_state(rng_state["torch_rng_state"])
+    except KeyError:
+        print("Unable to load rng state from the checkpoint, exiting ...")
+        sys.exit()
+    dist.all_reduce(t)
+
+
+def run_each_config(configs, launch):
+    # hard negative (axolotl's CLI): a command run in a subprocess fails
+    # alike wherever the same command runs.
+    import subprocess
+    for cfg in configs:
+        try:
+            launch(cfg)
+            dist.barrier()
+        except subprocess.CalledProcessError as exc:
+            print(f"failed: {exc}")

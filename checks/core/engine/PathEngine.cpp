@@ -1063,8 +1063,29 @@ void PathEngine::skipFinding(const Ev &e, const Path &runs, const Path &skips) {
     return;
   }
   if (isErrorCheck(split)) {
-    if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate)
+    if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate) {
       reportErrorExit(split, e, skips);
+      return;
+    }
+    // A handler that swallows the exception and goes on (no exit at all)
+    // skips what the body still had to run: the same error path, when the
+    // collective is in that body (the other arm of the failure's test is
+    // still open there).  One after the try that the two paths part on for
+    // another reason is that reason's.
+    bool inBody = false;
+    for (size_t k = 0; k < runs.guard.size() && k < e.guardLen && !inBody; ++k)
+      inBody = runs.guard[k].atom == split->atom && runs.guard[k].pol != split->pol &&
+               runs.guard[k].closedAt > e.at;
+    if (skips.exit == ExitKind::None && inBody) {
+      reportErrorExit(split, e, skips);
+      return;
+    }
+    if (skips.exit != ExitKind::None)
+      return;
+    d.kind = Divergence::Kind::RunsOnlyOn;
+    const Lit *other = innermost(runs, skips, e.guardLen, e.at);
+    if (other && !isErrorCheck(other))
+      report(std::move(d), other);
     return;
   }
   // ...and only when the exit comes before the collective (Loc ids follow

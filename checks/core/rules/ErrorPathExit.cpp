@@ -15,7 +15,33 @@ std::string message(const engine::PathEngine &paths, const engine::Divergence &d
                           : d.exit == ExitKind::Throw ? "throws"
                           : d.exit == ExitKind::Break ? "leaves the loop"
                           : d.exit == ExitKind::Continue ? "skips to the next iteration"
-                                                         : "returns";
+                          : d.exit == ExitKind::None ? "goes on past " + engine::eventName(d.event)
+                                                     : "returns";
+  if (python && d.exit == ExitKind::None) {
+    // The handler swallows the exception: the rest of the try is skipped.
+    return "error-path exit: when " +
+           (a.errorCheck && spelled == "an exception is raised"
+                ? std::string("an exception is caught")
+                : quoteCode(spelled) + " reports a failure") +
+           " on one rank, that rank " + how +
+           " and carries on while the other ranks wait in it and hang; re-raise it (torchrun "
+           "and mp.spawn then stop every worker) or agree on the failure first (all_reduce an "
+           "error flag) so every rank skips together";
+  }
+  if (python && a.errorCheck && spelled == "an exception is raised" && !d.lit.pol) {
+    // The ranks that caught nothing leave (VMamba's `validate(...); break`
+    // in a retry loop whose handler halves the batch): the rank that caught
+    // one goes on into the collective alone.
+    const std::string they = !d.exitVia.empty()          ? "exit (" + quoteCode(d.exitVia) + ")"
+                             : d.exit == ExitKind::Throw ? "throw"
+                             : d.exit == ExitKind::Break ? "leave the loop"
+                             : d.exit == ExitKind::Continue ? "skip to the next iteration"
+                                                            : "return";
+    return "error-path exit: when an exception is caught on one rank, the other ranks " + they +
+           " here while that rank goes on into " + engine::eventName(d.event) +
+           " alone and hangs; re-raise it (torchrun and mp.spawn then stop every worker) or agree "
+           "on the failure first (all_reduce an error flag) so every rank takes the same way";
+  }
   if (python) {
     // A caught exception: the frontend spells the atom "an exception is raised".
     return "error-path exit: when " +
@@ -39,6 +65,14 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   std::vector<Finding> out;
   out.reserve(paths.errorExits.size());
   for (const engine::Divergence &d : paths.errorExits) {
+    if (d.exit == ExitKind::None) {
+      // No exit to point at: the handler (or the failed check) is where the
+      // rank turns away, and the note shows what it skips.
+      Finding f = makeFinding("ddp-error-path-exit", paths.condLoc(d.lit), message(paths, d, python));
+      f.notes.emplace_back(d.event.loc, "the other ranks wait here");
+      out.push_back(std::move(f));
+      continue;
+    }
     Finding f = makeFinding("ddp-error-path-exit", d.exitLoc ? d.exitLoc : d.event.loc,
                             message(paths, d, python));
     f.notes.emplace_back(paths.condLoc(d.lit),
