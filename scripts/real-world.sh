@@ -92,6 +92,8 @@ if [ -n "$mirrors" ]; then
   extract Kernels ParRes/Kernels MPI1 MPIRMA MPISHM MPIOPENMP Cxx11 include common
   extract mpitutorial wesleykendall/mpitutorial tutorials
   rev=v2.28.9-1 extract nccl-examples NVIDIA/nccl examples
+  rev=ba256dccb033d385c23a4a02983b2d137eebeca4 extract CloverLeaf UoB-HPC/CloverLeaf driver src/serial
+  rev=e70261c0be40537da75b258108ed2898f84f3c58 extract TeaLeaf UoB-HPC/TeaLeaf driver src/serial
 fi
 
 [ -x "$ddplint" ] || { echo "real-world.sh: no ddplint binary at '$ddplint' (build it, or pass --ddplint)" >&2; exit 2; }
