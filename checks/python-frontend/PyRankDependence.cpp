@@ -1558,7 +1558,11 @@ bool Builder::probeRacesWrite(SyntaxNode probe) {
             valueNames(tree_, field(fn, "object"), w.names);
           fw.writes.push_back(std::move(w));
         }
-        if (synchronisingCall(fn))
+        // Wrapping the model in DDP broadcasts rank 0's parameters to every
+        // rank, and creating the group is a rendezvous: no rank goes past
+        // either before every rank has come (Wuerstchen probes its resume
+        // checkpoint before `DDP(model)` and saves to it in the loop after).
+        if (synchronisingCall(fn) || kindOfCtor(n) == ObjKind::Ddp || l == "init_process_group")
           fw.syncs.push_back(n);
       }
       for (SyntaxNode k : namedKids(n))
@@ -1588,8 +1592,23 @@ bool Builder::probeRacesWrite(SyntaxNode probe) {
       return true;
     });
   };
+  // A write in a handler of the try whose body makes the probe (Wuerstchen's
+  // resume: `try: ckpt = torch.load(p) if os.path.exists(p) else None`
+  // `except RuntimeError: os.remove(p); shutil.copyfile(p + ".bak", p)`)
+  // comes after a load of the file failed on that rank: every rank has long
+  // asked by then, at start-up.  The handler's every-rank rewrite of one
+  // file is a hazard of its own, not a reason for the ranks to answer the
+  // question differently.
+  auto afterFailedLoad = [&](SyntaxNode call) {
+    for (SyntaxNode q = call, p = parentOf(call); !p.isNull() && p != scope; q = p, p = parentOf(p))
+      if (is(q, "except_clause") && is(p, "try_statement"))
+        return contains(field(p, "body"), probe);
+    return false;
+  };
   for (const auto &w : fw.writes) {
     if (std::none_of(asked.begin(), asked.end(), [&](const std::string &n) { return w.names.count(n); }))
+      continue;
+    if (afterFailedLoad(w.call))
       continue;
     // Every rank asks, then waits, and only then does anyone write
     // (LLaMA2-Accessory's evaluation scripts: skip a finished task, run
