@@ -3301,21 +3301,10 @@ bool Builder::loadsOneSharedFile(SyntaxNode body) {
 }
 
 bool Builder::initsProcessGroupIn(SyntaxNode body) const {
-  std::vector<SyntaxNode> todo{body};
-  while (!todo.empty()) {
-    SyntaxNode n = todo.back();
-    todo.pop_back();
-    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
-      continue;
-    if (is(n, "call")) {
-      const std::string l = lastPart(qualified(field(n, "function")));
-      if (l == "init_process_group" || l == "init_distributed")
-        return true;
-    }
-    for (SyntaxNode k : namedKids(n))
-      todo.push_back(k);
-  }
-  return false;
+  return !forEachOwnNode(body, [&](SyntaxNode n) {
+    const std::string l = is(n, "call") ? lastPart(qualified(field(n, "function"))) : std::string();
+    return l != "init_process_group" && l != "init_distributed";
+  });
 }
 
 // Whether the innermost try whose body holds `raise X(...)` (in this
@@ -3424,6 +3413,8 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
       for (std::vector<SyntaxNode> todo(hs.begin(), hs.end()); !todo.empty() && !leavesFirst;) {
         SyntaxNode n = todo.back();
         todo.pop_back();
+        // A loop's own break or continue stays in the handler; a nested
+        // function's return is not the handler's.
         if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda") ||
             is(n, "for_statement") || is(n, "while_statement"))
           continue;
@@ -3508,12 +3499,7 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
         swallows.push_back({ex, std::move(h), at});
         // ai-toolkit's `except RuntimeError: did_oom = True`, then `if did_oom:
         // ... raise` after the try: the flag is whether this rank caught it.
-        std::vector<SyntaxNode> todo{body};
-        while (!todo.empty()) {
-          SyntaxNode n = todo.back();
-          todo.pop_back();
-          if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
-            continue;
+        forEachOwnNode(body, [&](SyntaxNode n) {
           if (is(n, "assignment") && is(field(n, "left"), "identifier")) {
             SyntaxNode r = unparen(field(n, "right"));
             if (is(r, "true") || is(r, "false")) {
@@ -3523,9 +3509,8 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
               env_.vars[str(field(n, "left"))] = flag;
             }
           }
-          for (SyntaxNode k : namedKids(n))
-            todo.push_back(k);
-        }
+          return true;
+        });
       }
     } else if (is(c, "else_clause")) {
       block(field(c, "body"), out);

@@ -281,13 +281,13 @@ public:
   bool isClass(const std::string &dotted) override {
     auto [it, fresh] = classes_.try_emplace(dotted, false);
     if (fresh)
-      it->second = p_.isClass(dotted, roots_, 0);
+      it->second = p_.isClass(dotted, roots_);
     return it->second;
   }
   bool classBufferFree(const std::string &dotted) override {
     auto [it, fresh] = bufferFree_.try_emplace(dotted, false);
     if (fresh)
-      it->second = p_.classBufferFree(dotted, roots_, 0);
+      it->second = p_.classBufferFree(dotted, roots_);
     return it->second;
   }
   bool mainProcessSetting(const std::string &attr) override {
@@ -629,41 +629,36 @@ const ExternalFunction *PyProject::function(const std::string &dotted, const Roo
   return nullptr;
 }
 
-bool PyProject::classBufferFree(const std::string &dotted, const Roots &roots, int depth) {
+// The module that defines the class a dotted name names (imports,
+// re-exports and star imports followed), and the class's name there.
+std::pair<std::shared_ptr<const PyProject::Module>, std::string>
+PyProject::classModule(const std::string &dotted, const Roots &roots, int depth) {
   if (depth > 6)
-    return false;
+    return {};
   const std::vector<std::string> parts = split(dotted);
   if (parts.size() < 2)
-    return false;
+    return {};
   std::shared_ptr<const Module> mod = load(join(parts, 0, parts.size() - 1), roots);
   if (!mod)
-    return false;
+    return {};
   if (mod->model.classes.count(parts.back()))
-    return mod->model.bufferFreeClasses.count(parts.back()) > 0;
+    return {mod, parts.back()};
   auto imp = mod->model.imports.find(parts.back());
   if (imp != mod->model.imports.end() && imp->second != dotted)
-    return classBufferFree(imp->second, mod->roots, depth + 1);
-  return false;
+    return classModule(imp->second, mod->roots, depth + 1);
+  for (const auto &star : mod->model.starImports)
+    if (auto found = classModule(star + "." + parts.back(), mod->roots, depth + 1); found.first)
+      return found;
+  return {};
 }
 
-bool PyProject::isClass(const std::string &dotted, const Roots &roots, int depth) {
-  if (depth > 6)
-    return false;
-  const std::vector<std::string> parts = split(dotted);
-  if (parts.size() < 2)
-    return false;
-  std::shared_ptr<const Module> mod = load(join(parts, 0, parts.size() - 1), roots);
-  if (!mod)
-    return false;
-  if (mod->model.classes.count(parts.back()))
-    return true;
-  auto imp = mod->model.imports.find(parts.back());
-  if (imp != mod->model.imports.end() && imp->second != dotted)
-    return isClass(imp->second, mod->roots, depth + 1);
-  for (const auto &star : mod->model.starImports)
-    if (isClass(star + "." + parts.back(), mod->roots, depth + 1))
-      return true;
-  return false;
+bool PyProject::classBufferFree(const std::string &dotted, const Roots &roots) {
+  auto [mod, name] = classModule(dotted, roots, 0);
+  return mod && mod->model.bufferFreeClasses.count(name) > 0;
+}
+
+bool PyProject::isClass(const std::string &dotted, const Roots &roots) {
+  return classModule(dotted, roots, 0).first != nullptr;
 }
 
 namespace {

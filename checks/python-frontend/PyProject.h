@@ -188,8 +188,10 @@ private:
   std::shared_ptr<const Module> build(const std::string &path, const std::string &dotted,
                                       const Roots &roots);
   const ExternalFunction *function(const std::string &dotted, const Roots &roots, int depth);
-  bool isClass(const std::string &dotted, const Roots &roots, int depth);
-  bool classBufferFree(const std::string &dotted, const Roots &roots, int depth);
+  std::pair<std::shared_ptr<const Module>, std::string> classModule(const std::string &dotted,
+                                                                    const Roots &roots, int depth);
+  bool isClass(const std::string &dotted, const Roots &roots);
+  bool classBufferFree(const std::string &dotted, const Roots &roots);
   std::shared_ptr<const Module> byName(const std::string &name);
   // The module built again with the specialisation `key` ("fn{rank=-1}") of one
   // of its functions (see Builder::specialize); once per run.

@@ -167,6 +167,23 @@ inline SyntaxNode namedChild(SyntaxNode n, uint32_t i) {
   return i < k.size() ? k[i] : SyntaxNode();
 }
 inline NodeList allKids(SyntaxNode n) { return n.isNull() ? NodeList() : n.tree()->kids(n); }
+// Visits `root` and the nodes under it that run when it runs: not the bodies
+// of the functions, lambdas and classes it defines (they run when called).
+// `visit` returns false to stop the walk.
+template <class Visit> bool forEachOwnNode(SyntaxNode root, Visit &&visit) {
+  std::vector<SyntaxNode> todo{root};
+  while (!todo.empty()) {
+    SyntaxNode n = todo.back();
+    todo.pop_back();
+    if (!(n == root) && (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda")))
+      continue;
+    if (!visit(n))
+      return false;
+    for (SyntaxNode k : namedKids(n))
+      todo.push_back(k);
+  }
+  return true;
+}
 inline SyntaxNode parentOf(SyntaxNode n) {
   if (n.isNull())
     return n;
