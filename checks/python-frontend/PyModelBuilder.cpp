@@ -3019,10 +3019,14 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
     element.batch = loader;
     bind(left, element);
   }
-  // `for step, batch in enumerate(loader)`: the index is the same on every rank.
+  // `for step, batch in enumerate(loader)`: the index is the same on every
+  // rank.  Over this rank's share (`enumerate(paths[rank::world])`) too: in
+  // any round that every rank runs, every rank counts alike; that the ranks
+  // run different numbers of rounds is the loop's trip count, reported as
+  // such, not as a test of `i % k == 0` that some ranks pass.
   if (enumerated && (is(left, "pattern_list") || is(left, "tuple_pattern")) &&
       namedChildCount(left) == 2)
-    bind(namedChild(left, 0), Val{trip, RankKind::None, std::nullopt, trip == Dep::Uniform});
+    bind(namedChild(left, 0), Val{Dep::Uniform, RankKind::None, std::nullopt, trip == Dep::Uniform});
   // `for k, v in loss_dict.items()`: the keys are the loss names the code
   // wrote, the same on every rank whatever the values hold (1d-tokenizer's
   // `if k in ["d_weight"]: ... else: accelerator.gather(v)`).

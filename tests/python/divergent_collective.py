@@ -1357,3 +1357,13 @@ def resume_with_backup_copy(ckpt_path, steps, t):
     start = ckpt["step"] if ckpt is not None else 0
     for step in range(start, steps):
         dist.all_reduce(t)
+
+
+def shard_rounds_with_periodic_barrier(paths, every):
+    # The index of `enumerate` over this rank's share counts alike on every
+    # rank; the shares' lengths differ (by one), which is the loop's trip
+    # count, not a rank-local `i % every == 0`.
+    mine = paths[dist.get_rank()::dist.get_world_size()]
+    for i, p in enumerate(mine):
+        if i % every == 0:
+            dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:13: error: barrier runs in a loop whose trip count depends on 'enumerate(mine)', which depends on the rank; {{.*}} [ddp-divergent-collective]
