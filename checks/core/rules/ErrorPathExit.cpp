@@ -53,6 +53,10 @@ std::string message(const engine::PathEngine &paths, const engine::Divergence &d
            " and hang; re-raise it (torchrun and mp.spawn then stop every worker) or agree on "
            "the failure first (all_reduce an error flag) so every rank leaves together";
   }
+  if (d.exit == ExitKind::None)
+    return "error-path exit: when " + quoteCode(spelled) + " reports a failure on one rank, that rank " +
+           how + " while the other ranks wait in it and hang; abort the communicator instead "
+           "(ncclCommAbort, MPI_Abort, or abort() under a watchdog) so every rank fails fast";
   return "error-path exit: when " + quoteCode(spelled) + " reports a failure on one rank, that rank " +
          how + " here while the other ranks wait in " + engine::eventName(d.event) +
          " and hang; abort the communicator instead (ncclCommAbort, MPI_Abort, or abort() under "
