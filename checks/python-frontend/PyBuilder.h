@@ -669,6 +669,7 @@ private:
   bool drawsLoaderBatch(SyntaxNode tryBody);
   bool loadsOneSharedFile(SyntaxNode tryBody);
   bool caughtByEnclosingTry(SyntaxNode raise) const;
+  static bool handsExceptionOn(SyntaxNode handlerBody);
   bool initsProcessGroupIn(SyntaxNode body) const;
   bool contentErrorsOnly(SyntaxNode exceptClause) const;
 

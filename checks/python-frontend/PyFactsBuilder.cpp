@@ -822,9 +822,7 @@ std::map<std::string, SyntaxNode> Builder::splattedOptions(SyntaxNode splat, Syn
   if (name.isNull() || !is(name, "identifier"))
     return out;
   const std::string var = str(name);
-  SyntaxNode scope = parentOf(call);
-  while (!scope.isNull() && !is(scope, "function_definition") && !parentOf(scope).isNull())
-    scope = parentOf(scope);
+  SyntaxNode scope = enclosingScope(call);
   if (scope.isNull())
     return out;
   auto key = [&](SyntaxNode k) {
@@ -835,17 +833,12 @@ std::map<std::string, SyntaxNode> Builder::splattedOptions(SyntaxNode splat, Syn
     return t.size() >= 2 ? t.substr(1, t.size() - 2) : std::string();
   };
   bool found = false;
-  std::vector<SyntaxNode> stack{scope};
   std::vector<SyntaxNode> assigns;
-  while (!stack.empty()) {
-    SyntaxNode n = stack.back();
-    stack.pop_back();
+  forEachOwnNode(scope, [&](SyntaxNode n) {
     if (is(n, "assignment") && startByte(n) < startByte(call))
       assigns.push_back(n);
-    for (SyntaxNode k : namedKids(n))
-      if (!is(k, "function_definition") && !is(k, "class_definition") && !is(k, "lambda"))
-        stack.push_back(k);
-  }
+    return true;
+  });
   std::sort(assigns.begin(), assigns.end(),
             [](SyntaxNode a, SyntaxNode b) { return startByte(a) < startByte(b); });
   for (SyntaxNode a : assigns) {

@@ -824,8 +824,7 @@ void Builder::collectObjects(SyntaxNode n) {
       while (is(right, "call") && is(field(right, "function"), "attribute") &&
              is(unparen(field(field(right, "function"), "object")), "call")) {
         const std::string m = str(field(field(right, "function"), "attribute"));
-        if (m != "to" && m != "cuda" && m != "cpu" && m != "float" && m != "half" && m != "bfloat16" &&
-            m != "double" && m != "train" && m != "eval" && m != "requires_grad_")
+        if (!isMoveOrCastMethod(m) && m != "train" && m != "eval" && m != "requires_grad_")
           break;
         right = unparen(field(field(right, "function"), "object"));
       }
@@ -1333,8 +1332,7 @@ bool Builder::bufferFree(SyntaxNode e, int depth) const {
   if (is(e, "call")) {
     SyntaxNode fn = field(e, "function");
     const std::string l = lastPart(qualified(fn).empty() ? std::string(text(fn)) : qualified(fn));
-    if (is(fn, "attribute") && (l == "to" || l == "cuda" || l == "cpu" || l == "float" ||
-                                l == "half" || l == "bfloat16" || l == "double"))
+    if (is(fn, "attribute") && isMoveOrCastMethod(l))
       return bufferFree(field(fn, "object"), depth + 1);
     if (bufferFreeLayer(l)) {
       // Sequential(Linear(...), BatchNorm1d(...)) and the containers'
@@ -3311,10 +3309,38 @@ bool Builder::initsProcessGroupIn(SyntaxNode body) const {
   });
 }
 
+// A handler that cleans up and re-raises hands the exception on: it ends
+// this process as it would have, and the launcher (torchrun, mp.spawn) tears
+// the other workers down.  Not when it leaves before the raise on some path
+// (`if "out of memory" in str(e): continue` then `raise`): that path
+// swallows it.
+bool Builder::handsExceptionOn(SyntaxNode handlerBody) {
+  std::vector<SyntaxNode> hs = namedKids(handlerBody);
+  while (!hs.empty() && is(hs.back(), "comment"))
+    hs.pop_back();
+  if (hs.empty() || !is(hs.back(), "raise_statement"))
+    return false;
+  for (std::vector<SyntaxNode> todo(hs.begin(), hs.end()); !todo.empty();) {
+    SyntaxNode n = todo.back();
+    todo.pop_back();
+    // A loop's own break or continue stays in the handler; a nested
+    // function's return is not the handler's.
+    if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda") ||
+        is(n, "for_statement") || is(n, "while_statement"))
+      continue;
+    if (is(n, "return_statement") || is(n, "continue_statement") || is(n, "break_statement"))
+      return false;
+    for (SyntaxNode k : namedKids(n))
+      todo.push_back(k);
+  }
+  return true;
+}
+
 // Whether the innermost try whose body holds `raise X(...)` (in this
 // function) has a handler that catches it: a bare `except:`, `except
-// Exception` / `BaseException`, or X's own class named.  A handler that
-// re-raises does not count (it hands the exception on).
+// BaseException`, `except Exception` (not for SystemExit, KeyboardInterrupt
+// or GeneratorExit, which are not Exceptions), or X's own class named.  A
+// handler that hands the exception on does not count.
 bool Builder::caughtByEnclosingTry(SyntaxNode raise) const {
   std::string raised;
   if (SyntaxNode e = namedChildCount(raise) ? unparen(namedChild(raise, 0)) : SyntaxNode(); !e.isNull())
@@ -3330,12 +3356,8 @@ bool Builder::caughtByEnclosingTry(SyntaxNode raise) const {
       SyntaxNode types, body;
       for (SyntaxNode kk : namedKids(c))
         (is(kk, "block") ? body : types) = kk;
-      std::vector<SyntaxNode> hs;
-      for (SyntaxNode st : namedKids(body))
-        if (!is(st, "comment"))
-          hs.push_back(st);
-      if (!hs.empty() && is(hs.back(), "raise_statement"))
-        continue; // hands it on
+      if (handsExceptionOn(body))
+        continue;
       if (types.isNull())
         return true;
       // `(ValueError, KeyError) as e`: the names before `as`.
@@ -3348,7 +3370,10 @@ bool Builder::caughtByEnclosingTry(SyntaxNode raise) const {
       std::istringstream words(t);
       for (std::string w; words >> w;) {
         const std::string l = lastPart(w);
-        if (l == "Exception" || l == "BaseException" || (!raised.empty() && l == raised))
+        const bool notAnException =
+            raised == "SystemExit" || raised == "KeyboardInterrupt" || raised == "GeneratorExit";
+        if ((l == "Exception" && !notAnException) || l == "BaseException" ||
+            (!raised.empty() && l == raised))
           return true;
       }
     }
@@ -3405,28 +3430,7 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
       for (SyntaxNode kk : namedKids(c))
         if (is(kk, "block"))
           body = kk;
-      // A handler that cleans up and re-raises changes nothing: the exception
-      // ends this process as it would have, and the launcher (torchrun,
-      // mp.spawn) tears the other workers down.
-      std::vector<SyntaxNode> hs = namedKids(body);
-      while (!hs.empty() && is(hs.back(), "comment"))
-        hs.pop_back();
-      // ...unless it leaves before the raise on some path (`if "out of
-      // memory" in str(e): continue` then `raise`): that path swallows it.
-      bool leavesFirst = false;
-      for (std::vector<SyntaxNode> todo(hs.begin(), hs.end()); !todo.empty() && !leavesFirst;) {
-        SyntaxNode n = todo.back();
-        todo.pop_back();
-        // A loop's own break or continue stays in the handler; a nested
-        // function's return is not the handler's.
-        if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda") ||
-            is(n, "for_statement") || is(n, "while_statement"))
-          continue;
-        leavesFirst = is(n, "return_statement") || is(n, "continue_statement") || is(n, "break_statement");
-        for (SyntaxNode k : namedKids(n))
-          todo.push_back(k);
-      }
-      if (!hs.empty() && is(hs.back(), "raise_statement") && !leavesFirst)
+      if (handsExceptionOn(body))
         continue;
       std::vector<Node> h;
       Env before = env_;
@@ -5025,6 +5029,9 @@ PyModel Builder::run() {
     m_.summaries.emplace(key, std::move(fs));
   }
   m_.classes = classBases_;
+  // Decided here, for every class, because the syntax tree and this builder
+  // are gone when another module's DDP forward asks (the module's model is
+  // its summary); the cost did not show on the corpora.
   for (const auto &[name, def] : classDefs_)
     if (classBufferFree(name, 0))
       m_.bufferFreeClasses.insert(name);

@@ -607,9 +607,8 @@ Val Builder::callValue(SyntaxNode c) {
     if (o != objects_.end() && o->second == ObjKind::Metric && l == "compute")
       return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
     // Moving or converting a value keeps its dependence: `x.to(local_rank)`.
-    if (l == "to" || l == "cuda" || l == "cpu" || l == "float" || l == "half" || l == "detach" ||
-        l == "clone" || l == "contiguous" || l == "bfloat16" || l == "double" || l == "item" ||
-        l == "tolist" || l == "values" || l == "items" || l == "keys")
+    if (isMoveOrCastMethod(l) || l == "detach" || l == "clone" || l == "contiguous" ||
+        l == "item" || l == "tolist" || l == "values" || l == "items" || l == "keys")
       return value(field(fn, "object"));
   }
   if (q == "torch.device")
@@ -1526,9 +1525,7 @@ std::optional<Dep> Builder::decisionReturnDep(const FnInfo &fi) {
 }
 
 bool Builder::probeRacesWrite(SyntaxNode probe) {
-  SyntaxNode scope = parentOf(probe);
-  while (!scope.isNull() && !is(scope, "function_definition") && !parentOf(scope).isNull())
-    scope = parentOf(scope);
+  SyntaxNode scope = enclosingScope(probe);
   if (scope.isNull())
     return true;
   auto [it, fresh] = writtenNames_.try_emplace(startByte(scope));

@@ -26,6 +26,13 @@ inline bool startsWith(std::string_view s, std::string_view p) { return s.substr
 inline bool endsWith(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
+// A module or tensor method that moves or converts its receiver and returns
+// the same thing (`model.to(device)`, `x.half()`): what it is, which class it
+// is an instance of and which ranks it depends on carry through.
+inline bool isMoveOrCastMethod(std::string_view m) {
+  return m == "to" || m == "cuda" || m == "cpu" || m == "float" || m == "half" ||
+         m == "bfloat16" || m == "double";
+}
 
 struct SourcePos {
   unsigned line = 0, column = 0; // 1-based; column counts bytes, as Clang's do
@@ -189,6 +196,13 @@ inline SyntaxNode parentOf(SyntaxNode n) {
     return n;
   const auto &r = n.tree()->rec(n);
   return (r.flags & SyntaxTree::IsRoot) ? SyntaxNode() : SyntaxNode(n.tree(), r.parent);
+}
+// The function `n` is written in, or the module when it is at top level.
+inline SyntaxNode enclosingScope(SyntaxNode n) {
+  SyntaxNode scope = parentOf(n);
+  while (!scope.isNull() && !is(scope, "function_definition") && !parentOf(scope).isNull())
+    scope = parentOf(scope);
+  return scope;
 }
 inline uint32_t startByte(SyntaxNode n) { return n.isNull() ? 0 : n.tree()->rec(n).startByte; }
 inline uint32_t endByte(SyntaxNode n) { return n.isNull() ? 0 : n.tree()->rec(n).endByte; }

@@ -1367,3 +1367,10 @@ def shard_rounds_with_periodic_barrier(paths, every):
     for i, p in enumerate(mine):
         if i % every == 0:
             dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:13: error: barrier runs in a loop whose trip count depends on 'enumerate(mine)', which depends on the rank; {{.*}} [ddp-divergent-collective]
+
+
+def rounds_with_periodic_barrier(paths, every):
+    # hard negative: the same list on every rank, so the same rounds.
+    for i, p in enumerate(paths):
+        if i % every == 0:
+            dist.barrier()

@@ -1063,8 +1063,9 @@ void PathEngine::skipFinding(const Ev &e, const Path &runs, const Path &skips) {
     return;
   }
   if (isErrorCheck(split)) {
-    if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate) {
-      reportErrorExit(split, e, skips);
+    if (skips.exit != ExitKind::None) {
+      if (skips.exit != ExitKind::Terminate)
+        reportErrorExit(split, e, skips);
       return;
     }
     // A handler that swallows the exception and goes on (no exit at all)
@@ -1076,12 +1077,10 @@ void PathEngine::skipFinding(const Ev &e, const Path &runs, const Path &skips) {
     for (size_t k = 0; k < runs.guard.size() && k < e.guardLen && !inBody; ++k)
       inBody = runs.guard[k].atom == split->atom && runs.guard[k].pol != split->pol &&
                runs.guard[k].closedAt > e.at;
-    if (skips.exit == ExitKind::None && inBody) {
+    if (inBody) {
       reportErrorExit(split, e, skips);
       return;
     }
-    if (skips.exit != ExitKind::None)
-      return;
     d.kind = Divergence::Kind::RunsOnlyOn;
     const Lit *other = innermost(runs, skips, e.guardLen, e.at);
     if (other && !isErrorCheck(other))

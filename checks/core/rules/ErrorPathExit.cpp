@@ -11,6 +11,11 @@ namespace {
 std::string message(const engine::PathEngine &paths, const engine::Divergence &d, bool python) {
   const engine::Atom &a = paths.atoms[d.lit.atom];
   const std::string spelled = paths.spelling(d.lit);
+  // A caught exception: the Python frontend spells the atom "an exception is
+  // raised".
+  const std::string failure = a.errorCheck && spelled == "an exception is raised"
+                                  ? std::string("an exception is caught")
+                                  : quoteCode(spelled) + " reports a failure";
   const std::string how = !d.exitVia.empty()          ? "exits (" + quoteCode(d.exitVia) + ")"
                           : d.exit == ExitKind::Throw ? "throws"
                           : d.exit == ExitKind::Break ? "leaves the loop"
@@ -20,9 +25,7 @@ std::string message(const engine::PathEngine &paths, const engine::Divergence &d
   if (python && d.exit == ExitKind::None) {
     // The handler swallows the exception: the rest of the try is skipped.
     return "error-path exit: when " +
-           (a.errorCheck && spelled == "an exception is raised"
-                ? std::string("an exception is caught")
-                : quoteCode(spelled) + " reports a failure") +
+           failure +
            " on one rank, that rank " + how +
            " and carries on while the other ranks wait in it and hang; re-raise it (torchrun "
            "and mp.spawn then stop every worker) or agree on the failure first (all_reduce an "
@@ -43,11 +46,8 @@ std::string message(const engine::PathEngine &paths, const engine::Divergence &d
            "on the failure first (all_reduce an error flag) so every rank takes the same way";
   }
   if (python) {
-    // A caught exception: the frontend spells the atom "an exception is raised".
     return "error-path exit: when " +
-           (a.errorCheck && spelled == "an exception is raised"
-                ? std::string("an exception is caught")
-                : quoteCode(spelled) + " reports a failure") +
+           failure +
            " on one rank, that rank " + how + " here while the other ranks wait in " +
            engine::eventName(d.event) +
            " and hang; re-raise it (torchrun and mp.spawn then stop every worker) or agree on "
