@@ -213,3 +213,30 @@ int checked_options(int argc, char **argv, double *x, double *y) {
   }
   return 0;
 }
+
+// Long paths, not only many: eight options that each add a reduction, then
+// two hundred reductions every rank runs (a long step function, as macros
+// and unrolled kernels write them).  Together the 256 paths hold more events
+// than the budget, so fewer are kept, and the remark says so; the rank-0
+// barrier at the end is still found.
+#define AR MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+#define AR10 AR; AR; AR; AR; AR; AR; AR; AR; AR; AR
+#define AR100 AR10; AR10; AR10; AR10; AR10; AR10; AR10; AR10; AR10; AR10
+int long_steps(int argc, double *x, double *y, int rank) {
+// CHECK-MESSAGES: :[[@LINE-1]]:5: remark: analysis limit: 'long_steps' has paths that together hold more than 50000 calls and collectives{{.*}}analysed once per call [{{ddp-[a-z0-9-]+}}]
+  if (argc > 1) AR;
+  if (argc > 2) AR;
+  if (argc > 3) AR;
+  if (argc > 4) AR;
+  if (argc > 5) AR;
+  if (argc > 6) AR;
+  if (argc > 7) AR;
+  if (argc > 8) AR;
+  AR100;
+  AR100;
+  if (rank == 0)
+    MPI_Barrier(MPI_COMM_WORLD);
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: barrier 'MPI_Barrier' runs only on ranks where 'rank == 0' holds{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-3]]:7: note: rank-dependent condition here
+  return 0;
+}

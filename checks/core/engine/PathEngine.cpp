@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <set>
 #include <tuple>
 
@@ -399,25 +400,71 @@ void PathEngine::mergeLeftUniform(std::vector<Path> &paths) {
   // configurations than each did, so a path of other ranks that tests a
   // dropped decision could pair with one it excludes: such groups stay apart.
   auto isUniform = [&](const Lit &l) { return atoms[l.atom].dep == Dep::Uniform; };
-  auto keyOf = [&](const Path &p) {
-    std::string k = std::to_string(int(p.exit)) + "|" + std::to_string(p.exitLoc) + "|" + p.exitVia +
-                    (p.uniformExit ? "|u|" : "|");
-    for (const Lit &l : p.exitGuard)
-      k += std::to_string(l.atom) + (l.pol ? "+" : "-") + ",";
-    k += "|";
+  // Grouped by a hash of what must be alike, then compared in full: a
+  // string key spelling every event made gigabytes of keys for a long
+  // function's paths (FasterTransformer's ParallelGpt::forward).
+  auto rankLits = [&](const Path &p) {
+    Conj r;
     for (const Lit &l : p.guard)
       if (!isUniform(l))
-        k += std::to_string(l.atom) + (l.pol ? "+" : "-") + ",";
-    k += "|";
-    for (const auto &e : p.seq)
-      k += e.op + "@" + std::to_string(e.loc) + ",";
-    return k;
+        r.push_back(l);
+    return r;
   };
-  std::map<std::string, std::vector<size_t>> groups;
-  for (size_t i = 0; i < paths.size(); ++i)
-    groups[keyOf(paths[i])].push_back(i);
+  auto sameLits = [](const Conj &x, const Conj &y) {
+    if (x.size() != y.size())
+      return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i].atom != y[i].atom || x[i].pol != y[i].pol)
+        return false;
+    return true;
+  };
+  auto alike = [&](const Path &x, const Path &y) {
+    if (x.exit != y.exit || x.exitLoc != y.exitLoc || x.exitVia != y.exitVia ||
+        x.uniformExit != y.uniformExit || x.seq.size() != y.seq.size() ||
+        !sameLits(x.exitGuard, y.exitGuard) || !sameLits(rankLits(x), rankLits(y)))
+      return false;
+    for (size_t i = 0; i < x.seq.size(); ++i)
+      if (x.seq[i].loc != y.seq[i].loc || x.seq[i].op != y.seq[i].op)
+        return false;
+    return true;
+  };
+  auto hashOf = [&](const Path &p) {
+    size_t h = std::hash<std::string>{}(p.exitVia);
+    auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    mix(size_t(p.exit));
+    mix(size_t(p.exitLoc));
+    mix(size_t(p.uniformExit));
+    for (const Lit &l : p.exitGuard)
+      mix(size_t(l.atom) * 2 + l.pol);
+    mix(0x5bd1e995);
+    for (const Lit &l : p.guard)
+      if (!isUniform(l))
+        mix(size_t(l.atom) * 2 + l.pol);
+    for (const auto &e : p.seq) {
+      mix(std::hash<std::string>{}(e.op));
+      mix(size_t(e.loc));
+    }
+    return h;
+  };
+  // Groups in the order of their first path.
+  std::vector<std::vector<size_t>> groupList;
+  std::unordered_map<size_t, std::vector<size_t>> byHash; // hash -> indices into groupList
+  for (size_t i = 0; i < paths.size(); ++i) {
+    auto &candidates = byHash[hashOf(paths[i])];
+    bool placed = false;
+    for (size_t g : candidates)
+      if (alike(paths[groupList[g][0]], paths[i])) {
+        groupList[g].push_back(i);
+        placed = true;
+        break;
+      }
+    if (!placed) {
+      candidates.push_back(groupList.size());
+      groupList.push_back({i});
+    }
+  }
   std::vector<bool> gone(paths.size(), false);
-  for (auto &[key, members] : groups) {
+  for (auto &members : groupList) {
     if (members.size() < 2)
       continue;
     // What every member shares, by (atom, polarity); the rest is dropped.
@@ -490,6 +537,14 @@ void PathEngine::mergeLeftUniform(std::vector<Path> &paths) {
 }
 
 void PathEngine::cap(std::vector<Path> &paths, std::size_t max) {
+  // Long paths count against memory, not only many: fewer are kept when
+  // together they hold more events than the budget.
+  size_t events = 0;
+  for (const Path &p : paths)
+    events += p.seq.size();
+  const bool heavy = events > limits.maxPathEvents && paths.size() > 1;
+  if (heavy)
+    max = std::min(max, std::max<size_t>(1, limits.maxPathEvents / (events / paths.size() + 1)));
   if (paths.size() <= max)
     return;
   // Before any path is dropped, fold the uniform decisions the paths have
@@ -498,7 +553,8 @@ void PathEngine::cap(std::vector<Path> &paths, std::size_t max) {
   mergeLeftUniform(paths);
   if (paths.size() <= max)
     return;
-  limitReached(Limit::Paths, paths.size());
+  limitReached(heavy && paths.size() <= limits.maxPaths ? Limit::PathEvents : Limit::Paths,
+               heavy ? events : paths.size());
   // Dropping paths never invents a divergence; dropping every path of one
   // class of ranks would hide one.  Round robin over the rank decisions.
   std::map<std::vector<std::pair<int, bool>>, std::vector<size_t>> byRanks;
@@ -549,6 +605,13 @@ void PathEngine::limitReached(Limit kind, std::size_t count) {
  " paths through its branches; the analysis kept " + std::to_string(limits.maxPaths) +
                 ", spread over the rank decisions, so a divergence, or a write every rank makes, on a path left out is not "
                 "reported; code moved into functions of its own is analysed once per call";
+    break;
+  case Limit::PathEvents:
+    n.message = std::string(kAnalysisLimitPrefix) + name + " has paths that together hold more than " +
+                std::to_string(limits.maxPathEvents) +
+                " calls and collectives; the analysis kept fewer paths, spread over the rank decisions, so "
+                "a divergence, or a write every rank makes, on a path left out is not reported; code moved "
+                "into functions of its own is analysed once per call";
     break;
   case Limit::CompareWindow:
     n.message = std::string(kAnalysisLimitPrefix) + "in " + name + " two paths agree on their first collectives "

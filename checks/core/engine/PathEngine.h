@@ -207,7 +207,7 @@ public:
   // --- limits -------------------------------------------------------------
   // Where the analysis stopped short, once per function and kind: reported
   // to the user (a finding may be missing there), never silent.
-  enum class Limit : std::uint8_t { Paths, CompareWindow, CallDepth, ConditionCases };
+  enum class Limit : std::uint8_t { Paths, PathEvents, CompareWindow, CallDepth, ConditionCases };
   std::vector<AnalysisNotice> notices;
   std::set<std::pair<std::string, Limit>> noticed;
   void limitReached(Limit kind, std::size_t count = 0);

@@ -109,6 +109,10 @@ struct AnalysisNotice {
 
 struct AnalysisLimits {
   std::size_t maxPaths = 512; // per function; beyond it paths are dropped, never invented
+  // Events held by one function's paths together: a long function with many
+  // calls (FasterTransformer's 1,000-line ParallelGpt::forward) makes few
+  // paths but long ones, and memory, not their number, is the limit there.
+  std::size_t maxPathEvents = 50000;
   int maxCallDepth = 16;
 };
 
