@@ -464,7 +464,7 @@ std::string jsonList(const std::vector<std::string> &v) {
 // The Python frontend's vocabulary for an implicit collective's `match`
 // (checks/python-frontend/PyModelBuilder.cpp knows each of these by name).
 const char *const kImplicitObjects[] = {"ddp",         "fsdp",           "prepared",
-                                        "metric",      "accelerator",    "lightning_self",
+                                        "metric",      "accelerator",    "lightning_self", "lightning_trainer",
                                         "fsdp_full_state", "deepspeed_engine", "any"};
 const char *const kImplicitConditions[] = {"program_wraps_ddp", "outside_no_sync", "no_gradient_argument",
                                            "sync_dist", "module_has_buffers", "module_names_sharding",

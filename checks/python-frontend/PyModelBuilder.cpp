@@ -859,6 +859,10 @@ void Builder::collectObjects(SyntaxNode n) {
     if (is(s, "call")) {
       // Cheap test on the spelling first: most calls are none of these.
       const std::string_view ft = text(field(s, "function"));
+      // A DistributedSampler made here: the module's loaders feed ranks
+      // (sam-hq's train/utils/dataloader.py, imported by the DDP trainer).
+      if (endsWith(ft, "DistributedSampler"))
+        facts().shardsData = true;
       const bool maybe = endsWith(ft, "spawn") || endsWith(ft, "start_processes") ||
                          endsWith(ft, "cuda") || endsWith(ft, "to") || endsWith(ft, "device") ||
                          endsWith(ft, "set_device");
@@ -1448,6 +1452,9 @@ bool Builder::implicitObject(const std::string &kind, const std::string &spellin
     return k == ObjKind::DeepSpeedEngine;
   if (kind == "lightning_self")
     return spelling == "self" && isLightningModule(curClass_);
+  // The trainer a LightningModule or a Callback's hook is handed.
+  if (kind == "lightning_trainer")
+    return (spelling == "trainer" || spelling == "self.trainer") && isLightningModule(curClass_);
   if (kind == "fsdp_full_state") // under state_dict_type(..., FULL_STATE_DICT)
     return (k == ObjKind::Fsdp && fullStateDict_) || contains(fullStateScopes_, spelling);
   return false;
@@ -3238,7 +3245,7 @@ bool Builder::drawsLoaderBatch(SyntaxNode body) {
 bool Builder::contentErrorsOnly(SyntaxNode exceptClause) const {
   SyntaxNode types;
   for (SyntaxNode kk : namedKids(exceptClause))
-    if (!is(kk, "block")) {
+    if (!is(kk, "block") && !is(kk, "comment")) {
       types = kk;
       break;
     }
@@ -3353,9 +3360,12 @@ bool Builder::caughtByEnclosingTry(SyntaxNode raise) const {
     for (SyntaxNode c : namedKids(p)) {
       if (!is(c, "except_clause"))
         continue;
+      // A comment between `except ...:` and the block is the clause's child
+      // too: it names no exception.
       SyntaxNode types, body;
       for (SyntaxNode kk : namedKids(c))
-        (is(kk, "block") ? body : types) = kk;
+        if (!is(kk, "comment"))
+          (is(kk, "block") ? body : types) = kk;
       if (handsExceptionOn(body))
         continue;
       if (types.isNull())
@@ -3467,7 +3477,7 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
       // for the others to wait in; they fail in the rendezvous too.
       alike = alike || initsProcessGroupIn(field(s, "body"));
       for (SyntaxNode kk : namedKids(c))
-        if (!is(kk, "block")) {
+        if (!is(kk, "block") && !is(kk, "comment")) {
           const std::string t(text(kk));
           // Ctrl-C reaches every process of the job's foreground group (and
           // torchrun's agent hands SIGINT on to every worker): timm's `try:
@@ -3992,12 +4002,60 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
     return r;
   };
   std::set<std::string> exitTested;
+  // Names bound to a parameter's items (ZoeDepth's `for key, value in
+  // losses.items(): if torch.isnan(value): raise ...`, `x = losses["total"]`):
+  // a test of one is a test of the parameter.
+  std::map<std::string, std::string> itemOf;
+  auto paramBehind = [&](SyntaxNode e) -> std::string {
+    e = unparen(e);
+    if (is(e, "call") && text(field(e, "function")) == "enumerate" && !args(e).empty())
+      e = unparen(args(e)[0].value);
+    if (is(e, "call") && is(field(e, "function"), "attribute")) {
+      const std::string m = str(field(field(e, "function"), "attribute"));
+      if (m == "items" || m == "values" || m == "keys" || m == "get")
+        e = unparen(field(field(e, "function"), "object"));
+    } else if (is(e, "subscript")) {
+      e = unparen(field(e, "value"));
+    }
+    return is(e, "identifier") && params.count(str(e)) ? str(e) : std::string();
+  };
+  forEachOwnNode(field(fi.def, "body"), [&](SyntaxNode n) {
+    SyntaxNode target, from;
+    if (is(n, "for_statement"))
+      target = field(n, "left"), from = field(n, "right");
+    else if (is(n, "assignment"))
+      target = field(n, "left"), from = field(n, "right");
+    if (target.isNull() || from.isNull())
+      return true;
+    if (const std::string p = paramBehind(from); !p.empty()) {
+      std::vector<SyntaxNode> todo{target};
+      while (!todo.empty()) {
+        SyntaxNode t = todo.back();
+        todo.pop_back();
+        if (is(t, "identifier") && !params.count(str(t)))
+          itemOf.emplace(str(t), p);
+        else if (is(t, "pattern_list") || is(t, "tuple_pattern") || is(t, "tuple"))
+          for (SyntaxNode k : namedKids(t))
+            todo.push_back(k);
+      }
+    }
+    return true;
+  });
   std::function<void(SyntaxNode, std::set<std::string> &)> names = [&](SyntaxNode n,
                                                                       std::set<std::string> &into) {
     if (is(n, "identifier") && params.count(str(n)))
       into.insert(str(n));
     for (SyntaxNode k : namedKids(n))
       names(k, into);
+  };
+  auto exitNames = [&](SyntaxNode c, std::set<std::string> &into) {
+    names(c, into);
+    forEachOwnNode(c, [&](SyntaxNode n) {
+      if (is(n, "identifier"))
+        if (auto it = itemOf.find(str(n)); it != itemOf.end())
+          into.insert(it->second);
+      return true;
+    });
   };
   // Whether an arm raises or exits the process (not in a nested function).
   std::function<bool(SyntaxNode)> exits = [&](SyntaxNode n) -> bool {
@@ -4032,7 +4090,7 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
       // shapes, a batch's keys) raises alike on every rank for a given
       // program, and reading those as rank-local exits was mostly wrong.
       if (armsExit && testsNonFinite(text(c)))
-        names(c, exitTested);
+        exitNames(c, exitTested);
     } else if (is(n, "conditional_expression") && namedChildCount(n) == 3) {
       if (acts(namedChild(n, 0)) || acts(namedChild(n, 2)))
         names(namedChild(n, 1), tested);
@@ -4840,9 +4898,10 @@ PyModel Builder::run() {
   m_.positions.clear();
   m_.byteOffsets.clear();
   m_.ifNodes.clear();
-  const bool usesCuda = facts().usesCuda;
+  const bool usesCuda = facts().usesCuda, shardsData = facts().shardsData;
   m_.program.facts = core::Facts{};
   facts().usesCuda = usesCuda;
+  facts().shardsData = shardsData;
   // The predicate pass read a few statements out of context: their calls are
   // not call sites of the module (see parameterFacts).
   paramFacts_.clear();

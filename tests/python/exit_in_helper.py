@@ -202,3 +202,29 @@ def train_with_backward_or_exit(model, loader, optimizer):
     for images in loader:
         total_loss = model(images).mean()
         backward_or_exit(total_loss, optimizer)
+
+
+def raise_if_nan(losses):
+    for key, value in losses.items():
+        if torch.isnan(value):
+            raise ValueError(f"{key} is NaN, Stopping training")
+
+
+def check_loss_names(losses, allowed):
+    for key, value in losses.items():
+        if key not in allowed:
+            raise KeyError(key)
+
+
+def train_with_loss_dict(net, loader, optimizer):
+    # ZoeDepth's trainer: the NaN test is on the items of the dict it is
+    # handed; the rank whose loss is NaN leaves before the next step's
+    # forward (its buffer broadcast) while the others run it.
+    dict_model = DDP(net)
+    for batch in loader:
+        loss = dict_model(batch).sum()
+        # CHECK-MESSAGES: :[[@LINE-1]]:16: error: collective `forward of the DistributedDataParallel model 'dict_model' (buffer broadcast)` is skipped by ranks where `raise_if_nan({"loss": loss}) raises` holds (a rank-local value): they throw {{.*}} [ddp-divergent-collective]
+        loss.backward()
+        optimizer.step()
+        check_loss_names({"loss": loss}, ("loss",))  # hard negative: names, not values
+        raise_if_nan({"loss": loss})

@@ -121,6 +121,22 @@ class ExportOnMain(Callback):
         print(f"training on {trainer.world_size} processes")
 
 
+class SaveEveryThousandSteps(Callback):
+    def __init__(self, ckpt_dir):
+        self.ckpt_dir = ckpt_dir
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        # Trainer.save_checkpoint ends in the strategy's barrier ("needs to be
+        # called on all processes"): on global rank 0 alone it hangs there.
+        if trainer.is_global_zero and batch_idx % 1000 == 0:
+            trainer.save_checkpoint(os.path.join(self.ckpt_dir, "last.ckpt"))
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: error: barrier 'trainer.save_checkpoint() (Lightning: every rank)' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+    def on_validation_end(self, trainer, pl_module):
+        # hard negative: every rank calls it; Lightning writes on rank 0.
+        trainer.save_checkpoint(os.path.join(self.ckpt_dir, "val.ckpt"))
+
+
 class BarrierEveryEpoch(Callback):
     def on_train_epoch_end(self, trainer, pl_module):
         trainer.strategy.barrier()  # every rank: fine

@@ -12,6 +12,13 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   const Program &program = ctx.program();
   const char *rule = "ddp-dataloader-options";
   const Facts &pf = program.facts;
+  // A program that never runs distributed (Marigold's trainers: one
+  // process) has no ranks to keep in step; the per-epoch worker restart is a
+  // cost, not the hazard these rules are about (as for
+  // ddp-dataloader-recreated).  A data module that makes a DistributedSampler
+  // serves ranks, whoever starts them.
+  if (!program.distributed && !(pf.shardsData && pf.processGroups.empty()))
+    return {};
   std::vector<Finding> out;
   std::set<Loc> seen;
   auto missing = [](ArgState s) { return s == ArgState::Absent || s == ArgState::False; };

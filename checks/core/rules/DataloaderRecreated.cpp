@@ -52,7 +52,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   // A program that never runs distributed (RWKV's first trainers: one
   // process, DataParallel) is outside what these rules reason about, as for
   // ddp-unguarded-save.
-  if (!program.distributed)
+  if (!program.distributed && !(pf.shardsData && pf.processGroups.empty()))
     return {};
   std::vector<Finding> out;
   std::set<Loc> reported;

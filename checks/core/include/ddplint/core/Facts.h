@@ -215,6 +215,13 @@ struct Facts {
   // The program trains on CUDA (tensors or the model moved to a CUDA device,
   // an NCCL process group): ddp-dataloader-options asks for pin_memory.
   bool usesCuda = false;
+  // The module makes a DistributedSampler: its loaders feed the ranks of a
+  // distributed program even when the module itself starts nothing
+  // distributed (a data module its trainer imports).  The data-loader rules
+  // read it beside Program::distributed, in a module that makes no process
+  // group (one that does and still is not distributed was found to run
+  // alone: DataParallel's scripts with a `--local_rank` path).
+  bool shardsData = false;
   std::vector<ProcessGroupCreation> processGroups;
   std::vector<EnvSetting> env;
   std::vector<DataLoaderCreation> dataLoaders;
