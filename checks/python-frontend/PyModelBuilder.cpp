@@ -4261,6 +4261,21 @@ void Builder::markLaunchers() {
   }
   for (auto &f : m_.program.functions)
     f.launchesRanks = launches_.count(plain(f.key)) > 0;
+  // Lightning's hooks that run between training steps: the next step's
+  // gradient all-reduce follows them on every rank.
+  static const std::set<std::string> stepHooks = {
+      "training_step",           "on_train_batch_start",    "on_train_batch_end",
+      "on_train_epoch_start",    "on_train_epoch_end",      "on_before_backward",
+      "on_after_backward",       "on_before_optimizer_step", "on_before_zero_grad",
+      "on_validation_start",     "on_validation_end",       "on_validation_epoch_start",
+      "on_validation_epoch_end"};
+  for (auto &f : m_.program.functions) {
+    const std::string k = plain(f.key);
+    const size_t dot = k.rfind('.');
+    if (dot != std::string::npos && stepHooks.count(k.substr(dot + 1)) &&
+        isLightningModule(k.substr(0, dot)))
+      f.runsEveryStep = true;
+  }
 }
 
 void Builder::buildSpecializations() {

@@ -417,6 +417,8 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     }
     if (calledInSyncLoop.count(fn))
       return true;
+    if (const Function *f = I.function(fn); after && f && f->runsEveryStep)
+      return true; // the framework's next step
     auto sites = callSites.find(fn);
     if (sites == callSites.end() || depth >= 4) {
       if (after)

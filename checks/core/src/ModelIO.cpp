@@ -60,7 +60,7 @@ void ModelWriter::function(const Function &f) {
   string(f.key);
   string(f.name);
   loc(f.loc);
-  integer(f.launchesRanks);
+  integer((f.launchesRanks ? 1 : 0) | (f.runsEveryStep ? 2 : 0));
   node(f.body);
 }
 
@@ -166,11 +166,12 @@ bool ModelReader::node(Node &n, int depth) {
 }
 
 bool ModelReader::function(Function &f) {
-  std::int64_t launches = 0;
-  if (!string(f.key) || !string(f.name) || !readLoc(f.loc) || !integer(launches) ||
-      launches < 0 || launches > 1)
+  std::int64_t flags = 0;
+  if (!string(f.key) || !string(f.name) || !readLoc(f.loc) || !integer(flags) || flags < 0 ||
+      flags > 3)
     return false;
-  f.launchesRanks = launches == 1;
+  f.launchesRanks = (flags & 1) != 0;
+  f.runsEveryStep = (flags & 2) != 0;
   return node(f.body);
 }
 

@@ -167,6 +167,10 @@ struct Function {
   // does): its own code runs once, in the launcher's process, not on every rank.
   // Also a script's top level that never joins a group (pyfe's settleProgram).
   bool launchesRanks = false;
+  // A framework calls it inside its training loop, between steps (Lightning's
+  // `on_train_batch_end`, `training_step`): the next step's collectives follow
+  // it, though no caller in the program shows them.
+  bool runsEveryStep = false;
 };
 
 // True when exactly one of the representative ranks satisfies `c` and it is
