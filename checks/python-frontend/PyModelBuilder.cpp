@@ -4005,7 +4005,9 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
   // Names bound to a parameter's items (ZoeDepth's `for key, value in
   // losses.items(): if torch.isnan(value): raise ...`, `x = losses["total"]`):
   // a test of one is a test of the parameter.
+  // Filled on the first exit test that needs it: most functions have none.
   std::map<std::string, std::string> itemOf;
+  bool itemsRead = false;
   auto paramBehind = [&](SyntaxNode e) -> std::string {
     e = unparen(e);
     if (is(e, "call") && text(field(e, "function")) == "enumerate" && !args(e).empty())
@@ -4019,28 +4021,33 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
     }
     return is(e, "identifier") && params.count(str(e)) ? str(e) : std::string();
   };
-  forEachOwnNode(field(fi.def, "body"), [&](SyntaxNode n) {
-    SyntaxNode target, from;
-    if (is(n, "for_statement"))
-      target = field(n, "left"), from = field(n, "right");
-    else if (is(n, "assignment"))
-      target = field(n, "left"), from = field(n, "right");
-    if (target.isNull() || from.isNull())
-      return true;
-    if (const std::string p = paramBehind(from); !p.empty()) {
-      std::vector<SyntaxNode> todo{target};
-      while (!todo.empty()) {
-        SyntaxNode t = todo.back();
-        todo.pop_back();
-        if (is(t, "identifier") && !params.count(str(t)))
-          itemOf.emplace(str(t), p);
-        else if (is(t, "pattern_list") || is(t, "tuple_pattern") || is(t, "tuple"))
-          for (SyntaxNode k : namedKids(t))
-            todo.push_back(k);
+  auto readItems = [&]() {
+    if (itemsRead)
+      return;
+    itemsRead = true;
+    forEachOwnNode(field(fi.def, "body"), [&](SyntaxNode n) {
+      SyntaxNode target, from;
+      if (is(n, "for_statement"))
+        target = field(n, "left"), from = field(n, "right");
+      else if (is(n, "assignment"))
+        target = field(n, "left"), from = field(n, "right");
+      if (target.isNull() || from.isNull())
+        return true;
+      if (const std::string p = paramBehind(from); !p.empty()) {
+        std::vector<SyntaxNode> todo{target};
+        while (!todo.empty()) {
+          SyntaxNode t = todo.back();
+          todo.pop_back();
+          if (is(t, "identifier") && !params.count(str(t)))
+            itemOf.emplace(str(t), p);
+          else if (is(t, "pattern_list") || is(t, "tuple_pattern") || is(t, "tuple"))
+            for (SyntaxNode k : namedKids(t))
+              todo.push_back(k);
+        }
       }
-    }
-    return true;
-  });
+      return true;
+    });
+  };
   std::function<void(SyntaxNode, std::set<std::string> &)> names = [&](SyntaxNode n,
                                                                       std::set<std::string> &into) {
     if (is(n, "identifier") && params.count(str(n)))
@@ -4050,6 +4057,7 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
   };
   auto exitNames = [&](SyntaxNode c, std::set<std::string> &into) {
     names(c, into);
+    readItems();
     forEachOwnNode(c, [&](SyntaxNode n) {
       if (is(n, "identifier"))
         if (auto it = itemOf.find(str(n)); it != itemOf.end())

@@ -553,8 +553,9 @@ void PathEngine::cap(std::vector<Path> &paths, std::size_t max) {
   mergeLeftUniform(paths);
   if (paths.size() <= max)
     return;
-  limitReached(heavy && paths.size() <= limits.maxPaths ? Limit::PathEvents : Limit::Paths,
-               heavy ? events : paths.size());
+  // Where the events decided how many stay, say so: the path limit's message
+  // names the 512 it keeps, and fewer are kept here.
+  limitReached(heavy ? Limit::PathEvents : Limit::Paths, heavy ? events : paths.size());
   // Dropping paths never invents a divergence; dropping every path of one
   // class of ranks would hide one.  Round robin over the rank decisions.
   std::map<std::vector<std::pair<int, bool>>, std::vector<size_t>> byRanks;
