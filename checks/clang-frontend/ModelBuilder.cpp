@@ -10,6 +10,8 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
+
+#include <unordered_set>
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -48,6 +50,105 @@ struct ModelBuilder::Impl {
   }
 
   explicit Impl(ModelBuilder &s) : self(s) {}
+
+  // Which functions a try block of this unit can be on the stack of.  When
+  // the unit holds `main`, the whole call chain is here: a throw in a
+  // function that no try block reaches is never caught (mscclpp's test
+  // drivers throw from CUDATHROW with no handler anywhere).  Without `main`,
+  // a caller elsewhere may catch it, and every throw is taken as caught.
+  struct Handlers {
+    bool hasMain = false;
+    bool anyIndirect = false; // a try block reaches a call through a pointer
+    std::unordered_set<const FunctionDecl *> reached;
+    std::set<std::string> virtualNames; // virtual methods called under a try
+    bool catchable(const FunctionDecl *fd) const {
+      if (!hasMain || anyIndirect || !fd)
+        return true;
+      const FunctionDecl *c = fd->getCanonicalDecl();
+      if (reached.count(c))
+        return true;
+      if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && md->isVirtual() && md->getIdentifier())
+        return virtualNames.count(md->getName().str()) > 0;
+      return false;
+    }
+  };
+  std::optional<Handlers> handlers_;
+  const Handlers &handlers() {
+    if (!handlers_)
+      handlers_ = scanHandlers();
+    return *handlers_;
+  }
+  Handlers scanHandlers() {
+    Handlers h;
+    struct Scan : RecursiveASTVisitor<Scan> {
+      Impl &I;
+      Handlers &h;
+      std::vector<const Stmt *> tryBlocks;
+      Scan(Impl &i, Handlers &hh) : I(i), h(hh) {}
+      bool shouldVisitTemplateInstantiations() const { return true; }
+      bool TraverseDecl(Decl *d) {
+        if (d && !isa<TranslationUnitDecl>(d) && !I.userCode(d->getLocation()))
+          return true;
+        return RecursiveASTVisitor::TraverseDecl(d);
+      }
+      bool VisitFunctionDecl(FunctionDecl *fd) {
+        if (fd->isMain() && fd->doesThisDeclarationHaveABody())
+          h.hasMain = true;
+        return true;
+      }
+      // `catch (...) { cleanup(); throw; }` hands the exception on: only a
+      // handler that can end otherwise catches it.
+      static bool rethrows(const CXXCatchStmt *h) {
+        const auto *body = dyn_cast_or_null<CompoundStmt>(h->getHandlerBlock());
+        if (!body || body->body_empty())
+          return false;
+        const auto *t = dyn_cast<CXXThrowExpr>(body->body_back());
+        return t && !t->getSubExpr();
+      }
+      bool VisitCXXTryStmt(CXXTryStmt *t) {
+        for (unsigned i = 0; i < t->getNumHandlers(); ++i)
+          if (!rethrows(t->getHandler(i))) {
+            tryBlocks.push_back(t->getTryBlock());
+            break;
+          }
+        return true;
+      }
+    } scan(*this, h);
+    scan.TraverseDecl(ctx().getTranslationUnitDecl());
+    // Everything the try blocks call, transitively through this unit's bodies.
+    std::vector<const Stmt *> work = scan.tryBlocks;
+    auto callee = [&](const FunctionDecl *fd) {
+      if (!fd)
+        return;
+      if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && md->isVirtual() && md->getIdentifier())
+        h.virtualNames.insert(md->getName().str());
+      const FunctionDecl *def = nullptr;
+      if (fd->hasBody(def) && def && h.reached.insert(def->getCanonicalDecl()).second)
+        work.push_back(def->getBody());
+      if (const auto *t = fd->getTemplateInstantiationPattern(); t && t->getBody() &&
+          h.reached.insert(t->getCanonicalDecl()).second)
+        work.push_back(t->getBody());
+    };
+    while (!work.empty() && h.reached.size() < 100000) {
+      const Stmt *s = work.back();
+      work.pop_back();
+      if (!s)
+        continue;
+      if (const auto *c = dyn_cast<CallExpr>(s)) {
+        if (const FunctionDecl *fd = c->getDirectCallee())
+          callee(fd);
+        else if (!isa<CXXPseudoDestructorExpr>(c->getCallee()->IgnoreParenImpCasts()))
+          h.anyIndirect = true;
+      } else if (const auto *ce = dyn_cast<CXXConstructExpr>(s)) {
+        callee(ce->getConstructor());
+      } else if (const auto *l = dyn_cast<LambdaExpr>(s)) {
+        work.push_back(l->getBody());
+      }
+      for (const Stmt *k : s->children())
+        work.push_back(k);
+    }
+    return h;
+  }
 
   ASTContext &ctx() { return self.ctx_; }
   const ApiMatcher &api() { return self.api_; }
@@ -131,8 +232,12 @@ struct ModelBuilder::Impl {
     if (const auto *t = dyn_cast<CXXThrowExpr>(e)) {
       expr(t->getSubExpr(), out);
       // Inside a try block the handler catches it: not an exit of the function.
+      // One that no handler of the program can catch ends in std::terminate:
+      // the process aborts and the launcher tears the job down.
       if (tryDepth == 0)
-        out.push_back(Node::makeExit(core::ExitKind::Throw, loc(t->getThrowLoc())));
+        out.push_back(Node::makeExit(handlers().catchable(current) ? core::ExitKind::Throw
+                                                                   : core::ExitKind::Terminate,
+                                     loc(t->getThrowLoc())));
       return;
     }
     // Children first: arguments are evaluated before the call.

@@ -126,7 +126,8 @@ struct DependenceAnalyzer::Impl {
   // a collective on one is run only by its members, by design.
   std::unordered_set<const Decl *> subComms;
   // A value the root packs into a broadcast's buffer at index k and the
-  // others unpack from theirs at the same k is every rank's (bcastAgreed).
+  // others unpack at the same k (from their own buffer or the same one) is
+  // every rank's (bcastAgreed).
   std::map<const Decl *, std::set<std::pair<const Decl *, std::int64_t>>> packed, unpacked;
   std::unordered_set<const Decl *> broadcastBuffers;
   bool bcastAgreed(const Decl *v) const {
@@ -135,7 +136,7 @@ struct DependenceAnalyzer::Impl {
       return false;
     for (const auto &[sent, k] : p->second)
       for (const auto &[got, j] : u->second)
-        if (k == j && sent != got && broadcastBuffers.count(sent) && broadcastBuffers.count(got))
+        if (k == j && broadcastBuffers.count(sent) && broadcastBuffers.count(got))
           return true;
     return false;
   }
@@ -380,8 +381,13 @@ struct DependenceAnalyzer::Impl {
       return r;
     }
     bool VisitVarDecl(VarDecl *v) {
-      if (v->hasInit())
+      if (v->hasInit()) {
         I.addDef(v, v->getInit());
+        packList(v, v->getInit());
+        if (auto el = element(v->getInit()))
+          I.unpacked[v->getCanonicalDecl()].insert(*el);
+        setRunningIndex(v, v->getInit());
+      }
       if (!I.distributed && I.api.isCommunicatorType(v->getType()))
         I.distributed = true;
       return true;
@@ -530,27 +536,81 @@ struct DependenceAnalyzer::Impl {
         if (std::find(v.begin(), v.end(), conds[i]) == v.end() && v.size() < 16)
           v.push_back(conds[i]);
     }
-    // `info[k]` with a constant k: the array and k.
-    static std::optional<std::pair<const Decl *, std::int64_t>> element(const Expr *e, ASTContext &ctx) {
-      const auto *a = dyn_cast_or_null<ArraySubscriptExpr>(strip(e));
-      if (!a)
+    // A running index: `std::size_t i = 0;` then `a = buf[i++]; b = buf[i++];`
+    // reads slots 0, 1, ... in source order (Branson's input broadcast).  Any
+    // other write of the index forgets it.
+    std::unordered_map<const Decl *, std::int64_t> runningIndex;
+    std::unordered_set<const UnaryOperator *> indexSteps;
+    // `info[k]` (an array or a vector) with a constant k or a running index:
+    // the buffer and k.
+    std::optional<std::pair<const Decl *, std::int64_t>> element(const Expr *e) {
+      const Expr *base = nullptr, *idx = nullptr;
+      if (const auto *a = dyn_cast_or_null<ArraySubscriptExpr>(strip(e))) {
+        base = a->getBase();
+        idx = a->getIdx();
+      } else if (const auto *op = dyn_cast_or_null<CXXOperatorCallExpr>(strip(e));
+                 op && op->getOperator() == OO_Subscript && op->getNumArgs() == 2) {
+        base = op->getArg(0);
+        idx = op->getArg(1);
+      }
+      const ValueDecl *b = base ? declOf(base) : nullptr;
+      if (!b)
         return std::nullopt;
-      const ValueDecl *base = declOf(a->getBase());
-      std::optional<std::int64_t> k = constInt(a->getIdx(), ctx);
-      if (!base || !k)
+      std::optional<std::int64_t> k = constInt(idx, I.ctx);
+      if (const auto *u = dyn_cast_or_null<UnaryOperator>(strip(idx)); !k && u && u->getOpcode() == UO_PostInc)
+        if (const ValueDecl *i = declOf(u->getSubExpr()))
+          if (auto r = runningIndex.find(i->getCanonicalDecl()); r != runningIndex.end()) {
+            k = r->second++;
+            indexSteps.insert(u);
+          }
+      if (!k)
         return std::nullopt;
-      return std::make_pair(base->getCanonicalDecl(), *k);
+      return std::make_pair(b->getCanonicalDecl(), *k);
+    }
+    // `buf = {a, b, c}` (an array or an initializer-list constructor): the
+    // root packs a, b and c at slots 0, 1 and 2.
+    void packList(const Decl *buf, const Expr *init) {
+      init = strip(init);
+      if (const auto *ce = dyn_cast_or_null<CXXConstructExpr>(init); ce && ce->getNumArgs() >= 1)
+        init = strip(ce->getArg(0));
+      if (const auto *il = dyn_cast_or_null<CXXStdInitializerListExpr>(init))
+        init = strip(il->getSubExpr());
+      const auto *list = dyn_cast_or_null<InitListExpr>(init);
+      if (!list)
+        return;
+      for (unsigned k = 0; k < list->getNumInits(); ++k)
+        if (const ValueDecl *v = declOf(list->getInit(k)))
+          I.packed[v->getCanonicalDecl()].insert({buf->getCanonicalDecl(), std::int64_t(k)});
+    }
+    void setRunningIndex(const ValueDecl *d, const Expr *value) {
+      if (!d || !d->getType()->isIntegerType())
+        return;
+      if (std::optional<std::int64_t> k = constInt(value, I.ctx))
+        runningIndex[d->getCanonicalDecl()] = *k;
+      else
+        runningIndex.erase(d->getCanonicalDecl());
     }
     bool VisitBinaryOperator(BinaryOperator *b) {
       if (b->getOpcode() == BO_Assign) {
         // The root packs `info[k] = v` for a broadcast; the others unpack
         // `v = tmp[k]` from theirs (IMB's and HPL's input broadcasts).
-        if (auto el = element(b->getLHS(), I.ctx))
+        if (auto el = element(b->getLHS()))
           if (const ValueDecl *v = declOf(b->getRHS()))
             I.packed[v->getCanonicalDecl()].insert(*el);
-        if (auto el = element(b->getRHS(), I.ctx))
-          if (const ValueDecl *v = declOf(b->getLHS()))
+        if (const ValueDecl *v = declOf(b->getLHS())) {
+          if (auto el = element(b->getRHS()))
             I.unpacked[v->getCanonicalDecl()].insert(*el);
+          // `const auto n = buf[i++]; steps = n;`: unpacked through a local.
+          if (const ValueDecl *w = declOf(b->getRHS()); w && isa<VarDecl>(w))
+            if (auto u = I.unpacked.find(w->getCanonicalDecl()); u != I.unpacked.end()) {
+              auto slots = u->second;
+              I.unpacked[v->getCanonicalDecl()].insert(slots.begin(), slots.end());
+            }
+        }
+        setRunningIndex(declOf(b->getLHS()), b->getRHS());
+      } else if (b->isCompoundAssignmentOp()) {
+        if (const ValueDecl *d = declOf(b->getLHS()))
+          runningIndex.erase(d->getCanonicalDecl());
       }
       if (b->isAssignmentOp())
         if (const ValueDecl *d = declOf(b->getLHS())) {
@@ -561,8 +621,11 @@ struct DependenceAnalyzer::Impl {
     }
     bool VisitUnaryOperator(UnaryOperator *u) {
       if (u->isIncrementDecrementOp())
-        if (const ValueDecl *d = declOf(u->getSubExpr()))
+        if (const ValueDecl *d = declOf(u->getSubExpr())) {
           controlled(d);
+          if (!indexSteps.count(u))
+            runningIndex.erase(d->getCanonicalDecl());
+        }
       return true;
     }
     bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *op) {
@@ -593,6 +656,19 @@ struct DependenceAnalyzer::Impl {
       for (unsigned i = 0; i + skip < args.size() && i < fd->getNumParams(); ++i)
         I.addDef(fd->getParamDecl(i), args[i + skip]);
     }
+    // The array or vector a buffer argument points into: `buf`, `&buf[0]`,
+    // `buf.data()`.
+    static const ValueDecl *bufferOf(const Expr *arg) {
+      const Expr *e = stripAddr(arg);
+      if (const auto *a = dyn_cast_or_null<ArraySubscriptExpr>(e))
+        return declOf(a->getBase());
+      if (const auto *op = dyn_cast_or_null<CXXOperatorCallExpr>(e); op && op->getOperator() == OO_Subscript)
+        return declOf(op->getArg(0));
+      if (const auto *m = dyn_cast_or_null<CXXMemberCallExpr>(e))
+        if (const CXXMethodDecl *md = m->getMethodDecl(); md && md->getIdentifier() && md->getName() == "data")
+          return declOf(m->getImplicitObjectArgument());
+      return declOf(e);
+    }
     bool VisitCallExpr(CallExpr *c) {
       CallInfo info = I.api.classify(c);
       if (const FunctionDecl *fd = c->getDirectCallee(); fd && c->getNumArgs() > 0) {
@@ -603,7 +679,7 @@ struct DependenceAnalyzer::Impl {
           if (const ValueDecl *d = declOf(stripAddr(c->getArg(c->getNumArgs() - 1))))
             I.subComms.insert(d->getCanonicalDecl());
         if (qualifiedName(fd) == "MPI_Bcast")
-          if (const ValueDecl *d = declOf(c->getArg(0)))
+          if (const ValueDecl *d = bufferOf(c->getArg(0)))
             I.broadcastBuffers.insert(d->getCanonicalDecl());
         // `MPI_File_open(MPI_COMM_SELF, ..., &fh)`: in this function, the
         // handle's collectives (set_view, set_size, close) are the rank's own,
