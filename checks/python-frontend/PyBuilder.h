@@ -338,6 +338,9 @@ struct FnInfo {
   // -1 not built yet, 0 no, 1 yes.
   int returnsAgreed = -1;
   std::string returnsParameter; // every `return` hands back this parameter, never reassigned
+  // `@contextmanager def sync_workers(): rank = get_rank(); yield rank; barrier()`.
+  bool contextManager = false;
+  bool yieldsRank = false;
 };
 
 inline std::string unquote(std::string_view t, bool &literal) {
@@ -443,6 +446,8 @@ private:
   std::map<std::string, Val> globals_;
   std::set<std::string> spawned_; // functions started by mp.spawn: first parameter is the rank
   std::set<std::string> loaderNames_; // names assigned a loader's iteration (`pbar = enumerate(loader)`)
+  // `data_iter = enumerate(train_loader)`, then `for i, b in data_iter`: the call.
+  std::map<std::string, SyntaxNode> enumeratedNames_;
   std::set<std::string> memoryFiles_; // io.BytesIO() objects: torch.save into them is no file
   std::set<std::string> logFiles_;    // handles open() gave for a log: json.dump(x, f) logs
   std::set<std::string> savers_;      // spellings of a library's checkpoint saver (timm's)

@@ -330,12 +330,15 @@ void Builder::collectFunctions(SyntaxNode blk, const std::string &prefix, const 
       fi.def = def;
       fi.decorators = decos;
       fi.nested = cls.empty() && !prefix.empty(); // in a function's body, not a class's
-      for (const auto &d : decos)
+      for (const auto &d : decos) {
+        if (lastPart(d) == "contextmanager")
+          fi.contextManager = true;
         if (lastPart(d) == "rank_zero_only" || has(api().mainOnlyDecorators, lastPart(d)))
           fi.mainOnly = true;
         else if (const ExternalFunction *ext = project_ ? project_->function(d) : nullptr;
                  ext && ext->summary.guardsOnMain)
           fi.mainOnly = true; // the project's own decorator (LAVIS's @main_process)
+      }
       // A closure in a method reads the method's `self` (sd-scripts'
       // `def save_model(...): self.save_weights(...)` inside `train`).
       if (fi.nested && !enclosingMethodClass_.empty())
@@ -2725,6 +2728,10 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
           loaderNames_.insert(str(left));
         else
           loaderNames_.erase(str(left));
+        if (SyntaxNode r = unparen(right); is(r, "call") && lastPart(qualified(field(r, "function"))) == "enumerate")
+          enumeratedNames_[str(left)] = r;
+        else
+          enumeratedNames_.erase(str(left));
       }
       if (is(e, "augmented_assignment")) {
         Val old = value(left);
@@ -2945,6 +2952,9 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   // enumerate/tqdm/trange wrap the iterable: their other arguments (desc=,
   // disable=rank != 0) do not change the trip count.
   SyntaxNode iter = unparen(right);
+  if (is(iter, "identifier"))
+    if (auto en = enumeratedNames_.find(str(iter)); en != enumeratedNames_.end())
+      iter = en->second;
   bool enumerated = false;
   while (is(iter, "call")) {
     const std::string w = lastPart(qualified(field(iter, "function")));
@@ -3123,6 +3133,7 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
   const auto privateBefore = privateFiles_;
   int syncOff = 0, gradOff = 0;
   size_t fullScopes = 0;
+  std::vector<Node> exitCalls; // context managers' calls, run again on leaving
   for (SyntaxNode clause : namedKids(s)) {
     if (!is(clause, "with_clause"))
       continue;
@@ -3149,7 +3160,31 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
           }
         }
       }
+      // A generator-based context manager of the project: its code before
+      // and after the `yield` runs around the body.  The model does not split
+      // it at the yield: the call runs at entry and again at exit, so what
+      // it synchronises (sync_workers' barrier on exit) closes the body.
+      bool cm = false, cmRank = false;
+      if (is(v, "call")) {
+        SyntaxNode fn = field(v, "function");
+        if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end()) {
+          cm = f->second.contextManager;
+          cmRank = f->second.yieldsRank;
+        } else if (const ExternalFunction *ext = externalCallee(fn)) {
+          cm = ext->summary.contextManager;
+          cmRank = ext->summary.yieldsRank;
+        }
+      }
+      const size_t before = out.size();
       expr(v, out);
+      if (cm)
+        for (size_t i = before; i < out.size(); ++i)
+          if (out[i].kind == Node::Kind::Call)
+            exitCalls.push_back(out[i]);
+      if (cmRank && !target.isNull() && namedChildCount(target) == 1 && is(namedChild(target, 0), "identifier")) {
+        bind(namedChild(target, 0), Val{Dep::Rank, RankKind::Global, std::nullopt});
+        continue;
+      }
       if (!target.isNull() && namedChildCount(target) > 0) {
         const std::string l = is(v, "call") ? lastPart(qualified(field(v, "function"))) : "";
         SyntaxNode name = namedChild(target, 0);
@@ -3181,6 +3216,8 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
   noSync_ += syncOff;
   noGrad_ += gradOff;
   block(field(s, "body"), out);
+  for (auto it = exitCalls.rbegin(); it != exitCalls.rend(); ++it)
+    out.push_back(*it);
   privateFiles_ = privateBefore; // the names are private only inside the `with`
   noSync_ -= syncOff;
   noGrad_ -= gradOff;
@@ -4467,7 +4504,9 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
           any = true;
         else if (a != agreed.end())
           other = true; // read before its collective
-        else if (str(x) != "float" && str(x) != "int")
+        // `rt.true_divide(num_gpus)`, `rt / world_size`: the world's size is
+        // every rank's.
+        else if (str(x) != "float" && str(x) != "int" && !has(api().worldSizeAttributes, str(x)))
           other = true;
         return;
       }
@@ -4475,7 +4514,8 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
         const std::string a = str(field(x, "attribute"));
         // The same value, or a reduction of it that every rank computes alike.
         for (std::string_view m : {"item", "tolist", "cpu", "cuda", "numpy", "detach", "clone",
-                                   "float", "double", "mean", "sum", "max", "min"})
+                                   "float", "double", "mean", "sum", "max", "min", "true_divide",
+                                   "div", "div_", "mul", "mul_", "to"})
           if (a == m)
             return walk(field(x, "object"));
         other = true;
@@ -4896,6 +4936,11 @@ PyModel Builder::run() {
       continue;
     int at = -1;
     bool conflict = false;
+    // The body is not evaluated here (too long for a predicate): a returned
+    // name is the rank when every assignment to it in the body reads one
+    // (`rank = int(os.environ["RANK"])` ... `return local_rank, rank, world`).
+    std::map<std::string, std::vector<SyntaxNode>> assigned;
+    std::vector<SyntaxNode> returns, yields;
     std::vector<SyntaxNode> stack{field(fi.def, "body")};
     while (!stack.empty()) {
       SyntaxNode n = stack.back();
@@ -4903,17 +4948,48 @@ PyModel Builder::run() {
       if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
         continue;
       if (is(n, "return_statement") && namedChildCount(n) == 1) {
-        SyntaxNode t = unparen(namedChild(n, 0));
-        if (is(t, "expression_list") || is(t, "tuple"))
-          for (uint32_t i = 0; i < namedChildCount(t); ++i)
-            if (auto rk = rankSource(namedChild(t, i)); rk && *rk == RankKind::Global) {
-              conflict = conflict || (at >= 0 && at != int(i));
-              at = int(i);
-            }
+        returns.push_back(n);
         continue;
       }
+      if (is(n, "yield"))
+        yields.push_back(n);
+      if (is(n, "assignment") && is(field(n, "left"), "identifier") && !field(n, "right").isNull())
+        assigned[str(field(n, "left"))].push_back(field(n, "right"));
+      else if (is(n, "augmented_assignment") && is(field(n, "left"), "identifier"))
+        assigned[str(field(n, "left"))].push_back(SyntaxNode{});
       for (SyntaxNode k : namedKids(n))
         stack.push_back(k);
+    }
+    auto globalRank = [&](SyntaxNode e) {
+      if (auto rk = rankSource(e); rk && *rk == RankKind::Global)
+        return true;
+      if (!is(unparen(e), "identifier"))
+        return false;
+      auto a = assigned.find(str(unparen(e)));
+      if (a == assigned.end())
+        return false;
+      bool rank = false;
+      for (SyntaxNode rhs : a->second) {
+        // `rank = 0` before the group is up: the rank of a run of one.
+        if (!rhs.isNull() && is(unparen(rhs), "integer") && str(unparen(rhs)) == "0")
+          continue;
+        if (rhs.isNull() || !(rankSource(rhs) == std::optional<RankKind>(RankKind::Global)))
+          return false;
+        rank = true;
+      }
+      return rank;
+    };
+    for (SyntaxNode y : yields)
+      if (namedChildCount(y) == 1 && globalRank(namedChild(y, 0)))
+        fi.yieldsRank = fi.contextManager;
+    for (SyntaxNode n : returns) {
+      SyntaxNode t = unparen(namedChild(n, 0));
+      if (is(t, "expression_list") || is(t, "tuple"))
+        for (uint32_t i = 0; i < namedChildCount(t); ++i)
+          if (globalRank(namedChild(t, i))) {
+            conflict = conflict || (at >= 0 && at != int(i));
+            at = int(i);
+          }
     }
     if (at >= 0 && !conflict)
       fi.returnsRankAt = at;
@@ -5108,6 +5184,8 @@ PyModel Builder::run() {
     fs.guardsOnMain = guardsOnMain_.count(key) > 0;
     fs.barrierOnly = barrierOnly.count(key) > 0;
     fs.agreesFirstArgument = agreesFirstArgument(fi);
+    fs.contextManager = fi.contextManager;
+    fs.yieldsRank = fi.yieldsRank;
     m_.summaries.emplace(key, std::move(fs));
   }
   m_.classes = classBases_;

@@ -68,6 +68,10 @@ struct FunctionSummary {
   // `def all_reduce(t, op): return dist.all_reduce(t, op)` (jukebox's dist_adapter):
   // the tensor handed first is agreed in place when the call returns.
   bool agreesFirstArgument = false;
+  // `@contextmanager`: what it runs before and after its `yield` wraps the
+  // `with` body; `yieldsRank`: `with sync_workers() as rank` binds the rank.
+  bool contextManager = false;
+  bool yieldsRank = false;
 };
 
 // A function of another module of the project, as the module being built sees it.

@@ -510,6 +510,64 @@ class PythonAcrossModules(PythonProject):
         self.assertIn(("proj/guidance.py", 12), places, p.stdout)
         self.assertIn(("proj/guidance.py", 14), places, p.stdout)
 
+    def test_context_manager_of_another_module(self):
+        # DeepLearningExamples' `with utils.distributed.sync_workers() as rank:`
+        # (Transformer-XL, GNMT): the name is the rank the generator yields,
+        # and the barrier after its `yield` closes the block.  The same
+        # manager without the barrier leaves the rank-0 checkpoint unordered.
+        self.write("proj/syncs.py", """\
+            from contextlib import contextmanager
+
+            import torch.distributed as dist
+
+
+            def get_rank():
+                if dist.is_available() and dist.is_initialized():
+                    return dist.get_rank()
+                return 0
+
+
+            @contextmanager
+            def sync_workers():
+                rank = get_rank()
+                yield rank
+                dist.barrier()
+
+
+            @contextmanager
+            def rank_only():
+                rank = get_rank()
+                yield rank
+            """)
+        self.write("proj/train_cm.py", """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            from proj import syncs
+
+
+            def main(loader, model, opt):
+                dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+                ddp = DDP(model)
+                for epoch in range(3):
+                    for batch in loader:
+                        ddp(batch).sum().backward()
+                        opt.step()
+                    with syncs.sync_workers() as rank:
+                        if rank == 0:
+                            torch.save(model.state_dict(), "last.pt")
+                    with syncs.rank_only() as rank:
+                        if rank == 0:
+                            torch.save(model.state_dict(), "best.pt")
+            """)
+        p = self.lint("--format", "json", "proj/train_cm.py")
+        doc = json.loads(p.stdout)
+        got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+        self.assertEqual(got, [("proj/train_cm.py", 21, "ddp-rank0-io-barrier")], p.stdout)
+
     def test_each_call_of_a_rank0_helper_is_reported(self):
         # mdetr's and ibot's second `save_on_master(...)` in the same loop: each
         # call leaves a rank-0 write before the next collectives, each is a fix.

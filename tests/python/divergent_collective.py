@@ -1374,3 +1374,15 @@ def rounds_with_periodic_barrier(paths, every):
     for i, p in enumerate(paths):
         if i % every == 0:
             dist.barrier()
+
+
+def rounds_through_named_enumerate(loader, model, opt, handler):
+    # hard negative: `data_iter = enumerate(train_loader)` then `for i, b in
+    # data_iter` (DeepLearningExamples' ConvNets): `i` is the step index,
+    # alike on every rank, as with `enumerate` written in the loop.
+    data_iter = enumerate(loader)
+    for i, (inp, target) in data_iter:
+        loss = model(inp).sum()
+        dist.all_reduce(loss)
+        if (i + 1) % 20 == 0 and handler.agreed_stop:
+            break

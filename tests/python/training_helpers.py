@@ -176,3 +176,40 @@ def skip_overflowing_steps(model, loader, grads):
             continue  # CHECK-MESSAGES: :[[@LINE+1]]:9: error: collective 'all_reduce' is never reached by ranks where{{.*}} [ddp-divergent-collective]
         dist.all_reduce(grads)
 
+
+
+def reduce_tensor(tensor, num_gpus):
+    # FastPitch's helper: the sum over ranks, divided by the world's size
+    rt = tensor.clone()
+    dist.all_reduce(rt, op=dist.ReduceOp.SUM)
+    return rt.true_divide(num_gpus)
+
+
+def reduce_by(tensor, count):
+    rt = tensor.clone()
+    dist.all_reduce(rt, op=dist.ReduceOp.SUM)
+    return rt.true_divide(count)
+
+
+def raise_on_reduced_nan(model, loader, optimizer, world_size):
+    model = DDP(model)
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        # hard negative: every rank tests the same reduced value
+        reduced_loss = reduce_tensor(loss.data, world_size).item()
+        if math.isnan(reduced_loss):
+            raise RuntimeError("loss is NaN")
+        optimizer.step()
+
+
+def raise_on_own_mean(model, loader, optimizer, local_count):
+    model = DDP(model)
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)  # CHECK-MESSAGES: :[[@LINE]]:45: error: collective `forward of the DistributedDataParallel model 'model' (buffer broadcast)` is skipped by ranks where 'math.isnan(mean_loss)' holds{{.*}} [ddp-divergent-collective]
+        loss.backward()
+        # divided by this rank's own count: not the same on every rank
+        mean_loss = reduce_by(loss.data, local_count).item()
+        if math.isnan(mean_loss):
+            raise RuntimeError("loss is NaN")
+        optimizer.step()

@@ -66,6 +66,11 @@ std::string message(const engine::PathEngine &paths, const engine::Divergence &d
 std::vector<Finding> decide(const RuleContext &ctx) {
   const engine::PathEngine &paths = ctx.paths();
   const bool python = ctx.program().facts.language == SourceLanguage::Python;
+  // A Python program that never runs distributed (ml-mdm's one-process
+  // torchmetrics script): a metric's sync is no collective there, and no
+  // other rank waits on a failure.
+  if (python && !ctx.program().distributed)
+    return {};
   std::vector<Finding> out;
   out.reserve(paths.errorExits.size());
   for (const engine::Divergence &d : paths.errorExits) {

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace ddplint::core::rules {
@@ -97,6 +98,15 @@ bool breaksAfter(const Node &n, const std::set<std::string> &held) {
 bool endsProcess(const Node &n) {
   return n.kind == Node::Kind::Exit &&
          (n.exit == ExitKind::Terminate || (n.exit == ExitKind::Throw && !n.name.empty()));
+}
+
+// A test's spelling without its layout: `(a) or (\n  b\n)` is `(a) or (b)`.
+std::string spacesOut(const std::string &t) {
+  std::string out;
+  for (char c : t)
+    if (c != ' ' && c != '\n' && c != '\t' && c != '\r')
+      out += c;
+  return out;
 }
 
 // Whether the frame on top of `stack` is the body of a loop (of the node its
@@ -245,6 +255,41 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     return false;
   };
   auto writes = [&](const Node &n) { return writesFiles(n, false); };
+  // The tests that hold at every write of a node, or none when it writes
+  // nothing: `if last: save(...)` gives {"last"}; a write outside any test
+  // of the node, {}.
+  std::function<std::optional<std::set<std::string>>(const Node &)> writeTests =
+      [&](const Node &n) -> std::optional<std::set<std::string>> {
+    if (n.kind == Node::Kind::Event || n.kind == Node::Kind::Call)
+      return writes(n) ? std::optional<std::set<std::string>>(std::set<std::string>()) : std::nullopt;
+    auto meet = [](std::optional<std::set<std::string>> &acc, const std::set<std::string> &s) {
+      if (!acc) {
+        acc = s;
+        return;
+      }
+      std::set<std::string> both;
+      for (const auto &t : *acc)
+        if (s.count(t))
+          both.insert(t);
+      acc = std::move(both);
+    };
+    std::optional<std::set<std::string>> acc;
+    if (n.kind == Node::Kind::If) {
+      if (auto t = n.kids.empty() ? std::nullopt : writeTests(n.kids[0])) {
+        if (!n.cond.text.empty())
+          t->insert(n.cond.text);
+        meet(acc, *t);
+      }
+      if (n.kids.size() > 1)
+        if (auto e = writeTests(n.kids[1]))
+          meet(acc, *e);
+      return acc;
+    }
+    for (const auto &k : n.kids)
+      if (auto w = writeTests(k))
+        meet(acc, *w);
+    return acc;
+  };
   // Where every function is called from: the caller and the frames down to the call.
   std::map<std::string, std::vector<CallSite>> callSites;
   // A loop whose iterations synchronise: whatever its body does, the next
@@ -296,9 +341,30 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   // is its own fix, so each is reported where another module reaches it.
   std::vector<Loc> missingSites;
   bool collectSites = false;
+  // The tests inside the reported block that hold at each of its writes
+  // (`if rank == 0: if save_step: torch.save(...)`): after the block, a
+  // barrier under the same test (`if save_step: barrier()`) is on every path
+  // that wrote.  Only in the block's own function, where the spelling names
+  // the same values.
+  std::set<std::string> writeHeld, carriedSelfTests;
+  // The class a method's key names (`mod:Trainer.save_model` -> `mod:Trainer`).
+  auto classOf = [](const std::string &key) {
+    const size_t dot = key.rfind('.'), colon = key.rfind(':');
+    if (dot == std::string::npos || (colon != std::string::npos && dot < colon))
+      return std::string();
+    return key.substr(0, dot);
+  };
   std::function<bool(std::vector<Frame>, bool, const std::string &, int)> barrierNear =
       [&](std::vector<Frame> stack, bool after, const std::string &fn, int depth) -> bool {
-    const std::set<std::string> held = after ? heldTests(stack) : std::set<std::string>();
+    std::set<std::string> held = after ? heldTests(stack) : std::set<std::string>();
+    if (after && depth == 0)
+      held.insert(writeHeld.begin(), writeHeld.end());
+    if (after)
+      held.insert(carriedSelfTests.begin(), carriedSelfTests.end());
+    // The same test spelled over one line or several.
+    std::set<std::string> heldNorm;
+    for (const auto &t : held)
+      heldNorm.insert(spacesOut(t));
     bool leaving = false; // broke out of a loop: the rest of its body does not run
     while (!stack.empty()) {
       Frame fr = stack.back();
@@ -314,8 +380,13 @@ std::vector<Finding> decide(const RuleContext &ctx) {
           if (endsProcess(kids[i]))
             return true; // nothing runs after it on this rank
           leaving = breaksAfter(kids[i], held);
+          // An `if` on a test that held where rank 0 wrote: its then-arm runs.
+          const Node &next = kids[i].kind == Node::Kind::If && !kids[i].kids.empty() &&
+                                     !kids[i].cond.text.empty() && heldNorm.count(spacesOut(kids[i].cond.text))
+                                 ? kids[i].kids[0]
+                                 : kids[i];
           if (!leaving)
-            if (const Sync s = syncOf(kids[i], true); s == Sync::Orders || s == Sync::Races)
+            if (const Sync s = syncOf(next, true); s == Sync::Orders || s == Sync::Races)
               return s == Sync::Orders;
           returned = returns(kids[i]);
         }
@@ -342,11 +413,25 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       return false;
     const bool collect = collectSites && depth == 0;
     bool missing = false;
+    // `if self.deepspeed: if self.args.should_save: self._save(...)` in one
+    // method, `if self.deepspeed: self.deepspeed.save_checkpoint(...)` after
+    // its call in another of the class: a test of the object's own state
+    // that held at the write holds in the caller too.
+    std::set<std::string> selfTests;
+    for (const auto &t : held)
+      if (t.rfind("self.", 0) == 0)
+        selfTests.insert(t);
     for (const auto &site : sites->second) {
       const Loc outer = missingAt;
       if (collect)
         missingAt = 0;
-      if (!barrierNear(site.frames, after, site.caller, depth + 1)) {
+      const std::set<std::string> carriedBefore = carriedSelfTests;
+      carriedSelfTests.clear();
+      if (after && !classOf(fn).empty() && classOf(fn) == classOf(site.caller))
+        carriedSelfTests = selfTests;
+      const bool found = barrierNear(site.frames, after, site.caller, depth + 1);
+      carriedSelfTests = carriedBefore;
+      if (!found) {
         // A call after which nothing synchronises (the eval-only branch's
         // save, then `return`) races with nothing.
         // The literal rule (BarrierAroundEveryWrite) asks there too.
@@ -613,7 +698,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         missingAt = 0;
         missingSites.clear();
         collectSites = true;
+        writeHeld = writeTests(n.kids[0]).value_or(std::set<std::string>());
         bool missAfter = !barrierNear(stack, true, f.key, 0);
+        writeHeld.clear();
         collectSites = false;
         const Loc via = missAfter ? missingAt : 0;
         // The literal rule wants the barrier before wherever it is missing.
