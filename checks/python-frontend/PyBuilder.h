@@ -449,6 +449,13 @@ private:
   // `data_iter = enumerate(train_loader)`, then `for i, b in data_iter`: the call.
   std::map<std::string, SyntaxNode> enumeratedNames_;
   std::set<std::string> memoryFiles_; // io.BytesIO() objects: torch.save into them is no file
+  // Set by a signal handler this module registers (`signal.signal(SIGTERM,
+  // handler)`): module globals and attribute names, rank-local wherever read;
+  // the attributes of the project modules it imports too (read lazily).
+  std::set<std::string> signalGlobals_, signalAttrs_;
+  std::optional<std::set<std::string>> importedSignalAttrs_;
+  void collectSignalFlags(SyntaxNode root);
+  bool signalFlagAttribute(const std::string &attr);
   std::set<std::string> logFiles_;    // handles open() gave for a log: json.dump(x, f) logs
   std::set<std::string> savers_;      // spellings of a library's checkpoint saver (timm's)
   // Per function (keyed by its first byte): the names and attribute chains

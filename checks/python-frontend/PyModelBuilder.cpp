@@ -309,6 +309,79 @@ bool Builder::isFabricClass(const std::string &cls) const {
   return derivesFrom(cls, {"Fabric", "LightningLite"});
 }
 
+// `signal.signal(signal.SIGTERM, handler)`: what the handler sets is this
+// process's alone (Transformer-XL's `self.interrupted = True`, BERT's
+// `global timeout_sent; timeout_sent = True`).  A flag that the code then
+// agrees (a property that broadcasts rank 0's `_interrupted`) is read under
+// another name, or agreed by the collective that follows.
+void Builder::collectSignalFlags(SyntaxNode root) {
+  std::multimap<std::string, SyntaxNode> defs;
+  std::vector<SyntaxNode> handlers, stack{root};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "function_definition"))
+      defs.emplace(str(field(n, "name")), n);
+    if (is(n, "call") && qualified(field(n, "function")) == "signal.signal") {
+      auto as = args(n);
+      if (as.size() >= 2 && as[1].name.empty())
+        handlers.push_back(unparen(as[1].value));
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  for (SyntaxNode h : handlers) {
+    std::string name = is(h, "identifier") ? str(h) : is(h, "attribute") ? str(field(h, "attribute")) : "";
+    if (name.empty())
+      continue;
+    auto [lo, hi] = defs.equal_range(name);
+    for (auto it = lo; it != hi; ++it) {
+      std::set<std::string> globals;
+      std::vector<SyntaxNode> body{field(it->second, "body")};
+      std::vector<SyntaxNode> assigns;
+      while (!body.empty()) {
+        SyntaxNode n = body.back();
+        body.pop_back();
+        if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+          continue;
+        if (is(n, "global_statement") || is(n, "nonlocal_statement"))
+          for (SyntaxNode k : namedKids(n))
+            if (is(k, "identifier"))
+              globals.insert(str(k));
+        if (is(n, "assignment") || is(n, "augmented_assignment"))
+          assigns.push_back(field(n, "left"));
+        for (SyntaxNode k : namedKids(n))
+          body.push_back(k);
+      }
+      for (SyntaxNode l : assigns) {
+        l = unparen(l);
+        if (is(l, "identifier") && globals.count(str(l)))
+          signalGlobals_.insert(str(l));
+        else if (is(l, "attribute"))
+          signalAttrs_.insert(str(field(l, "attribute")));
+      }
+    }
+  }
+}
+
+bool Builder::signalFlagAttribute(const std::string &attr) {
+  if (signalAttrs_.count(attr))
+    return true;
+  if (!importedSignalAttrs_) {
+    importedSignalAttrs_.emplace();
+    if (project_)
+      for (const auto &[local, full] : alias_) {
+        for (const std::string &m : {full, full.substr(0, full.rfind('.'))}) {
+          if (m.empty() || startsWith(m, "torch") || m == "signal" || m == "os" || m == "sys")
+            continue;
+          auto got = project_->signalFlagsOf(m);
+          importedSignalAttrs_->insert(got.begin(), got.end());
+        }
+      }
+  }
+  return importedSignalAttrs_->count(attr) > 0;
+}
+
 void Builder::collectFunctions(SyntaxNode blk, const std::string &prefix, const std::string &cls) {
   for (SyntaxNode s : namedKids(blk)) {
     std::vector<std::string> decos;
@@ -4774,6 +4847,7 @@ PyModel Builder::run() {
     }
   }
   collectFunctions(root, "", "");
+  collectSignalFlags(root);
   collectObjects(root);
   // A helper module's `loss.backward()` (a mixed-precision trainer's) runs in
   // its importer's program, which may wrap the model in DDP: read it as the
@@ -5196,6 +5270,7 @@ PyModel Builder::run() {
     if (classBufferFree(name, 0))
       m_.bufferFreeClasses.insert(name);
   m_.imports = alias_;
+  m_.signalFlagAttrs = signalAttrs_;
   m_.program.distributed = usesDist_ || hasDdp_ || !facts().processGroups.empty() || launcherEnv;
   m_.distributedByLinks = m_.distributedByLinks && !hasDdp_ && facts().processGroups.empty();
   m_.oneRankWorld = oneRankInits_ > 0 && manyRankInits_ == 0;

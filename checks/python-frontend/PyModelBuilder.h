@@ -107,6 +107,8 @@ public:
   // Whether a dotted name is a class of a project module known to hold no
   // buffers (PyModel::bufferFreeClasses): a DDP forward of it broadcasts none.
   virtual bool classBufferFree(const std::string & /*dotted*/) { return false; }
+  // The attributes a project module's signal handlers set (PyModel::signalFlagAttrs).
+  virtual std::set<std::string> signalFlagsOf(const std::string & /*dottedModule*/) { return {}; }
 };
 
 struct PyModel {
@@ -168,6 +170,10 @@ struct PyModel {
   // Its classes whose modules register no buffer, nor hold a sub-module that
   // may (Wuerstchen's `Prior`: convolutions, LayerNorm, attention).
   std::set<std::string> bufferFreeClasses;
+  // Attributes its signal handlers set (`self.interrupted = True` in a
+  // SIGTERM handler): each process gets the signal on its own, at its own
+  // step, so whoever reads one reads this rank's flag.
+  std::set<std::string> signalFlagAttrs;
   // The functions of other modules that this one calls (ExternalFunction::key):
   // the linker adds their bodies to the program.
   std::set<std::string> externalCalls;

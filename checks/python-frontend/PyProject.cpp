@@ -290,6 +290,9 @@ public:
       it->second = p_.classBufferFree(dotted, roots_);
     return it->second;
   }
+  std::set<std::string> signalFlagsOf(const std::string &dotted) override {
+    return p_.signalFlagsOf(dotted, roots_);
+  }
   bool mainProcessSetting(const std::string &attr) override {
     if (roots_.root.empty())
       return false;
@@ -424,20 +427,52 @@ std::shared_ptr<const PyProject::Module> PyProject::load(const std::string &dott
 
 std::shared_ptr<const PyProject::Module> PyProject::loadUnnoted(const std::string &dotted,
                                                                 const Roots &roots) {
+  const std::string path = pathOf(dotted, roots);
+  if (path.empty())
+    return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto m = modules_.find(path);
+    if (m != modules_.end())
+      return m->second;
+  }
+  return build(path, dotted, roots);
+}
+
+std::set<std::string> PyProject::signalFlagsOf(const std::string &dotted, const Roots &roots) {
+  // Only a module that registers a handler is built for this question: a
+  // build started here for every import would change which modules an import
+  // cycle sees half-built.
+  const std::string path = pathOf(dotted, roots);
+  if (path.empty())
+    return {};
+  bool registers = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = registersSignal_.find(path);
+    if (it != registersSignal_.end())
+      registers = it->second;
+    else {
+      std::string source;
+      registers = readSource(path, source) && source.find("signal.signal(") != std::string::npos;
+      registersSignal_[path] = registers;
+    }
+  }
+  if (!registers)
+    return {};
+  std::shared_ptr<const Module> mod = load(dotted, roots);
+  return mod ? mod->model.signalFlagAttrs : std::set<std::string>();
+}
+
+std::string PyProject::pathOf(const std::string &dotted, const Roots &roots) {
   std::string path;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pathOf_.find({roots.id, dotted});
-    if (it != pathOf_.end()) {
-      if (it->second.empty())
-        return nullptr;
-      auto m = modules_.find(it->second);
-      if (m != modules_.end())
-        return m->second;
-      path = it->second;
-    }
+    if (it != pathOf_.end())
+      return it->second;
   }
-  if (path.empty()) {
+  {
     const std::vector<std::string> parts = split(dotted);
     for (const auto &dir : roots.dirs) {
       fs::path p = dir;
@@ -473,13 +508,8 @@ std::shared_ptr<const PyProject::Module> PyProject::loadUnnoted(const std::strin
     }
     std::lock_guard<std::mutex> lock(mu_);
     pathOf_[{roots.id, dotted}] = path;
-    if (path.empty())
-      return nullptr;
-    auto m = modules_.find(path);
-    if (m != modules_.end())
-      return m->second;
   }
-  return build(path, dotted, roots);
+  return path;
 }
 
 std::shared_ptr<const PyProject::Module> PyProject::build(const std::string &path,

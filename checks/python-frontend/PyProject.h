@@ -212,6 +212,11 @@ private:
   void storeCallsOf(const std::string &importer, const Index &index,
                     const std::set<std::string> &reads, const std::vector<CallInto> &calls);
   std::shared_ptr<const Module> loadUnnoted(const std::string &dotted, const Roots &roots);
+  // The file a dotted module name resolves to ("" for none), without building it.
+  std::string pathOf(const std::string &dotted, const Roots &roots);
+  // The attributes the module's signal handlers set (PyModel::signalFlagAttrs).
+  std::set<std::string> signalFlagsOf(const std::string &dotted, const Roots &roots);
+  std::map<std::string, bool> registersSignal_; // path -> registers a signal handler
 
   core::Wrappers wrappers_;
   std::vector<std::string> folders_; // normalised, without a trailing separator

@@ -238,6 +238,10 @@ Val Builder::value(SyntaxNode e) {
     }
   }
   if (k == "identifier") {
+    if (signalGlobals_.count(str(e))) {
+      v.dep = Dep::Local; // set by this process's signal handler
+      return v;
+    }
     auto it = env_.vars.find(str(e));
     if (it != env_.vars.end()) {
       Val bound = it->second; // a bound value: its origin says how it varies, not its name
@@ -268,6 +272,10 @@ Val Builder::value(SyntaxNode e) {
       if (a == "requires_grad" || a == "dtype" || a == "ndim" || a == "is_cuda" ||
           a == "is_leaf" || a == "layout")
         return v;
+    }
+    if (signalFlagAttribute(lastPart(t))) {
+      v.dep = Dep::Local; // set by this process's signal handler
+      return v;
     }
     auto ev = env_.vars.find(t);
     if (ev != env_.vars.end())

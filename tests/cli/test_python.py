@@ -568,6 +568,54 @@ class PythonAcrossModules(PythonProject):
         got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
         self.assertEqual(got, [("proj/train_cm.py", 21, "ddp-rank0-io-barrier")], p.stdout)
 
+    def test_signal_flag_set_in_another_module(self):
+        # Transformer-XL's TimeoutHandler (utils/exp_utils.py) sets
+        # `self.interrupted = True` in its SIGTERM handler; train.py exits on
+        # it: this rank's flag, read through an object of the other module.
+        self.write("proj/exp_utils.py", """\
+            import signal
+
+
+            class TimeoutHandler:
+                def __enter__(self):
+                    self.interrupted = False
+
+                    def handler(signum, frame):
+                        self.interrupted = True
+
+                    signal.signal(signal.SIGTERM, handler)
+                    return self
+
+                def __exit__(self, *exc):
+                    pass
+            """)
+        self.write("proj/train_sig.py", """\
+            import datetime
+            import sys
+
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            from proj.exp_utils import TimeoutHandler
+
+
+            def main(loader, model, opt):
+                dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+                ddp = DDP(model)
+                with TimeoutHandler() as handler:
+                    for batch in loader:
+                        ddp(batch).sum().backward()
+                        opt.step()
+                        if handler.interrupted:
+                            sys.exit(0)
+            """)
+        p = self.lint("--format", "json", "proj/train_sig.py")
+        doc = json.loads(p.stdout)
+        got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+        self.assertEqual(got, [("proj/train_sig.py", 16, "ddp-divergent-collective")], p.stdout)
+        self.assertIn("handler.interrupted", doc["findings"][0]["message"], p.stdout)
+
     def test_each_call_of_a_rank0_helper_is_reported(self):
         # mdetr's and ibot's second `save_on_master(...)` in the same loop: each
         # call leaves a rank-0 write before the next collectives, each is a fix.
