@@ -361,6 +361,12 @@ Val Builder::value(SyntaxNode e) {
         str(field(sv, "attribute")) == "shape" && namedChildCount(e) == 2 &&
         str(namedChild(e, 1)) == "0" && value(field(sv, "object")).batch)
       return v;
+    // batch.size()[0] (NVIDIA's BERT: `if input_ids.size()[0] != batch_size`).
+    if (SyntaxNode sv = unparen(field(e, "value")); is(sv, "call") && args(sv).empty() &&
+        is(field(sv, "function"), "attribute") && str(field(field(sv, "function"), "attribute")) == "size" &&
+        namedChildCount(e) == 2 && str(namedChild(e, 1)) == "0" &&
+        value(field(field(sv, "function"), "object")).batch)
+      return v;
     Val b = value(field(e, "value"));
     Val out;
     out.dep = b.dep;
