@@ -4341,6 +4341,10 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     for (const auto &p : params)
       if (p.tested && p.literalDefault && !given.count(p.name) && bindable(p, *p.literalDefault))
         bound[p.name] = std::to_string(*p.literalDefault);
+  // Called under no_grad with a DDP model: its forward there is the
+  // no_grad forward it would be inline (a buffer broadcast issued early).
+  if (noGrad_ > 0 && std::any_of(bound.begin(), bound.end(), [](const auto &b) { return b.second == "ddp"; }))
+    bound["__nograd"] = "1";
   if (bound.empty())
     return key;
   std::string spec = key + "{";
@@ -4462,7 +4466,8 @@ void Builder::buildSpecializations() {
       curClass_ = fi.className;
       loops_.clear();
       noSync_ = 0;
-      noGrad_ = noGradDecorated(fi) ? 1 : 0;
+      const bool callerNoGrad = specBindings_.erase("__nograd") > 0;
+      noGrad_ = noGradDecorated(fi) || callerNoGrad ? 1 : 0;
       env_ = paramEnv(fi);
       std::vector<Node> body;
       block(field(fi.def, "body"), body);

@@ -445,7 +445,8 @@ Val Builder::value(SyntaxNode e) {
   // (`[next(it) for _ in range(n)]`, `[batch]`) is a batch too: its length is
   // what every rank shares.
   Val out;
-  bool onlyBatches = k == "list" || k == "tuple" || k == "list_comprehension" || k == "for_in_clause";
+  bool onlyBatches = k == "list" || k == "tuple" || k == "list_comprehension" ||
+                     k == "generator_expression" || k == "for_in_clause";
   // `[img.cuda() for img in batch]` keeps the batch's length; a filter
   // (`[t for t in targets if len(t)]`) keeps what this rank's data passes.
   for (SyntaxNode c : namedKids(e)) {
@@ -648,6 +649,10 @@ Val Builder::callValue(SyntaxNode c) {
   // len(batch): as many samples on every rank (see Val::batch).
   if (q == "len" && args(c).size() == 1 && value(args(c)[0].value).batch)
     return v;
+  // `batch = tuple(t.to(device) for t in batch)`: the same batch, moved.
+  if ((q == "tuple" || q == "list") && args(c).size() == 1 && args(c)[0].name.empty())
+    if (Val b = value(args(c)[0].value); b.batch)
+      return b;
   // batch.size(0): the same; another dimension (a padded length) is the rank's.
   if (is(fn, "attribute") && l == "size" && args(c).size() == 1 &&
       str(args(c)[0].value) == "0" && value(field(fn, "object")).batch)

@@ -5,7 +5,8 @@ NVIDIA's BERT (task_distill.py) skips the last short batch with
 DistributedSampler pads every rank to the same number of samples, so each
 step's batch has as many rows on every rank: every rank skips together
 (before, the test was read as the rank's own data).  A batch's padded length
-(`size()[1]`) is the rank's own.
+(`size()[1]`) is the rank's own.  Moved to the device
+(`tuple(t.to(device) for t in batch)`) and sliced, it is the same batch.
 """
 import datetime
 
@@ -19,7 +20,8 @@ def skip_short_batches(model, dataset, opt, args):
     model = DDP(model)
     loader = DataLoader(dataset, sampler=DistributedSampler(dataset), batch_size=args.batch_size)
     for batch in loader:
-        input_ids, labels = batch
+        batch = tuple(t.to("cuda") for t in batch)
+        input_ids, labels = batch[:2]
         if input_ids.size()[0] != args.batch_size:
             continue
         loss = model(input_ids, labels).sum()
