@@ -286,6 +286,7 @@ struct ModelBuilder::Impl {
       out.push_back(Node::makeEvent(info.role == CallRole::Barrier ? core::EventKind::Barrier
                                                                    : core::EventKind::Collective,
                                     info.op, l));
+      out.back().group = deps().commGroupOf(c);
       return;
     case CallRole::PointToPoint:
       out.push_back(Node::makeEvent(core::EventKind::PointToPoint, info.op, l));
@@ -318,8 +319,10 @@ struct ModelBuilder::Impl {
       if (const auto *op = dyn_cast<CXXOperatorCallExpr>(c); op && name == "lambda" && op->getNumArgs())
         name = deps().text(op->getArg(0));
       out.push_back(Node::makeCall(enqueue(def), name, l));
+      out.back().group = deps().commGroupOf(c);
     } else if (std::string key = externalKey(callee); !key.empty()) {
       out.push_back(Node::makeCall(key, displayName(callee), l));
+      out.back().group = deps().commGroupOf(c);
     }
   }
 

@@ -1346,7 +1346,79 @@ struct DependenceAnalyzer::Impl {
   Cond withText(Cond c, const Expr *e) {
     c.text = text(e);
     c.loc = locs.add(e->getBeginLoc());
+    if ((c.kind == Cond::Kind::Atom || c.kind == Cond::Kind::RankCmp) && c.dep != Dep::Uniform)
+      c.group = rankGroup(e);
     return c;
+  }
+
+  // --- communicator holders ----------------------------------------------
+  // A record with a communicator member: FasterTransformer's `NcclParam
+  // {int rank_, world_size_; ncclComm_t nccl_comm_;}`, one per parallel group.
+  bool commHolderType(QualType t) const {
+    if (t.isNull())
+      return false;
+    t = t.getNonReferenceType();
+    if (t->isPointerType())
+      t = t->getPointeeType();
+    const RecordDecl *r = t->getAsRecordDecl();
+    if (!r || !r->getDefinition())
+      return false;
+    for (const FieldDecl *f : r->getDefinition()->fields())
+      if (api.isCommunicatorType(f->getType()))
+        return true;
+    return false;
+  }
+  static std::string holderName(const Expr *e) {
+    const ValueDecl *d = declOf(e);
+    return d && d->getIdentifier() ? d->getName().str() : std::string();
+  }
+  // The one holder whose members a rank test reads (`pipeline_para_.rank_ ==
+  // pipeline_para_.world_size_ - 1`, or a helper of the unit that returns such
+  // a test: `isValidLayerParallelId(l)`), else "".
+  std::string rankGroup(const Expr *e) {
+    std::set<std::string> groups;
+    bool other = false;
+    std::function<void(const Stmt *, int)> walk = [&](const Stmt *s, int depth) {
+      if (!s || groups.size() > 1)
+        return;
+      if (const auto *m = dyn_cast<MemberExpr>(s); m && commHolderType(m->getBase()->getType()) &&
+                                                    isa<FieldDecl>(m->getMemberDecl())) {
+        const std::string h = holderName(m->getBase());
+        if (h.empty())
+          other = true;
+        else
+          groups.insert(h);
+        return;
+      }
+      if (const auto *c = dyn_cast<CallExpr>(s); c && depth < 2)
+        if (const FunctionDecl *fd = c->getDirectCallee()) {
+          const FunctionDecl *t = fd->getTemplateInstantiationPattern();
+          for (const FunctionDecl *f : {fd, t})
+            if (f)
+              if (auto r = returns.find(f->getCanonicalDecl()); r != returns.end())
+                for (const Expr *ret : r->second)
+                  walk(ret, depth + 1);
+        }
+      for (const Stmt *k : s->children())
+        walk(k, depth);
+    };
+    walk(e, 0);
+    return groups.size() == 1 && !other ? *groups.begin() : std::string();
+  }
+  std::string commGroupOf(const CallExpr *c) {
+    std::set<std::string> groups;
+    for (const Expr *a : c->arguments()) {
+      const Expr *x = strip(a);
+      if (!x)
+        continue;
+      if (commHolderType(x->getType())) {
+        groups.insert(holderName(x));
+      } else if (const auto *m = dyn_cast<MemberExpr>(x);
+                 m && api.isCommunicatorType(m->getType()) && commHolderType(m->getBase()->getType())) {
+        groups.insert(holderName(m->getBase()));
+      }
+    }
+    return groups.size() == 1 ? *groups.begin() : std::string();
   }
 
   // A call of getenv & co.: its result tested against null is a presence test.
@@ -1929,6 +2001,8 @@ bool DependenceAnalyzer::distributed() const { return impl_->distributed; }
 bool DependenceAnalyzer::isWorldCommunicator(const Expr *e) const {
   return impl_->mpiHandle(e) == "MPI_COMM_WORLD";
 }
+std::string DependenceAnalyzer::commGroupOf(const CallExpr *c) { return impl_->commGroupOf(c); }
+
 bool DependenceAnalyzer::onSelfCommunicator(const CallExpr *c, const FunctionDecl *within) {
   for (const Expr *a : c->arguments())
     if (impl_->mpiHandle(a) == "MPI_COMM_SELF")

@@ -58,6 +58,10 @@ public:
   // MPI_Comm_split, MPI_Comm_create, MPI_Cart_sub, ncclCommSplit): only its
   // members call it, so a rank condition around it is membership, not divergence.
   bool onSubCommunicator(const clang::CallExpr *c);
+  // The communicator holder a call runs on, when one is handed to it
+  // (`ftNcclAllGather(..., tensor_para_, stream)`, `ncclAllReduce(...,
+  // tensor_para_.nccl_comm_, s)`): its name, else "" (core::Node::group).
+  std::string commGroupOf(const clang::CallExpr *c);
   // A collective on MPI_COMM_SELF: each rank alone (`MPI_File_open` of a
   // private file), nothing another rank waits for.
   // So is a collective of a file handle that the function `within` opened on

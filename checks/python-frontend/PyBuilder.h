@@ -511,7 +511,7 @@ private:
   bool bufferFree(SyntaxNode e, int depth) const;
   bool partsBufferFree(SyntaxNode e, int depth) const;
   bool classBufferFree(const std::string &cls, int depth) const;
-  bool returnsCollectiveOutput(SyntaxNode body) const;
+  bool returnsCollectiveOutput(SyntaxNode body, int depth = 0) const;
   bool agreesFirstArgument(const FnInfo &fi, int depth = 0) const;
   std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
   bool fullStateDict_ = false;

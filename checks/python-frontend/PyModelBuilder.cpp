@@ -4532,8 +4532,8 @@ bool Builder::agreesFirstArgument(const FnInfo &fi, int depth) const {
   return false;
 }
 
-bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
-  if (body.isNull())
+bool Builder::returnsCollectiveOutput(SyntaxNode body, int depth) const {
+  if (body.isNull() || depth > 3)
     return false;
   // name -> where the collective that agreed it is: only what is read after
   // it counts (`val = t[0] / t[1]` before `all_reduce(t)` is this rank's).
@@ -4576,6 +4576,27 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
   auto fromAgreed = [&](SyntaxNode e) {
     bool any = false, other = false;
     std::function<void(SyntaxNode)> walk = [&](SyntaxNode x) {
+      // 3detr's `val = all_reduce_sum(tensor); return val / get_world_size()`:
+      // what another helper of the project returns agreed, divided by the
+      // world's size.
+      if (is(x, "call")) {
+        SyntaxNode fn = field(x, "function");
+        const std::string name = is(fn, "identifier") ? str(fn) : is(fn, "attribute") ? str(field(fn, "attribute")) : "";
+        if ((name == "get_world_size" || name == "world_size") && args(x).empty())
+          return;
+        bool helperAgreed = false;
+        if (is(fn, "identifier")) {
+          if (auto f = fns_.find(str(fn)); f != fns_.end())
+            helperAgreed = f->second.returnsAgreed == 1 ||
+                           (f->second.returnsAgreed < 0 && returnsCollectiveOutput(field(f->second.def, "body"), depth + 1));
+          else if (const ExternalFunction *ext = externalCallee(fn))
+            helperAgreed = ext->summary.returnsAgreed;
+        }
+        if (helperAgreed) {
+          any = true;
+          return;
+        }
+      }
       if (is(x, "identifier")) {
         auto a = agreed.find(str(x));
         if (a != agreed.end() && a->second < startByte(x))
@@ -4651,6 +4672,15 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body) const {
       if (!is(n, "if_statement"))
         continue;
       SyntaxNode c = unparen(field(n, "condition"));
+      // `if not is_distributed(): return tensor`, `if not dist.is_initialized()`.
+      if (is(c, "not_operator")) {
+        SyntaxNode a = unparen(field(c, "argument"));
+        std::string name = is(a, "call") ? lastPart(qualified(field(a, "function"))) : "";
+        std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+        return is(a, "call") && args(a).empty() &&
+               (name.find("initialized") != std::string::npos || name.find("is_dist") != std::string::npos ||
+                name == "is_distributed");
+      }
       if (!is(c, "comparison_operator") || namedChildCount(c) != 2)
         return false;
       std::string side(text(namedChild(c, 0)));

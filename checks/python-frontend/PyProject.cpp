@@ -1183,7 +1183,7 @@ std::vector<PyProject::CallInto> PyProject::computeCallsOf(const std::string &im
 }
 
 namespace {
-constexpr const char *kCallerCacheFormat = "ddplint-python-callers 1";
+constexpr const char *kCallerCacheFormat = "ddplint-python-callers 2";
 constexpr const char *kCallerCacheSuffix = ".pycallers";
 
 struct FileStamp {

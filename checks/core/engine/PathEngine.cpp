@@ -142,6 +142,8 @@ int PathEngine::intern(const Cond &c) {
           std::to_string(c.value);
   else
     key = "atom#" + c.key;
+  if (!c.group.empty())
+    key += "@" + c.group;
   auto it = atomIndex.find(key);
   if (it != atomIndex.end())
     return it->second;
@@ -158,6 +160,7 @@ int PathEngine::intern(const Cond &c) {
   a.errorCheck = c.errorCheck;
   a.sweep = c.sweep;
   a.localMain = c.localMain;
+  a.group = c.group;
   atoms.push_back(a);
   atomIndex[key] = int(atoms.size()) - 1;
   return int(atoms.size()) - 1;
@@ -730,6 +733,8 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
     e.standsInFor = n.standsInFor;
     e.loc = n.loc;
     e.node = &n;
+    if (!n.group.empty())
+      e.group = &n.group;
     for (auto &p : in)
       if (live(p)) {
         e.guardLen = p.guard.size();
@@ -758,6 +763,8 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
           // on the line, not the helper deeper down that issues the event.
           e.via = n.name;
           e.loc = n.loc;
+          if (!n.group.empty())
+            e.group = &n.group; // the caller's name for the communicator it hands on
           e.guardLen = p.guard.size();
           e.at = p.seq.size();
           p.seq.push_back(e);
@@ -1048,6 +1055,14 @@ void PathEngine::reportErrorExit(const Lit *l, const Ev &e, const Path &skips) {
 
 void PathEngine::report(Divergence d, const Lit *split) {
   if (d.event.loc == 0 || reportedAt.count(d.event.loc))
+    return;
+  // A collective on one group under a test of another group's rank
+  // (FasterTransformer's `if (pipeline_para_.rank_ == last) allgather(...,
+  // tensor_para_)`): whether the test splits the collective's members depends
+  // on how the groups were carved from the world, which is not known here
+  // (the tensor-parallel group of one pipeline stage all share its rank).
+  if (const Lit *l = d.hasLit ? &d.lit : split;
+      l && d.event.group && !atoms[l->atom].group.empty() && atoms[l->atom].group != *d.event.group)
     return;
   if (isErrorCheck(split))
     return; // an error path, reported by ddp-error-path-exit

@@ -45,6 +45,7 @@ struct Atom {
   bool errorCheck = false;
   bool sweep = false;
   bool localMain = false;
+  std::string group; // Cond::group
 };
 
 struct Lit {
@@ -78,6 +79,9 @@ struct Ev {
   std::string standsInFor;
   std::string head; // a loop's: its iteration's first collective ("" : op)
   const std::string &headOp() const { return head.empty() ? op : head; }
+  // The group it runs on (Node::group of the event, or of the outermost call
+  // that names one): a pointer into the program's nodes, which outlive it.
+  const std::string *group = nullptr;
   size_t guardLen = 0; // how much of the path's guard was decided before it
   size_t at = 0;       // its index in the path's sequence (see Lit::closedAt)
   Conj inLoop;         // the guard inside a loop body that led to it (copied out of loops)

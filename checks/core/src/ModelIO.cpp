@@ -29,6 +29,7 @@ void ModelWriter::cond(const Cond &c) {
   integer(int(c.dep));
   integer(c.probesFile | c.errorCheck << 1 | c.sweep << 2 | c.localMain << 3);
   string(c.text);
+  string(c.group);
   loc(c.loc);
   integer(std::int64_t(c.kids.size()));
   for (const Cond &k : c.kids)
@@ -43,6 +44,7 @@ void ModelWriter::node(const Node &n) {
   integer(int(n.pathDep));
   string(n.callee);
   string(n.standsInFor);
+  string(n.group);
   integer(n.assumedDdp);
   if (n.kind == Node::Kind::If)
     cond(n.cond);
@@ -119,7 +121,7 @@ bool ModelReader::cond(Cond &c, int depth) {
   if (depth > kMaxDepth || !integer(kind) || !inRange(kind, Cond::Kind::Or) || !integer(cv) ||
       !integer(op) || !inRange(op, CmpOp::GE) || !integer(value) || !integer(mod) ||
       !string(c.key) || !integer(dep) || !inRange(dep, Dep::Local) || !integer(flags) ||
-      !string(c.text) || !readLoc(c.loc) || !integer(kids) || kids < 0 || kids > 1 << 20)
+      !string(c.text) || !string(c.group) || !readLoc(c.loc) || !integer(kids) || kids < 0 || kids > 1 << 20)
     return ok_ = false;
   c.kind = Cond::Kind(kind);
   c.constValue = cv != 0;
@@ -143,7 +145,7 @@ bool ModelReader::node(Node &n, int depth) {
   if (depth > kMaxDepth || !integer(kind) || !inRange(kind, Node::Kind::Exit) || !readLoc(n.loc) ||
       !integer(event) || !inRange(event, EventKind::GroupBarrier) || !string(n.name) ||
       !integer(pathDep) || !inRange(pathDep, Dep::Local) || !string(n.callee) ||
-      !string(n.standsInFor) || !integer(assumedDdp) || assumedDdp < 0 || assumedDdp > 1)
+      !string(n.standsInFor) || !string(n.group) || !integer(assumedDdp) || assumedDdp < 0 || assumedDdp > 1)
     return ok_ = false;
   n.assumedDdp = assumedDdp == 1;
   n.kind = Node::Kind(kind);

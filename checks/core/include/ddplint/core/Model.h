@@ -71,6 +71,9 @@ struct Cond {
   // Atom: true on the node-local rank 0 only (`LOCAL_RANK == 0`,
   // `is_local_main_process`): one process per node passes, not one per job.
   bool localMain = false;
+  // Atom / RankCmp: the group whose rank it reads, when it reads one group's
+  // (C/C++: the communicator holder `pipeline_para_` of `pipeline_para_.rank_`).
+  std::string group;
   std::vector<Cond> kids;
   std::string text; // source spelling, for messages
   Loc loc = 0;      // where the condition is written
@@ -127,6 +130,10 @@ struct Node {
   std::string name; // Event: operation ("allreduce"); Call: callee's display name
   // Event kinds CheckpointWrite/FileWrite/LogWrite: how the written path varies across ranks.
   Dep pathDep = Dep::Uniform;
+  // Event / Call: the group the collective runs on, when the frontend knows it
+  // (C/C++: the communicator holder handed to it, `tensor_para_`).  A test of
+  // another group's rank does not split this one's members (see PathEngine).
+  std::string group;
   // Event kind Collective: the collective whose place this one takes when that
   // is the next one the rank issues.  A DDP forward under no_grad broadcasts
   // the buffers and clears the flag that makes the next forward broadcast
