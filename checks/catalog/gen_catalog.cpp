@@ -426,6 +426,8 @@ const PythonKey kPythonKeys[] = {
     {"accelerator_checkpoint_methods", "acceleratorCheckpointMethods"},
     {"checkpoint_saver_classes", "checkpointSaverClasses"},
     {"checkpoint_saver_methods", "checkpointSaverMethods"},
+    {"main_process_checkpointer_classes", "mainProcessCheckpointerClasses"},
+    {"main_process_checkpointer_methods", "mainProcessCheckpointerMethods"},
     {"per_process_ids", "perProcessIds"},
     {"exit_functions", "exitFunctions"},
     {"main_process_override_bases", "mainProcessOverrideBases"},

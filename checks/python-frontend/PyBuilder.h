@@ -453,6 +453,8 @@ private:
   // handler)`): module globals and attribute names, rank-local wherever read;
   // the attributes of the project modules it imports too (read lazily).
   std::set<std::string> signalGlobals_, signalAttrs_;
+  // Names holding a main-process checkpointer (api.yaml main_process_checkpointer_classes).
+  std::set<std::string> mainCheckpointers_;
   std::optional<std::set<std::string>> importedSignalAttrs_;
   void collectSignalFlags(SyntaxNode root);
   bool signalFlagAttribute(const std::string &attr);

@@ -802,6 +802,9 @@ void Builder::collectObjects(SyntaxNode n) {
       }
       if ((is(left, "identifier") || is(left, "attribute")) && makesSaver(right))
         savers_.insert(str(left));
+      if ((is(left, "identifier") || is(left, "attribute")) && is(right, "call") &&
+          has(api().mainProcessCheckpointerClasses, qualified(field(right, "function"))))
+        mainCheckpointers_.insert(str(left));
       if (k == ObjKind::Ddp || k == ObjKind::Fsdp)
         hasDdp_ = true;
       if (k == ObjKind::Ddp && is(right, "call") && (is(left, "identifier") || is(left, "attribute")))
@@ -2321,6 +2324,28 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   }
   if (builtinOpen)
     return true;
+  // `checkpointer.save("model_final")`, `periodic_checkpointer.step(it)`:
+  // detectron2 writes on the main process only.
+  // In a subclass of detectron2's PeriodicCheckpointer (omni3d's
+  // `PeriodicCheckpointerOnlyOne.step`), the wrapped `self.checkpointer`.
+  auto periodicSubclass = [&] {
+    if (cs.recv != "self.checkpointer" || curClass_.empty())
+      return false;
+    for (const auto &c : api().mainProcessCheckpointerClasses)
+      if (derivesFrom(curClass_, lastPart(c)))
+        return true;
+    return false;
+  };
+  if (is(cs.fn, "attribute") && (mainCheckpointers_.count(cs.recv) || periodicSubclass()) &&
+      has(api().mainProcessCheckpointerMethods, cs.l) && resolveCallee(cs.fn).empty() &&
+      !externalCallee(cs.fn)) {
+    const Loc at = loc(cs.c);
+    Cond main = Cond::rankCmp(core::CmpOp::EQ, 0);
+    main.text = "comm.is_main_process() (in " + cs.recv + "." + cs.l + ")";
+    out.push_back(guardedByCall(main, cs.c, at,
+                                Node::makeEvent(EventKind::CheckpointWrite, cs.recv + "." + cs.l, at)));
+    return true;
+  }
   // `saver.save_checkpoint(epoch, metric=m)` of a library's checkpoint saver:
   // a checkpoint in the folder the saver was made with.
   if (is(cs.fn, "attribute") && savers_.count(cs.recv) && has(api().checkpointSaverMethods, cs.l)) {

@@ -173,6 +173,11 @@ struct PythonApi {
   // from one of these classes writes a checkpoint when one of the methods runs.
   NameSet checkpointSaverClasses; // qualified
   NameSet checkpointSaverMethods;
+  // Checkpointers that write on the main process only (detectron2's
+  // DetectionCheckpointer and PeriodicCheckpointer): a call of one of the
+  // methods is a rank-0 checkpoint write.
+  NameSet mainProcessCheckpointerClasses; // qualified
+  NameSet mainProcessCheckpointerMethods;
   // Calls whose result names this process alone (a uuid, the pid, a fresh
   // temporary folder): a folder so named is every process's own.
   NameSet perProcessIds; // qualified
