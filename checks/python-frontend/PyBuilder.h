@@ -455,6 +455,9 @@ private:
   std::set<std::string> signalGlobals_, signalAttrs_;
   // Names holding a main-process checkpointer (api.yaml main_process_checkpointer_classes).
   std::set<std::string> mainCheckpointers_;
+  // Names this function rebinds to a wrapper's bare module (`model =
+  // accelerator.unwrap_model(model)`): their forward is no DDP forward.
+  std::set<std::string> unwrapped_;
   std::optional<std::set<std::string>> importedSignalAttrs_;
   void collectSignalFlags(SyntaxNode root);
   bool signalFlagAttribute(const std::string &attr);

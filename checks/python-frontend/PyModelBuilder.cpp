@@ -802,6 +802,7 @@ void Builder::collectObjects(SyntaxNode n) {
       }
       if ((is(left, "identifier") || is(left, "attribute")) && makesSaver(right))
         savers_.insert(str(left));
+
       if ((is(left, "identifier") || is(left, "attribute")) && is(right, "call") &&
           has(api().mainProcessCheckpointerClasses, qualified(field(right, "function"))))
         mainCheckpointers_.insert(str(left));
@@ -1513,7 +1514,11 @@ Builder::findObject(const std::string &spelling) const {
 
 bool Builder::implicitObject(const std::string &kind, const std::string &spelling) const {
   auto it = findObject(spelling);
-  const ObjKind k = it == objects_.end() ? ObjKind::None : it->second;
+  ObjKind k = it == objects_.end() ? ObjKind::None : it->second;
+  // `model = accelerator.unwrap_model(model).eval()` earlier in this function:
+  // the name holds the bare module now, whose forward runs no collective.
+  if (unwrapped_.count(spelling) && (k == ObjKind::Ddp || k == ObjKind::Fsdp || k == ObjKind::Prepared))
+    k = ObjKind::None;
   if (kind == "any")
     return true;
   if (kind == "ddp")
@@ -2831,6 +2836,21 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
         else
           enumeratedNames_.erase(str(left));
       }
+      if (is(e, "assignment") && (is(left, "identifier") || is(left, "attribute"))) {
+        // `accelerator.unwrap_model(model).eval()`, `model.module`: the bare module.
+        SyntaxNode r = unparen(right);
+        while (is(r, "call") && is(field(r, "function"), "attribute") &&
+               (str(field(field(r, "function"), "attribute")) == "eval" ||
+                str(field(field(r, "function"), "attribute")) == "to" ||
+                str(field(field(r, "function"), "attribute")) == "train"))
+          r = unparen(field(field(r, "function"), "object"));
+        const bool unwraps = (is(r, "call") && lastPart(qualified(field(r, "function"))) == "unwrap_model") ||
+                             (is(r, "attribute") && str(field(r, "attribute")) == "module");
+        if (unwraps)
+          unwrapped_.insert(str(left));
+        else
+          unwrapped_.erase(str(left));
+      }
       if (is(e, "augmented_assignment")) {
         Val old = value(left);
         v = joinVal(old, v);
@@ -3841,6 +3861,7 @@ void Builder::buildFunction(const FnInfo &fi) {
   curFn_ = fi.key;
   curClass_ = fi.className;
   loops_.clear();
+  unwrapped_.clear();
   noSync_ = 0;
   noGrad_ = noGradDecorated(fi) ? 1 : 0;
   env_ = paramEnv(fi);
@@ -4491,6 +4512,7 @@ void Builder::buildSpecializations() {
       curClass_ = fi.className;
       loops_.clear();
       noSync_ = 0;
+      unwrapped_.clear();
       const bool callerNoGrad = specBindings_.erase("__nograd") > 0;
       noGrad_ = noGradDecorated(fi) || callerNoGrad ? 1 : 0;
       env_ = paramEnv(fi);
