@@ -3961,7 +3961,31 @@ void Builder::buildFunctionRest(const FnInfo &fi, std::vector<Node> body) {
   forwardFacts(fi);
 }
 
+namespace {
+// A function named for logging (DynamiCrafter's `log_local`, `log_images`,
+// `log_batch_imgs`): its files (captions, sample grids, videos) are records
+// for people, which no rank reads back.  Not one named for a checkpoint.
+bool logFunctionName(std::string n) {
+  std::transform(n.begin(), n.end(), n.begin(), ::tolower);
+  if (n.rfind("log_", 0) != 0 && n.rfind("_log_", 0) != 0)
+    return false;
+  for (const char *w : {"ckpt", "checkpoint", "weight", "model", "state"})
+    if (n.find(w) != std::string::npos)
+      return false;
+  return true;
+}
+void writesAsLogs(std::vector<Node> &nodes) {
+  for (Node &n : nodes) {
+    if (n.kind == Node::Kind::Event && n.event == EventKind::FileWrite)
+      n.event = EventKind::LogWrite;
+    writesAsLogs(n.kids);
+  }
+}
+} // namespace
+
 core::Function Builder::functionNode(const FnInfo &fi, std::vector<Node> body) {
+  if (logFunctionName(fi.name))
+    writesAsLogs(body);
   core::Function f;
   f.key = fi.key;
   f.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
