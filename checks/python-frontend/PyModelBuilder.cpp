@@ -5136,7 +5136,7 @@ PyModel Builder::run() {
       if (is(n, "assignment") && is(field(n, "left"), "identifier") && !field(n, "right").isNull())
         assigned[str(field(n, "left"))].push_back(field(n, "right"));
       else if (is(n, "augmented_assignment") && is(field(n, "left"), "identifier"))
-        assigned[str(field(n, "left"))].push_back(SyntaxNode{});
+        assigned[str(field(n, "left"))].emplace_back();
       for (SyntaxNode k : namedKids(n))
         stack.push_back(k);
     }
