@@ -315,6 +315,8 @@ bool Builder::isFabricClass(const std::string &cls) const {
 // agrees (a property that broadcasts rank 0's `_interrupted`) is read under
 // another name, or agreed by the collective that follows.
 void Builder::collectSignalFlags(SyntaxNode root) {
+  if (tree_.text(root).find("signal") == std::string_view::npos)
+    return; // most modules register no handler: no second walk of the tree
   std::multimap<std::string, SyntaxNode> defs;
   std::vector<SyntaxNode> handlers, stack{root};
   while (!stack.empty()) {
@@ -337,22 +339,16 @@ void Builder::collectSignalFlags(SyntaxNode root) {
     auto [lo, hi] = defs.equal_range(name);
     for (auto it = lo; it != hi; ++it) {
       std::set<std::string> globals;
-      std::vector<SyntaxNode> body{field(it->second, "body")};
       std::vector<SyntaxNode> assigns;
-      while (!body.empty()) {
-        SyntaxNode n = body.back();
-        body.pop_back();
-        if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
-          continue;
+      forEachOwnNode(field(it->second, "body"), [&](SyntaxNode n) {
         if (is(n, "global_statement") || is(n, "nonlocal_statement"))
           for (SyntaxNode k : namedKids(n))
             if (is(k, "identifier"))
               globals.insert(str(k));
         if (is(n, "assignment") || is(n, "augmented_assignment"))
           assigns.push_back(field(n, "left"));
-        for (SyntaxNode k : namedKids(n))
-          body.push_back(k);
-      }
+        return true;
+      });
       for (SyntaxNode l : assigns) {
         l = unparen(l);
         if (is(l, "identifier") && globals.count(str(l)))
@@ -2840,8 +2836,8 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
         // `accelerator.unwrap_model(model).eval()`, `model.module`: the bare module.
         SyntaxNode r = unparen(right);
         while (is(r, "call") && is(field(r, "function"), "attribute") &&
-               (str(field(field(r, "function"), "attribute")) == "eval" ||
-                str(field(field(r, "function"), "attribute")) == "to" ||
+               (isMoveOrCastMethod(str(field(field(r, "function"), "attribute"))) ||
+                str(field(field(r, "function"), "attribute")) == "eval" ||
                 str(field(field(r, "function"), "attribute")) == "train"))
           r = unparen(field(field(r, "function"), "object"));
         const bool unwraps = (is(r, "call") && lastPart(qualified(field(r, "function"))) == "unwrap_model") ||
@@ -3862,6 +3858,7 @@ void Builder::buildFunction(const FnInfo &fi) {
   curClass_ = fi.className;
   loops_.clear();
   unwrapped_.clear();
+  enumeratedNames_.clear();
   noSync_ = 0;
   noGrad_ = noGradDecorated(fi) ? 1 : 0;
   env_ = paramEnv(fi);
@@ -4537,6 +4534,7 @@ void Builder::buildSpecializations() {
       loops_.clear();
       noSync_ = 0;
       unwrapped_.clear();
+      enumeratedNames_.clear();
       const bool callerNoGrad = specBindings_.erase("__nograd") > 0;
       noGrad_ = noGradDecorated(fi) || callerNoGrad ? 1 : 0;
       env_ = paramEnv(fi);

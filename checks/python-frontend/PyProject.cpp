@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -446,19 +447,19 @@ std::set<std::string> PyProject::signalFlagsOf(const std::string &dotted, const 
   const std::string path = pathOf(dotted, roots);
   if (path.empty())
     return {};
-  bool registers = false;
+  std::optional<bool> registers;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = registersSignal_.find(path);
-    if (it != registersSignal_.end())
+    if (auto it = registersSignal_.find(path); it != registersSignal_.end())
       registers = it->second;
-    else {
-      std::string source;
-      registers = readSource(path, source) && source.find("signal.signal(") != std::string::npos;
-      registersSignal_[path] = registers;
-    }
   }
-  if (!registers)
+  if (!registers) {
+    std::string source; // read outside the lock: the other workers go on
+    registers = readSource(path, source) && source.find("signal.signal(") != std::string::npos;
+    std::lock_guard<std::mutex> lock(mu_);
+    registersSignal_[path] = *registers;
+  }
+  if (!*registers)
     return {};
   std::shared_ptr<const Module> mod = load(dotted, roots);
   return mod ? mod->model.signalFlagAttrs : std::set<std::string>();
