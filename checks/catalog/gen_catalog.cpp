@@ -418,6 +418,7 @@ const PythonKey kPythonKeys[] = {
     {"file_read_methods", "fileReadMethods"},
     {"file_probes", "fileProbes"},
     {"checkpoint_writers", "checkpointWriters"},
+    {"rank_argument_checkpoint_writers", "rankArgumentCheckpointWriters"},
     {"file_writers", "fileWriters"},
     {"file_write_methods", "fileWriteMethods"},
     {"image_writers", "imageWriters"},

@@ -276,6 +276,14 @@ inline Val joinArms(const Val &t, const Val &f, const Cond &c) {
     return t;
   if (!rankDecision && flag(f) && plain(t))
     return f;
+  // The rank itself, likewise: `if ddp: rank = int(os.environ["RANK"])` /
+  // `else: rank = 0` (MONAI's generative trainers), or `rank = 0` before
+  // `if ddp: rank = dist.get_rank()`.  `if rank == 0:` after it is rank 0's
+  // test in the run that has ranks.
+  if (!rankDecision && t.rank != RankKind::None && plain(f))
+    return t;
+  if (!rankDecision && f.rank != RankKind::None && plain(t))
+    return f;
   // `saver = saver if not args.no_saver else None` of a rank-0-only saver:
   // None everywhere or the saver where it was made, so still rank 0's.
   if (!rankDecision && t.existsWhen && !t.cond && f.none)
@@ -798,6 +806,10 @@ private:
   std::vector<ParamSig> signature(const FnInfo &fi, bool &method);
   std::vector<ParamSig> parameterList(const FnInfo &fi, bool &method) const;
   std::string returnedParameter(const FnInfo &fi) const;
+  bool copiesProbedSource(SyntaxNode probe, SyntaxNode body) const;
+  std::string initRankParameter(SyntaxNode def) const;
+  bool localRankArgument(SyntaxNode arg, SyntaxNode call);
+  bool bareModule(SyntaxNode a) const;
   std::string specialize(const std::string &key, const std::vector<ParamSig> &params, bool method,
                          const CallSite &cs);
   // `none`: `None` is a constant too (kNoneValue), for a caller's argument

@@ -776,6 +776,41 @@ void Builder::collectObjects(SyntaxNode n) {
                                 has(api().localRankParameters, word)))
             localRankIsGlobal_ = true;
         }
+    // The same through a set-up helper (MONAI's generative trainers:
+    // `rank = int(os.environ["LOCAL_RANK"])`, then `setup_ddp(rank, world_size)`,
+    // which hands its `rank` to init_process_group).
+    // Only calls handed a local rank are looked up: resolving another module
+    // builds it, and building every import early changes what an import
+    // cycle sees (axolotl).
+    bool handsLocalRank = false;
+    if (is(s, "call") && !localRankIsGlobal_)
+      for (const auto &a : args(s))
+        handsLocalRank = handsLocalRank || localRankArgument(a.value, s);
+    if (handsLocalRank) {
+      const std::string q = qualified(field(s, "function"));
+      std::string param;
+      std::vector<ParamSig> params;
+      bool method = false;
+      if (auto f = fns_.find(q); f != fns_.end() && f->second.className.empty()) {
+        param = initRankParameter(f->second.def);
+        if (!param.empty())
+          params = signature(f->second, method);
+      } else if (project_ && q.find('.') != std::string::npos) {
+        if (const ExternalFunction *ext = project_->function(q)) {
+          param = ext->summary.initRankParameter;
+          params = ext->summary.params;
+          method = ext->summary.method;
+        }
+      }
+      if (!param.empty()) {
+        const auto as = args(s);
+        bool splat = false;
+        const auto to = boundParameters(as, field(s, "function"), params, method, splat);
+        for (size_t k = 0; k < as.size(); ++k)
+          if (to[k] && to[k]->name == param && localRankArgument(as[k].value, s))
+            localRankIsGlobal_ = true;
+      }
+    }
     if (is(s, "assignment")) {
       SyntaxNode left = field(s, "left"), right = unparen(field(s, "right"));
       // `self.netG = self.model_to_device(net)` in a method: a method of the
@@ -1168,7 +1203,9 @@ bool Builder::abstractMethod(const FnInfo &fi) const {
                   [](const std::string &d) { return d == "abstractmethod" || d == "abc.abstractmethod"; });
   if (declaredAbstract && real.empty())
     return true;
-  if (real.size() != 1 || !is(real[0], "raise_statement") || namedChildCount(real[0]) < 1)
+  // What follows the raise never runs (speechbrain's Brain hooks:
+  // `raise NotImplementedError` then a `return`).
+  if (real.empty() || !is(real[0], "raise_statement") || namedChildCount(real[0]) < 1)
     return false;
   SyntaxNode e = unparen(namedChild(real[0], 0));
   if (is(e, "call"))
@@ -2291,7 +2328,10 @@ bool Builder::pathNamesRank(SyntaxNode path) const {
 bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   if (has(api().checkpointWriters, cs.q) || has(user_.checkpointWriters, cs.q) ||
       has(user_.checkpointWriters, cs.l)) {
-    const PyArg *p = arg(cs.as, "f", 1);
+    const bool rankArgument = has(api().rankArgumentCheckpointWriters, cs.q);
+    const PyArg *p = rankArgument ? arg(cs.as, "filename", 0) : arg(cs.as, "f", 1);
+    if (rankArgument && !p)
+      p = arg(cs.as, "out_dir", 0);
     if (p && (memoryFiles_.count(std::string(p->text)) ||
               p->text.find("BytesIO(") != std::string_view::npos))
       return true; // serialised into memory, not a file
@@ -2303,6 +2343,21 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
                              cs.q, loc(cs.c));
     if (p)
       n.pathDep = std::max(value(p->value).dep, pathNamesRank(p->value) ? Dep::Rank : Dep::Uniform);
+    // icefall's `save_checkpoint(filename, model, rank=rank)`: written where
+    // the rank handed over is 0, as under `if rank == 0:`.  Without `rank=`
+    // every rank passes its default 0 and writes.
+    if (const PyArg *r = rankArgument ? arg(cs.as, "rank", -1) : nullptr) {
+      const Val v = value(r->value);
+      if (v.rank != RankKind::None) {
+        const bool perNode = v.rank == RankKind::Local;
+        Cond c = perNode ? Cond::atom("local-main", Dep::Rank) : Cond::rankCmp(core::CmpOp::EQ, 0);
+        c.localMain = perNode;
+        c.text = std::string(r->text) + " == 0";
+        const Loc at = n.loc;
+        out.push_back(guardedByCall(std::move(c), cs.c, at, std::move(n)));
+        return true;
+      }
+    }
     out.push_back(std::move(n));
     return true;
   }
@@ -2434,6 +2489,16 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     if (startsWith(cs.q, "shutil.")) {
       const PyArg *src = arg(cs.as, "src", 0), *dst = arg(cs.as, "dst", 1);
       intoLog = intoLog || (src && namesLog(src->value)) || (dst && namesLog(dst->value));
+      // A checkpoint copied (vall-e's and F5-TTS' `shutil.copyfile(ckpt,
+      // best)`, speechbrain's pretrained files): as long to write as the
+      // checkpoint, and torn when every rank copies onto one path.
+      if (!intoLog && cs.q != "shutil.copytree" && dst &&
+          ((src && core::namesWeightsFile(src->text)) || core::namesWeightsFile(dst->text))) {
+        Node n = Node::makeEvent(EventKind::CheckpointWrite, cs.q, loc(cs.c));
+        n.pathDep = std::max(value(dst->value).dep, pathNamesRank(dst->value) ? Dep::Rank : Dep::Uniform);
+        out.push_back(std::move(n));
+        return true;
+      }
     }
     Node n = Node::makeEvent(intoLog ? EventKind::LogWrite : EventKind::FileWrite,
                              cs.q.empty() ? cs.l : cs.q, loc(cs.c));
@@ -2730,6 +2795,11 @@ void Builder::block(SyntaxNode b, std::vector<Node> &out) {
 
 Node Builder::ifChain(SyntaxNode c, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at) {
   Cond cc = cond(c);
+  // `if best.is_file(): copyfile(src=best, dst=...)` (vall-e's trainer): the
+  // probe asks whether the copy's source is there, not whether another rank
+  // made the target already; no create-once cache.
+  if (cc.probesFile && copiesProbedSource(c, then))
+    cc.probesFile = false;
   stamp(cc, at);
   if (cc.text.empty())
     cc.text = str(c);
@@ -2840,8 +2910,7 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
                 str(field(field(r, "function"), "attribute")) == "eval" ||
                 str(field(field(r, "function"), "attribute")) == "train"))
           r = unparen(field(field(r, "function"), "object"));
-        const bool unwraps = (is(r, "call") && lastPart(qualified(field(r, "function"))) == "unwrap_model") ||
-                             (is(r, "attribute") && str(field(r, "attribute")) == "module");
+        const bool unwraps = bareModule(r);
         if (unwraps)
           unwrapped_.insert(str(left));
         else
@@ -3260,7 +3329,17 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
       }
       if (is(v, "call")) {
         std::string l = lastPart(qualified(field(v, "function")));
-        if (l == "no_sync" || l == "join")
+        // A switch handed over (speechbrain's `with self.no_sync(not
+        // should_step):`, Fabric's `enabled=`) turns it off on some steps
+        // only: the step that synchronises is still there, alike on every rank.
+        bool switched = false;
+        if (l == "no_sync")
+          for (const auto &a : args(v)) {
+            SyntaxNode x = unparen(a.value);
+            switched = switched || a.name == "enabled" || is(x, "false") || is(x, "not_operator") ||
+                       is(x, "comparison_operator") || is(x, "boolean_operator");
+          }
+        if ((l == "no_sync" && !switched) || l == "join")
           ++syncOff; // no_sync: no gradient allreduce; join: uneven inputs are handled
         if (l == "no_grad" || l == "inference_mode" ||
             (l == "set_grad_enabled" && text(v).find("False") != std::string_view::npos))
@@ -3844,10 +3923,8 @@ bool Builder::abstractStub(const FnInfo &fi) const {
     if (is(st, "expression_statement") && is(namedChild(st, 0), "string"))
       continue; // the docstring
     if (is(st, "raise_statement") && !raises &&
-        text(st).find("NotImplementedError") != std::string_view::npos) {
-      raises = true;
-      continue;
-    }
+        text(st).find("NotImplementedError") != std::string_view::npos)
+      return true; // what follows the raise never runs
     return false;
   }
   return raises;
@@ -4358,6 +4435,111 @@ std::optional<std::int64_t> Builder::constantArgument(SyntaxNode v, bool none) c
   return std::nullopt;
 }
 
+// Whether `probe` (`os.path.isfile(p)`, `p.is_file()`) tests the source of a
+// shutil copy in `body`.
+bool Builder::copiesProbedSource(SyntaxNode probe, SyntaxNode body) const {
+  probe = unparen(probe);
+  if (!is(probe, "call"))
+    return false;
+  std::string probed;
+  if (const auto as = args(probe); !as.empty() && as[0].name.empty())
+    probed = std::string(as[0].text);
+  else if (is(field(probe, "function"), "attribute"))
+    probed = str(field(field(probe, "function"), "object"));
+  if (probed.empty())
+    return false;
+  std::vector<SyntaxNode> st{body};
+  while (!st.empty()) {
+    SyntaxNode n = st.back();
+    st.pop_back();
+    if (is(n, "function_definition") || is(n, "class_definition"))
+      continue;
+    if (is(n, "call")) {
+      const std::string q = qualified(field(n, "function"));
+      if (q == "shutil.copy" || q == "shutil.copyfile" || q == "shutil.copy2")
+        if (const PyArg *src = arg(args(n), "src", 0); src && src->text == probed)
+          return true;
+    }
+    for (SyntaxNode k : namedKids(n))
+      st.push_back(k);
+  }
+  return false;
+}
+
+// The parameter `def` hands `init_process_group(..., rank=p)` (its own
+// body, not a nested function's), or "".
+std::string Builder::initRankParameter(SyntaxNode def) const {
+  std::set<std::string> names;
+  SyntaxNode ps = field(def, "parameters");
+  for (uint32_t i = 0; i < namedChildCount(ps); ++i) {
+    SyntaxNode p = namedChild(ps, i);
+    SyntaxNode id = is(p, "identifier") ? p : field(p, "name");
+    if (id.isNull() && is(p, "typed_parameter") && namedChildCount(p) > 0)
+      id = namedChild(p, 0); // `rank: int`
+    if (is(id, "identifier"))
+      names.insert(str(id));
+  }
+  std::vector<SyntaxNode> st{field(def, "body")};
+  while (!st.empty()) {
+    SyntaxNode s = st.back();
+    st.pop_back();
+    if (is(s, "function_definition") || is(s, "class_definition"))
+      continue;
+    if (is(s, "call") && lastPart(qualified(field(s, "function"))) == "init_process_group")
+      for (const auto &a : args(s))
+        if (a.name == "rank" && is(unparen(a.value), "identifier") && names.count(str(unparen(a.value))))
+          return str(unparen(a.value));
+    for (SyntaxNode k : namedKids(s))
+      st.push_back(k);
+  }
+  return "";
+}
+
+// An argument that is this node's rank: `int(os.environ["LOCAL_RANK"])`,
+// `args.local_rank`, or a name the calling function assigned one of them.
+bool Builder::localRankArgument(SyntaxNode arg, SyntaxNode call) {
+  arg = unparen(arg);
+  if (auto r = rankSourceAsWritten(arg); r && *r == RankKind::Local)
+    return true;
+  if (!is(arg, "identifier"))
+    return false;
+  SyntaxNode fn = enclosingFunction(call);
+  if (fn.isNull())
+    return false;
+  const std::string name = str(arg);
+  bool local = false;
+  std::vector<SyntaxNode> st{field(fn, "body")};
+  while (!st.empty()) {
+    SyntaxNode s = st.back();
+    st.pop_back();
+    if (is(s, "function_definition") || is(s, "class_definition"))
+      continue;
+    if (is(s, "assignment") && is(field(s, "left"), "identifier") && str(field(s, "left")) == name) {
+      auto r = rankSourceAsWritten(field(s, "right"));
+      if (r && *r == RankKind::Global)
+        return false;
+      local = local || (r && *r == RankKind::Local);
+    }
+    for (SyntaxNode k : namedKids(s))
+      st.push_back(k);
+  }
+  return local;
+}
+
+// `model.module`, `accelerator.unwrap_model(model)`, or `model.module if
+// isinstance(model, DDP) else model`: the module a wrapper holds.
+bool Builder::bareModule(SyntaxNode a) const {
+  a = unparen(a);
+  if (is(a, "attribute"))
+    return str(field(a, "attribute")) == "module";
+  if (is(a, "call"))
+    return lastPart(qualified(field(a, "function"))) == "unwrap_model";
+  if (is(a, "conditional_expression") && namedChildCount(a) == 3)
+    return bareModule(namedChild(a, 0)) &&
+           lastPart(qualified(field(namedChild(a, 1), "function"))) == "isinstance";
+  return false;
+}
+
 std::string Builder::specialize(const std::string &key, const std::vector<ParamSig> &params,
                                 bool method, const CallSite &cs) {
   // A rank parameter is bound to the "not distributed" -1 only: `rank=0` as
@@ -4389,6 +4571,12 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     // ("ddpquiet") broadcasts nothing in its forward there either.
     if (objectKind(arg) == ObjKind::Ddp)
       bound[p->name] = wrappedLater(arg, cs.c) ? "plain" : ddpBroadcastsBuffers(arg) ? "ddp" : "ddpquiet";
+    // The bare module handed to a parameter that shares the DDP model's name
+    // (pyg's `test(model.module if isinstance(model, DDP) else model, ...)`):
+    // there it is not the wrapper, whatever the module calls its DDP model.
+    else if (objectKind(p->name) == ObjKind::Ddp &&
+             (bareModule(cs.as[k].value) || unwrapped_.count(arg)))
+      bound[p->name] = "bare";
     // A file name with the rank in it, handed to a helper that writes there
     // (EVA-CLIP's `save_file(feats, f"{d}/rank{args.rank}_x.npy")`): every
     // rank writes its own file.
@@ -4494,6 +4682,7 @@ void Builder::buildSpecializations() {
       specRecordPaths_.clear();
       std::set<std::string> ddpParams; // "model=ddp": the caller's DDP model
       bool plainModel = false;         // "net=plain": a model not yet wrapped
+      std::set<std::string> bareParams; // "model=bare": the wrapper's module
       std::string_view list(key);
       list = list.substr(brace + 1, list.size() - brace - 2);
       while (!list.empty()) {
@@ -4509,6 +4698,8 @@ void Builder::buildSpecializations() {
         }
         else if (eq != std::string_view::npos && item.substr(eq + 1) == "plain")
           plainModel = true;
+        else if (eq != std::string_view::npos && item.substr(eq + 1) == "bare")
+          bareParams.insert(std::string(item.substr(0, eq)));
         else if (eq != std::string_view::npos && item.substr(eq + 1) == "rankpath")
           specRankPaths_.insert(std::string(item.substr(0, eq)));
         else if (eq != std::string_view::npos && item.substr(eq + 1) == "recordpath")
@@ -4525,6 +4716,8 @@ void Builder::buildSpecializations() {
         objects_[name] = ObjKind::Ddp;
         hasDdp_ = true;
       }
+      for (const auto &name : bareParams)
+        objects_.erase(name);
       // Its backward is the plain model's: no gradient all-reduce.
       if (plainModel && ddpParams.empty())
         hasDdp_ = false;
@@ -5358,6 +5551,7 @@ PyModel Builder::run() {
     fs.returnsRankDependent = fi.returnsRankDependent;
     fs.returnsRankAt = fi.returnsRankAt;
     fs.initsProcessGroup = initsGroup_.count(key) > 0;
+    fs.initRankParameter = initRankParameter(fi.def);
     fs.launchesRanks = launches_.count(key) > 0;
     fs.guardsOnMain = guardsOnMain_.count(key) > 0;
     fs.barrierOnly = barrierOnly.count(key) > 0;

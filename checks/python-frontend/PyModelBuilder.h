@@ -62,6 +62,9 @@ struct FunctionSummary {
   std::vector<ParamSig> params;          // `self` left out of a method's
   bool method = false;
   bool initsProcessGroup = false;        // `dist.init_process_group(...)` in its body
+  // The parameter it hands `init_process_group` as the process's rank
+  // (MONAI's `def setup_ddp(rank, world_size): init_process_group(..., rank=rank)`).
+  std::string initRankParameter;
   bool launchesRanks = false;            // `mp.spawn(worker, ...)`, here or in a callee
   bool guardsOnMain = false;             // a decorator that runs what it wraps on rank 0 only
   bool barrierOnly = false;              // `def synchronize(): dist.barrier()`: waits, nothing else

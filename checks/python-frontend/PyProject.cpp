@@ -748,7 +748,6 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
     visit(f.body);
   for (const auto &c : model.program.externalCalls)
     called.insert(c.callee.substr(0, c.callee.find('{')));
-  auto occurrences = [&](const std::string &word) { return wordOccurrences(source, word, false); };
   // Whether a class of this module derives, through this module's classes,
   // from a base whose last name is one of `bases`.
   std::function<bool(const std::string &, const std::set<std::string> &, int)> basedOn =
@@ -861,8 +860,10 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
         decidesNothing(f.body);
     if (!writesItsPath && !writesInItsFolder)
       continue;
-    if (!hasCheckpointWrite(f.body) || occurrences(f.key) != 1)
-      continue; // named again: handed to mp.spawn, a callback, __all__
+    // Named again as code: handed to mp.spawn, a callback, __all__; a
+    // docstring's ":func:`save_alignments`" (icefall's utils) is prose.
+    if (!hasCheckpointWrite(f.body) || wordOccurrences(source, f.key, true) != 1)
+      continue;
     uncalled.push_back(f.key);
   }
   for (const auto &key : uncalled)

@@ -554,6 +554,10 @@ Val Builder::callValue(SyntaxNode c) {
     v.nullObject = true;
     return v;
   }
+  // `gold_labels.dim()`: how many dimensions a tensor has is fixed by the
+  // code that made it (as its `ndim`), not by this rank's samples.
+  if ((l == "dim" || l == "ndimension") && args(c).empty() && q != l)
+    return v;
   if (has(api().worldSizeFunctions, q) || (startsWith(q, "torch.distributed.") &&
                                            (l == "get_world_size" || l == "is_initialized" ||
                                             l == "is_available" || l == "get_backend")))
@@ -984,7 +988,9 @@ static bool distributedRunFlag(std::string name) {
   static const std::set<std::string> names = {
       "distributed", "is_distributed", "use_distributed", "multiprocessing_distributed",
       "ddp", "use_ddp", "is_ddp", "distributed_training", "dist_training",
-      "is_dist_avail_and_initialized", "is_dist_available_and_initialized"};
+      "is_dist_avail_and_initialized", "is_dist_available_and_initialized",
+      // MONAI's deepgrow/deepedit trainers: `--multi_gpu` turns DDP on
+      "multi_gpu", "use_multi_gpu"};
   return names.count(name) > 0;
 }
 
@@ -1016,6 +1022,22 @@ Cond Builder::cond(SyntaxNode e) {
     // with local_rank=-1): decided alike on every rank.
     if (std::optional<bool> known = knownTest(lhs, rhs, op)) {
       Cond c = Cond::constant(*known);
+      c.text = str(e);
+      return c;
+    }
+    // `if gold_labels.size() != predictions.size(): raise ...` (allennlp's
+    // metrics): two tensors of one batch compared whole, shape against shape.
+    // They agree or not by the code that made them, alike on every rank.
+    auto wholeShape = [&](SyntaxNode x) { // `x.size()` or `x.shape`, not one dimension
+      x = unparen(x);
+      if (is(x, "attribute"))
+        return str(field(x, "attribute")) == "shape";
+      SyntaxNode f = field(x, "function");
+      return is(x, "call") && is(f, "attribute") && str(field(f, "attribute")) == "size" &&
+             namedChildCount(field(x, "arguments")) == 0;
+    };
+    if ((op == "==" || op == "!=") && wholeShape(lhs) && wholeShape(rhs)) {
+      Cond c = Cond::atom(str(e), Dep::Uniform);
       c.text = str(e);
       return c;
     }
@@ -1184,10 +1206,17 @@ Cond Builder::cond(SyntaxNode e) {
           structural = batchName(str(field(tested, "value"))) && is(unparen(field(tested, "subscript")), "string");
         } else if (is(tested, "identifier")) {
           auto f = fns_.find(curFn_);
-          if (f != fns_.end() && f->second.name == "forward" && !f->second.def.isNull())
-            for (SyntaxNode k : namedKids(field(f->second.def, "parameters")))
-              structural = structural ||
-                           (is(k, "identifier") ? text(k) : text(parameterName(k))) == text(tested);
+          // Or any function's optional argument left at None or handed one
+          // (allennlp's metrics: `def __call__(self, predictions, gold_labels,
+          // mask=None)`, then `if mask is not None:`), not bound again here.
+          const bool unbound = assignedBefore(tested).isNull();
+          if (f != fns_.end() && !f->second.def.isNull())
+            for (SyntaxNode k : namedKids(field(f->second.def, "parameters"))) {
+              const bool named = (is(k, "identifier") ? text(k) : text(parameterName(k))) == text(tested);
+              const bool noneDefault = (is(k, "default_parameter") || is(k, "typed_default_parameter")) &&
+                                       is(unparen(field(k, "value")), "none");
+              structural = structural || (named && (f->second.name == "forward" || (noneDefault && unbound)));
+            }
         }
         if (structural && !obj.existsWhen && !obj.cond)
           return atom(e, Dep::Uniform);

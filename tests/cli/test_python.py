@@ -568,6 +568,62 @@ class PythonAcrossModules(PythonProject):
         got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
         self.assertEqual(got, [("proj/train_cm.py", 21, "ddp-rank0-io-barrier")], p.stdout)
 
+    def test_local_rank_handed_to_a_helper_as_the_group_rank(self):
+        # MONAI's generative trainers: `rank = int(os.environ["LOCAL_RANK"])`,
+        # then `setup_ddp(rank, world_size)` from `.utils`, which hands it to
+        # init_process_group as the rank.  The job is one node and its local
+        # rank is its rank: the checkpoint under `if rank == 0:` is rank 0's
+        # (a barrier owed), not one process per node on a shared path.  A
+        # helper that takes the rank from the launcher leaves it node-local.
+        self.write("gen/scripts/__init__.py", "")
+        self.write("gen/scripts/utils.py", """\
+            import datetime
+
+            import torch.distributed as dist
+
+
+            def setup_ddp(rank: int, world_size: int):
+                dist.init_process_group(backend="nccl", rank=rank, world_size=world_size,
+                                        timeout=datetime.timedelta(seconds=36000))
+                dist.barrier()
+
+
+            def setup_env(local_rank: int):
+                dist.init_process_group(backend="nccl", timeout=datetime.timedelta(seconds=36000))
+                return local_rank
+            """)
+        train = """\
+            import os
+
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            from .utils import {helper}
+
+
+            def main(loader, epochs, gpus):
+                ddp_bool = gpus > 1
+                if ddp_bool:
+                    rank = int(os.environ["LOCAL_RANK"])
+                    {helper}(rank, gpus)
+                else:
+                    rank = 0
+                model = DDP(torch.nn.Linear(2, 2))
+                for epoch in range(epochs):
+                    for x in loader:
+                        model(x).sum().backward()
+                    if rank == 0:
+                        torch.save(model.state_dict(), "last.pt")
+            """
+        self.write("gen/scripts/train_ae.py", train.format(helper="setup_ddp"))
+        self.write("gen/scripts/train_env.py", train.format(helper="setup_env"))
+        p = self.lint("--format", "json", "gen/scripts/train_ae.py", "gen/scripts/train_env.py",
+                      "gen/scripts/utils.py")
+        doc = json.loads(p.stdout)
+        got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+        self.assertEqual(got, [("gen/scripts/train_ae.py", 20, "ddp-rank0-io-barrier"),
+                               ("gen/scripts/train_env.py", 21, "ddp-unguarded-save")], p.stdout)
+
     def test_signal_flag_set_in_another_module(self):
         # Transformer-XL's TimeoutHandler (utils/exp_utils.py) sets
         # `self.interrupted = True` in its SIGTERM handler; train.py exits on

@@ -1352,7 +1352,10 @@ def resume_with_backup_copy(ckpt_path, steps, t):
     try:
         ckpt = torch.load(ckpt_path) if os.path.exists(ckpt_path) else None
     except RuntimeError:
+        # a torn checkpoint fails to load on every rank alike: every rank then
+        # copies the backup onto the one path (a write hazard, not a skip)
         shutil.copyfile(ckpt_path + ".bak", ckpt_path)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: every rank runs 'shutil.copyfile' to the same path{{.*}} [ddp-unguarded-save]
         ckpt = torch.load(ckpt_path)
     start = ckpt["step"] if ckpt is not None else 0
     for step in range(start, steps):

@@ -437,6 +437,49 @@ def icefall_checkpoint_mid_epoch(params, model, optimizer, loader, rank):
     dist.barrier()  # hard negative: every rank waits for the final checkpoint
 
 
+def icefall_checkpoint_rank_argument(params, model, optimizer, loader, rank):
+    # icefall's recipes: the helper is handed the rank and returns at once
+    # unless it is 0, so every rank calls it and rank 0 alone writes; the
+    # others go on into the next batch's all-reduce
+    for batch_idx, x in enumerate(loader):
+        model(x).sum().backward()
+        optimizer.step()
+        if batch_idx % params.save_every_n == 0:
+            save_checkpoint_with_global_batch_idx(out_dir=params.exp_dir, global_batch_idx=batch_idx,
+            # CHECK-MESSAGES: :[[@LINE-1]]:13: warning: 'icefall.checkpoint.save_checkpoint_with_global_batch_idx' writes files only on rank 0 (its own main-process guard), with no barrier every rank reaches after it; {{.*}} [ddp-rank0-io-barrier]
+                                                  model=model, optimizer=optimizer, rank=rank)
+
+
+def icefall_epoch_checkpoint_helper(params, model, rank):
+    # icefall's own `save_checkpoint` wrapper: after `if rank != 0: return`
+    # the library's rank-argument save is the same rank-0 block, one report
+    if rank != 0:
+    # CHECK-MESSAGES: :[[@LINE-1]]:5: warning: code after this early return runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
+        return
+    icefall_save_checkpoint(filename=f"{params.exp_dir}/epoch-{params.cur_epoch}.pt", model=model, rank=rank)
+
+
+def icefall_train(params, model, optimizer, loader, rank, world_size):
+    for epoch in range(params.num_epochs):
+        for x in loader:
+            model(x).sum().backward()
+            optimizer.step()
+        icefall_epoch_checkpoint_helper(params, model, rank)
+
+
+def icefall_bad_model_per_rank(params, model, rank):
+    # hard negative: every rank writes its own file (the rank in the name)
+    icefall_save_checkpoint(filename=f"{params.exp_dir}/bad-model-{rank}.pt", model=model, rank=0)
+
+
+def icefall_checkpoint_without_rank(params, model, loader):
+    # every rank leaves `rank` at its default 0: every rank writes one path
+    for x in loader:
+        model(x).sum().backward()
+    icefall_save_checkpoint(filename=f"{params.exp_dir}/final.pt", model=model)
+    # CHECK-MESSAGES: :[[@LINE-1]]:5: error: every rank runs 'icefall.checkpoint.save_checkpoint' to the same path{{.*}} [ddp-unguarded-save]
+
+
 def timm_saver_then_barrier(args, model, optimizer, loader, epochs):
     # hard negative: the save is followed by a barrier every rank reaches
     saver = CheckpointSaver(model=model, optimizer=optimizer) if args.rank == 0 else None

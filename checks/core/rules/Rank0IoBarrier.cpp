@@ -690,6 +690,10 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     // is the same block for the other ranks: the outer one is reported, and a
     // barrier put inside it only rank 0 would reach.
     int inMainBlock = 0;
+    // After `if rank != 0: return` the rest of the function is that block
+    // (icefall's `save_checkpoint` helper, then its library's
+    // `save_checkpoint(..., rank=rank)`, guarded by its own argument).
+    bool mainRest = false;
     const auto reportAt = [&](const Node &n) {
       if (n.kind == Node::Kind::If && isMainOnly(n.cond) && mainArmWrites(n) &&
           syncNear(stack, true, f.key, 0)) {
@@ -780,8 +784,15 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         --inSyncLoop;
         return;
       }
-      if (!inMainBlock)
+      if (!inMainBlock && !mainRest)
         reportAt(n);
+      if (n.kind == Node::Kind::If && !stack.empty() && isMainOnly(Cond::negate(n.cond)) &&
+          returnsOnly(n.kids[0])) {
+        bool tail = true;
+        for (size_t k = 0; k + 1 < stack.size(); ++k)
+          tail = tail && stack[k].index + 1 == stack[k].block->kids.size();
+        mainRest = mainRest || tail;
+      }
       if (n.kind == Node::Kind::If && isMainOnly(n.cond)) {
         ++inMainBlock;
         visit(n.kids[0]);

@@ -167,6 +167,10 @@ struct PythonApi {
   // Methods that write a model's weights to a folder (`model.save_pretrained(dir)`);
   // an `is_main_process=` argument is the call's own guard.
   NameSet checkpointWriteMethods;
+  // Checkpoint writers (of checkpointWriters) that write only where their
+  // `rank` argument is 0 (default 0), at the path of their first argument
+  // (icefall's save_checkpoint): `rank=rank` makes the call rank 0's write.
+  NameSet rankArgumentCheckpointWriters; // qualified
   // An Accelerator's methods that write a checkpoint (`accelerator.save_state(dir)`).
   NameSet acceleratorCheckpointMethods;
   // Checkpoint savers of a library (timm's CheckpointSaver): an object made
