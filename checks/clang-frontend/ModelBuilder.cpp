@@ -879,7 +879,7 @@ struct ModelBuilder::Impl {
 ModelBuilder::ModelBuilder(ASTContext &ctx, const ApiMatcher &api)
     : ctx_(ctx), api_(api), deps_(std::make_unique<DependenceAnalyzer>(ctx, api, locs_)),
       impl_(std::make_unique<Impl>(*this)) {
-  if (!analyzeLibraryCode())
+  if (!analyzeLibraryCode()) {
     deps_->setExternalReturns([this](const FunctionDecl *fd) -> const ExportedFunction * {
       const std::string key = impl_->externalKey(fd);
       if (key.empty())
@@ -889,6 +889,24 @@ ModelBuilder::ModelBuilder(ASTContext &ctx, const ApiMatcher &api)
           index ? index->find(key.substr(4), impl_->mainFilePath()) : std::nullopt;
       return hit && !hit->unit->stale ? hit->function : nullptr;
     });
+    deps_->setExternalRankGlobal([this](const VarDecl *v) {
+      const SummaryIndex *index = impl_->index();
+      if (!index)
+        return false;
+      if (!impl_->namer)
+        impl_->namer = std::make_unique<ASTNameGenerator>(ctx_);
+      const std::string symbol = impl_->namer->getName(v);
+      if (symbol.empty())
+        return false;
+      if (index->rankGlobal(symbol, impl_->mainFilePath()))
+        return true;
+      // Not known yet: linted again once this run's summaries know it.
+      const std::string wanted = kRankGlobalPrefix + symbol;
+      if (std::find(impl_->unresolved.begin(), impl_->unresolved.end(), wanted) == impl_->unresolved.end())
+        impl_->unresolved.push_back(wanted);
+      return false;
+    });
+  }
 }
 
 ModelBuilder::~ModelBuilder() = default;
@@ -1007,6 +1025,12 @@ UnitSummary ModelBuilder::summary() {
     }
     s.exports.push_back(std::move(e));
   }
+  if (!impl_->namer)
+    impl_->namer = std::make_unique<ASTNameGenerator>(ctx_);
+  for (const VarDecl *v : deps_->rankGlobals())
+    if (std::string symbol = impl_->namer->getName(v); !symbol.empty() &&
+        std::find(s.rankGlobals.begin(), s.rankGlobals.end(), symbol) == s.rankGlobals.end())
+      s.rankGlobals.push_back(std::move(symbol));
   // What the summary was made from: the unit and every file its code is in.
   std::set<std::string> files{s.unit};
   for (const auto &p : s.places)

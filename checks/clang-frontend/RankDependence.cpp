@@ -108,6 +108,15 @@ struct DependenceAnalyzer::Impl {
   const ApiMatcher &api;
   LocTable &locs;
   ExternalReturns external;
+  ExternalRankGlobal externalRankGlobal;
+  // A global of the program this unit declares but never writes, which
+  // another unit's summary says holds the rank.
+  bool rankFromElsewhere(const ValueDecl *d) {
+    const auto *v = dyn_cast<VarDecl>(d);
+    return v && externalRankGlobal && v->hasGlobalStorage() && !v->isStaticLocal() &&
+           v->hasExternalFormalLinkage() && !outRole.count(d) && realDefs(d).empty() &&
+           externalRankGlobal(v);
+  }
   // A helper of another unit, through its summary.
   const ExportedFunction *externalOf(const CallExpr *c) {
     const FunctionDecl *fd = c->getDirectCallee();
@@ -947,7 +956,7 @@ struct DependenceAnalyzer::Impl {
       return Dep::Uniform; // cycles add nothing new
     declBusy.insert(d);
     Dep dep = Dep::Uniform;
-    if (rankSinks.count(d))
+    if (rankSinks.count(d) || rankFromElsewhere(d))
       dep = Dep::Rank;
     if (auto o = outRole.find(d); o != outRole.end())
       dep = join(dep, o->second);
@@ -1196,6 +1205,8 @@ struct DependenceAnalyzer::Impl {
       res = heuristicRankParam(p);
     else if (const auto *f = dyn_cast<FieldDecl>(d); f && ds.empty())
       res = heuristicRankField(f);
+    else if (ds.empty() && rankFromElsewhere(d))
+      res = true;
     else if (!ds.empty()) {
       res = true;
       for (const Expr *def : ds)
@@ -1989,6 +2000,27 @@ bool DependenceAnalyzer::isRank(const Expr *e) { return impl_->isRank(e); }
 core::Cond DependenceAnalyzer::condOf(const Expr *e) { return impl_->condOf(e); }
 void DependenceAnalyzer::setExternalReturns(ExternalReturns lookup) {
   impl_->external = std::move(lookup);
+}
+void DependenceAnalyzer::setExternalRankGlobal(ExternalRankGlobal lookup) {
+  impl_->externalRankGlobal = std::move(lookup);
+  impl_->declMemo.clear();
+  impl_->rankMemo.clear();
+}
+std::vector<const VarDecl *> DependenceAnalyzer::rankGlobals() {
+  std::vector<const VarDecl *> out;
+  auto consider = [&](const Decl *d) {
+    const auto *v = dyn_cast<VarDecl>(d);
+    if (v && v->hasGlobalStorage() && !v->isStaticLocal() && v->hasExternalFormalLinkage() &&
+        impl_->realDefs(v).empty())
+      out.push_back(v);
+  };
+  for (const auto &[d, dep] : impl_->outRole)
+    if (dep == Dep::Rank)
+      consider(d);
+  for (const Decl *d : impl_->rankSinks)
+    if (!impl_->outRole.count(d))
+      consider(d);
+  return out;
 }
 
 void DependenceAnalyzer::seed(const ValueDecl *d, core::Dep dep) {

@@ -50,6 +50,13 @@ public:
   // (the rank, a rank predicate), or null.
   using ExternalReturns = std::function<const ExportedFunction *(const clang::FunctionDecl *)>;
   void setExternalReturns(ExternalReturns lookup);
+  // Whether another unit's summary says a global this unit only declares
+  // holds the rank (miniAMR's `my_pe`, set by MPI_Comm_rank in main.c).
+  using ExternalRankGlobal = std::function<bool(const clang::VarDecl *)>;
+  void setExternalRankGlobal(ExternalRankGlobal lookup);
+  // The unit's globals that hold the rank: written by a rank source (or
+  // handed to a communicator's creation as the rank), nothing else.
+  std::vector<const clang::VarDecl *> rankGlobals();
   // The user's code shows that it runs distributed: a communicator or process
   // group, a rank or world-size source, a collective, point-to-point, or one of
   // the user's wrappers.

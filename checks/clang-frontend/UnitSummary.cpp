@@ -22,7 +22,7 @@ namespace {
 
 // Bumped whenever the model a unit is summarised into changes meaning: an
 // older summary is then stale, never misread.
-constexpr const char *kFormat = "ddplint-summary 5 " DDPLINT_SUMMARY_TAG;
+constexpr const char *kFormat = "ddplint-summary 6 " DDPLINT_SUMMARY_TAG;
 
 std::string hex(std::uint64_t v) {
   char buf[17];
@@ -70,6 +70,9 @@ std::string serializeSummary(const UnitSummary &s) {
     if (e.predicate)
       w.cond(*e.predicate);
   }
+  w.integer(std::int64_t(s.rankGlobals.size()));
+  for (const auto &g : s.rankGlobals)
+    w.string(g);
   w.string("end");
   return w.take();
 }
@@ -140,6 +143,12 @@ std::optional<UnitSummary> parseSummary(const std::string &text, std::string &er
       e.predicate = std::move(c);
     }
   }
+  if (!r.integer(n) || n < 0 || n > 1 << 20)
+    return bad("rank globals");
+  s.rankGlobals.resize(size_t(n));
+  for (auto &g : s.rankGlobals)
+    if (!r.string(g))
+      return bad("rank global");
   if (!r.string(end) || end != "end" || !r.atEnd())
     return bad("end");
   return s;
@@ -299,7 +308,17 @@ void SummaryIndex::add(UnitSummary s) {
   u->summary = std::move(s);
   for (size_t i = 0; i < u->summary.exports.size(); ++i)
     bySymbol_.emplace(u->summary.exports[i].symbol, std::make_pair(u.get(), i));
+  for (const auto &g : u->summary.rankGlobals)
+    rankGlobals_.emplace(g, u.get());
   units_.push_back(std::move(u));
+}
+
+bool SummaryIndex::rankGlobal(const std::string &symbol, const std::string &exceptUnit) const {
+  auto [b, e] = rankGlobals_.equal_range(symbol);
+  for (auto it = b; it != e; ++it)
+    if (it->second->summary.unit != exceptUnit && !it->second->stale)
+      return true;
+  return false;
 }
 
 std::optional<SummaryIndex::Hit> SummaryIndex::find(const std::string &symbol,

@@ -46,6 +46,9 @@ struct ExportedFunction {
   std::optional<core::Cond> predicate;
 };
 
+// UnitSummary::unresolved names a global this way (a function by its symbol).
+inline constexpr const char *kRankGlobalPrefix = "global:";
+
 struct UnitSummary {
   std::string unit;      // the main file, absolute
   std::string configKey; // what else the model depends on: ddplint's version, the wrappers
@@ -53,6 +56,9 @@ struct UnitSummary {
   std::vector<core::ExternalPlace> places; // place n is places[n - 1]
   std::vector<core::Function> functions;   // positions are place numbers
   std::vector<ExportedFunction> exports;
+  // The symbols of the unit's globals that hold the rank (miniAMR's `my_pe`,
+  // set by MPI_Comm_rank in main.c and tested in every other file).
+  std::vector<std::string> rankGlobals;
   bool distributed = false;
   // Not stored: the symbols of other units this unit called and could not
   // link (no summary yet, or a stale one).  The CLI lints such a unit again
@@ -110,6 +116,9 @@ public:
   };
   // The exported function `symbol` of a unit other than `exceptUnit`.
   std::optional<Hit> find(const std::string &symbol, const std::string &exceptUnit) const;
+  // Whether a fresh summary of a unit other than `exceptUnit` says the global
+  // `symbol` holds the rank.
+  bool rankGlobal(const std::string &symbol, const std::string &exceptUnit) const;
   size_t size() const { return units_.size(); }
   const std::vector<std::unique_ptr<Unit>> &units() const { return units_; }
 
@@ -120,6 +129,7 @@ public:
 private:
   std::vector<std::unique_ptr<Unit>> units_;
   std::multimap<std::string, std::pair<const Unit *, size_t>> bySymbol_;
+  std::multimap<std::string, const Unit *> rankGlobals_;
 };
 
 // Where a unit's checks find the other units' summaries.  The CLI sets the

@@ -677,6 +677,78 @@ class AcrossUnits(unittest.TestCase):
         self.assertRegex(p.stdout, r"comm\.cc:\d+:\d+: note: the code it is about, in 'save_on_main'")
 
 
+RANK_GLOBAL_UNITS = {
+    "main.c": """\
+        #include <mpi.h>
+        #include "amr.h"
+
+        int my_pe, num_pes;
+
+        int main(int argc, char **argv) {
+          MPI_Init(&argc, &argv);
+          MPI_Comm_rank(MPI_COMM_WORLD, &my_pe);
+          MPI_Comm_size(MPI_COMM_WORLD, &num_pes);
+          work();
+          MPI_Finalize();
+          return 0;
+        }
+        """,
+    "amr.h": """\
+        extern int my_pe, num_pes;
+        void work(void);
+        """,
+    "work.c": """\
+        #include <mpi.h>
+        #include "amr.h"
+
+        void work(void) {
+          int x = 1, y = 0;
+          if (!my_pe)   /* BUG: rank 0 alone */
+            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+          if (num_pes > 1)   /* fine: the world size, alike everywhere */
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        """,
+}
+
+
+class RankGlobalAcrossUnits(unittest.TestCase):
+    """A rank kept in a global that another unit sets (miniAMR's `my_pe`,
+    MPI_Comm_rank'd in main.c, tested in every other .c): the summary of the
+    unit that writes it says so, and the units that read it see the rank, in
+    a whole run (linted again once the summary is made) and in a one-file run
+    on the stored summaries."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ddplint-rankglobal-")
+        self.cache = os.path.join(self.tmp, "cache")
+        for rel, text in RANK_GLOBAL_UNITS.items():
+            with open(os.path.join(self.tmp, rel), "w", encoding="utf-8") as f:
+                f.write(textwrap.dedent(text))
+        db = [{"directory": self.tmp, "file": u,
+               "arguments": ["clang", "-isystem", MOCK_INCLUDE, "-c", u]} for u in ("main.c", "work.c")]
+        with open(os.path.join(self.tmp, "compile_commands.json"), "w") as f:
+            json.dump(db, f)
+        self.work = os.path.join(self.tmp, "work.c")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def lint(self, *args):
+        return run(["--cache-dir", self.cache, "-p", self.tmp, "--format", "json"] + list(args),
+                   cwd=self.tmp)
+
+    def test_a_rank_global_of_another_unit_is_the_rank(self):
+        want = [("work.c", line_of(self.work, "MPI_Allreduce"), "ddp-divergent-collective")]
+        p = self.lint()
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertEqual(got, want)
+        p = self.lint(self.work)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertEqual(got, want, p.stdout)
+
+
 class Rules(unittest.TestCase):
     def test_decision_table(self):
         ids = subprocess.run([os.path.join(os.path.dirname(DDPLINT), "..", "internal",

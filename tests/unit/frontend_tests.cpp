@@ -987,6 +987,7 @@ UnitSummary sampleSummary(const std::string &unit) {
   e.name = f.name;
   e.predicate = Cond::negate(Cond::rankCmp(CmpOp::NE, 0));
   s.exports.push_back(e);
+  s.rankGlobals.push_back("my_pe");
   return s;
 }
 } // namespace
@@ -1006,6 +1007,7 @@ TEST_CASE("a summary reads back as written; a truncated or altered one is refuse
   CHECK(iff.kids.at(0).kids.at(0).name == "MPI_Barrier");
   REQUIRE(back->exports.size() == 1);
   CHECK(back->exports[0].predicate->kind == Cond::Kind::Not);
+  CHECK(back->rankGlobals == std::vector<std::string>{"my_pe"});
   // Every cut of the text is refused, never half read.
   for (size_t cut = 0; cut < text.size(); cut += 7)
     CHECK_FALSE(parseSummary(text.substr(0, cut), err));

@@ -198,9 +198,12 @@ public:
     for (const auto &[unit, s] : stored_)
       index->add(s);
     std::set<std::string> nowExported;
-    for (const auto &[unit, s] : made_)
+    for (const auto &[unit, s] : made_) {
       for (const auto &e : s.exports)
         nowExported.insert(e.symbol);
+      for (const auto &g : s.rankGlobals)
+        nowExported.insert(clangfe::kRankGlobalPrefix + g);
+    }
     std::vector<size_t> again;
     for (size_t i = 0; i < in.units.size(); ++i) {
       auto it = made_.find(in.units[i].first);
