@@ -22,8 +22,9 @@ PACKAGES=(
   libgrpc++-dev libprotobuf-dev
   # tests of the front ends: SARIF schema validation, the pre-commit hook, the LSP client
   python3-jsonschema pre-commit
-  # benchmarks (bench/)
-  bc time
+  # benchmarks (bench/) and the real-world C/C++ corpus (scripts/real-world.sh:
+  # clang finds omp.h for the OpenMP units only once libomp-19-dev is installed)
+  bc time libomp-19-dev
   # real torch for Python (tests/python-torch, ctest -L python-torch): the
   # implicit collectives of rules/api.yaml (python.implicit_collectives) run as
   # 2-rank Gloo jobs on torch 1.13 (CPU), for Debian's /usr/bin/python3 only;
