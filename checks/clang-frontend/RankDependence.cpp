@@ -283,6 +283,138 @@ struct DependenceAnalyzer::Impl {
     return false;
   }
 
+  // --- the one assignment a use of a reused local sees ---------------------
+  // C code reuses a scalar local for unrelated values (miniAMR's move_blocks:
+  // `k = n;` before the allreduce of a do-while, then `for (k = fcase+6; ...)`
+  // further down).  Joining every assignment in the function gives the use in
+  // `while (n && k != n)` the later, rank-local ones, which cannot reach it.
+  // Where one assignment `v = e;` reaches the use on every path and no other
+  // write can, the use is worth `e`: the assignment is a statement of a block
+  // that holds the use, or of the body of the do-while whose condition holds
+  // it, and nothing between them (nor the statement around the use, for the
+  // loops in it) writes `v` or can be jumped into.  Only scalar locals whose
+  // address is never taken nor bound to a reference.
+  static const Expr *assignedBy(const Stmt *s, const Decl *v) {
+    const auto *e = dyn_cast_or_null<Expr>(s);
+    const auto *b = e ? dyn_cast<BinaryOperator>(strip(e)) : nullptr;
+    if (!b || b->getOpcode() != BO_Assign)
+      return nullptr;
+    const ValueDecl *l = declOf(b->getLHS());
+    return l && l->getCanonicalDecl() == v ? b->getRHS() : nullptr;
+  }
+  // Holds a label or a case a jump could enter by.
+  static bool jumpTarget(const Stmt *s) {
+    if (!s)
+      return false;
+    if (isa<LabelStmt, SwitchCase>(s))
+      return true;
+    for (const Stmt *k : s->children())
+      if (jumpTarget(k))
+        return true;
+    return false;
+  }
+  // A continue of the loop whose body `s` is (it skips to the condition).
+  static bool continues(const Stmt *s) {
+    if (!s || isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt, LambdaExpr>(s))
+      return false;
+    if (isa<ContinueStmt>(s))
+      return true;
+    for (const Stmt *k : s->children())
+      if (continues(k))
+        return true;
+    return false;
+  }
+  // Every mention of `v` in `body` reads it or assigns it by name.
+  std::unordered_map<const Decl *, bool> escapeMemo;
+  bool escapes(const Stmt *body, const Decl *v) {
+    if (auto m = escapeMemo.find(v); m != escapeMemo.end())
+      return m->second;
+    ParentMap &pm = parentsOf(body);
+    std::function<bool(const Stmt *)> walk = [&](const Stmt *s) -> bool {
+      if (!s)
+        return false;
+      if (const auto *dr = dyn_cast<DeclRefExpr>(s); dr && dr->getDecl()->getCanonicalDecl() == v) {
+        if (dr->refersToEnclosingVariableOrCapture())
+          return true;
+        const Stmt *child = dr, *p = pm.getParent(dr);
+        while (p && isa<ParenExpr>(p))
+          child = p, p = pm.getParent(p);
+        if (const auto *c = dyn_cast_or_null<ImplicitCastExpr>(p); c && c->getCastKind() == CK_LValueToRValue)
+          return false;
+        if (const auto *b = dyn_cast_or_null<BinaryOperator>(p); b && b->isAssignmentOp() && b->getLHS() == child)
+          return false;
+        if (const auto *u = dyn_cast_or_null<UnaryOperator>(p); u && u->isIncrementDecrementOp())
+          return false;
+        return true;
+      }
+      for (const Stmt *k : s->children())
+        if (walk(k))
+          return true;
+      return false;
+    };
+    const bool r = walk(body);
+    escapeMemo[v] = r;
+    return r;
+  }
+  const Expr *reachingDef(const DeclRefExpr *use) {
+    const auto *v = dyn_cast<VarDecl>(use->getDecl());
+    if (!v || isa<ParmVarDecl>(v) || !v->hasLocalStorage() || !v->getType()->isScalarType() ||
+        use->refersToEnclosingVariableOrCapture())
+      return nullptr;
+    const Decl *key = v->getCanonicalDecl();
+    if (seeds.count(key) || rankSinks.count(key) || outRole.count(key) || bcastAgreed(key))
+      return nullptr;
+    const auto *fn = dyn_cast_or_null<FunctionDecl>(v->getDeclContext());
+    const Stmt *body = fn ? fn->getBody() : nullptr;
+    if (!body || escapes(body, key))
+      return nullptr;
+    ParentMap &pm = parentsOf(body);
+    // The statements before the use in `stmts`, nearest first: the assignment,
+    // or null where another write or a jump target comes first.
+    auto scan = [&](llvm::ArrayRef<const Stmt *> stmts, bool &stop) -> const Expr * {
+      for (auto it = stmts.rbegin(); it != stmts.rend(); ++it) {
+        if (const Expr *rhs = assignedBy(*it, key))
+          return rhs;
+        if (Indexer::writes(*it, key) || jumpTarget(*it)) {
+          stop = true;
+          return nullptr;
+        }
+      }
+      return nullptr;
+    };
+    const Stmt *child = use;
+    for (const Stmt *p = pm.getParent(child); p; child = p, p = pm.getParent(p)) {
+      bool stop = false;
+      if (const auto *cs = dyn_cast<CompoundStmt>(p)) {
+        std::vector<const Stmt *> before;
+        for (const Stmt *s : cs->body()) {
+          if (s == child)
+            break;
+          before.push_back(s);
+        }
+        const Expr *rhs = scan(before, stop);
+        if (rhs)
+          return Indexer::writes(child, key) || jumpTarget(child) ? nullptr : rhs;
+      } else if (const auto *d = dyn_cast<DoStmt>(p); d && child == d->getCond()) {
+        // The body ran to its end before the condition, unless it continued.
+        if (Indexer::writes(d->getCond(), key) || continues(d->getBody()))
+          return nullptr;
+        std::vector<const Stmt *> stmts;
+        if (const auto *b = dyn_cast<CompoundStmt>(d->getBody()))
+          stmts.assign(b->body_begin(), b->body_end());
+        else
+          stmts.push_back(d->getBody());
+        if (const Expr *rhs = scan(stmts, stop))
+          return rhs;
+      } else if (isa<LambdaExpr, BlockExpr>(p)) {
+        return nullptr;
+      }
+      if (stop)
+        return nullptr;
+    }
+    return nullptr;
+  }
+
   bool agreedAt(const ValueDecl *d, SourceLocation use) {
     if (!d || use.isInvalid())
       return false;
@@ -1118,8 +1250,13 @@ struct DependenceAnalyzer::Impl {
     if (const auto *dr = dyn_cast<DeclRefExpr>(e)) {
       if (const CounterScope *c = counterScopeAt(dr->getDecl(), dr->getBeginLoc()))
         return depOf(c->init);
-      if (isa<VarDecl>(dr->getDecl()) || isa<FieldDecl>(dr->getDecl()))
-        return agreedAt(dr->getDecl(), dr->getBeginLoc()) ? Dep::Uniform : declDep(dr->getDecl());
+      if (isa<VarDecl>(dr->getDecl()) || isa<FieldDecl>(dr->getDecl())) {
+        if (agreedAt(dr->getDecl(), dr->getBeginLoc()))
+          return Dep::Uniform;
+        if (const Expr *def = reachingDef(dr))
+          return depOf(def);
+        return declDep(dr->getDecl());
+      }
       return Dep::Uniform;
     }
     if (const auto *me = dyn_cast<MemberExpr>(e)) {
