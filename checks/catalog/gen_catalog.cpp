@@ -429,6 +429,7 @@ const PythonKey kPythonKeys[] = {
     {"checkpoint_saver_methods", "checkpointSaverMethods"},
     {"main_process_checkpointer_classes", "mainProcessCheckpointerClasses"},
     {"main_process_checkpointer_methods", "mainProcessCheckpointerMethods"},
+    {"save_state_hook_registrars", "saveStateHookRegistrars"},
     {"per_process_ids", "perProcessIds"},
     {"exit_functions", "exitFunctions"},
     {"main_process_override_bases", "mainProcessOverrideBases"},

@@ -465,6 +465,9 @@ private:
   std::set<std::string> mainCheckpointers_;
   // Names this function rebinds to a wrapper's bare module (`model =
   // accelerator.unwrap_model(model)`): their forward is no DDP forward.
+  // Functions registered with register_save_state_pre_hook, in order (run
+  // inside each later `accelerator.save_state(...)`).
+  std::vector<std::string> saveStateHooks_;
   std::set<std::string> unwrapped_;
   std::optional<std::set<std::string>> importedSignalAttrs_;
   void collectSignalFlags(SyntaxNode root);
@@ -809,6 +812,7 @@ private:
   bool copiesProbedSource(SyntaxNode probe, SyntaxNode body) const;
   std::string initRankParameter(SyntaxNode def) const;
   bool localRankArgument(SyntaxNode arg, SyntaxNode call);
+  bool placeholderTensor(SyntaxNode e) const;
   bool bareModule(SyntaxNode a) const;
   std::string specialize(const std::string &key, const std::vector<ParamSig> &params, bool method,
                          const CallSite &cs);

@@ -1822,6 +1822,14 @@ bool Builder::readsLauncherEnv(SyntaxNode root) const {
 void Builder::call(SyntaxNode c, std::vector<Node> &out) {
   const CallSite cs = callSite(c);
   environmentCall(cs);
+  if (is(cs.fn, "attribute") && has(api().saveStateHookRegistrars, cs.l))
+    for (const auto &a : cs.as)
+      if (const std::string key = resolveCallee(a.value); !key.empty()) {
+        m_.checkpointHooks.insert(key);
+        if (cs.l.find("save") != std::string::npos &&
+            std::find(saveStateHooks_.begin(), saveStateHooks_.end(), key) == saveStateHooks_.end())
+          saveStateHooks_.push_back(key);
+      }
   if (startsRanks(cs.q, cs.l))
     launches_.insert(fnKey());
   if (processGroupCall(cs, out) || dataLoaderCall(cs) || collectiveCall(cs, out) ||
@@ -1901,6 +1909,14 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
     }
     if (has(api().pointToPoint, cs.l)) {
       emit(out, cs.c, EventKind::PointToPoint, cs.l);
+      return true;
+    }
+    // `dist.all_reduce(torch.cuda.FloatTensor(1))` (GNMT's and MLPerf's
+    // `barrier()` helpers): a tensor made in place, of literal sizes, that
+    // nobody reads after: the call only waits for every rank, a barrier.
+    if (cs.l == "all_reduce" && !cs.as.empty() && cs.as[0].name.empty() &&
+        placeholderTensor(cs.as[0].value)) {
+      emit(out, cs.c, EventKind::Barrier, cs.l);
       return true;
     }
     if (has(api().collectives, cs.l)) {
@@ -2457,8 +2473,17 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
       if ((is(p, "if_statement") || is(p, "elif_clause")) && q == field(p, "consequence"))
         mainOnly = core::isMainOnly(cond(field(p, "condition")));
     }
-    if (!mainOnly)
+    if (!mainOnly) {
+      // Called by every rank, the save hooks registered so far run on every
+      // rank inside it (T2I-Adapter's unguarded `torch.save` in
+      // `save_model_hook`).  Under the main process's test, the write above
+      // stands for them.
+      if (cs.l == "save_state")
+        for (const std::string &hook : saveStateHooks_)
+          if (auto f = fns_.find(hook); f != fns_.end())
+            out.push_back(Node::makeCall(hook, f->second.name, at));
       return true;
+    }
     out.push_back(std::move(n));
     return true;
   }
@@ -4524,6 +4549,38 @@ bool Builder::localRankArgument(SyntaxNode arg, SyntaxNode call) {
       st.push_back(k);
   }
   return local;
+}
+
+// `torch.cuda.FloatTensor(1)`, `torch.zeros(1, device=d)`, `torch.ones(1).cuda()`:
+// a tensor made in place from literal sizes (a value no one reads back).
+bool Builder::placeholderTensor(SyntaxNode e) const {
+  e = unparen(e);
+  while (is(e, "call") && is(field(e, "function"), "attribute") &&
+         (isMoveOrCastMethod(str(field(field(e, "function"), "attribute")))))
+    e = unparen(field(field(e, "function"), "object"));
+  if (!is(e, "call"))
+    return false;
+  const std::string q = qualified(field(e, "function"));
+  const std::string l = lastPart(q);
+  if (!startsWith(q, "torch.") ||
+      !(l == "FloatTensor" || l == "IntTensor" || l == "LongTensor" || l == "zeros" || l == "ones" ||
+        l == "empty" || l == "tensor" || l == "Tensor"))
+    return false;
+  for (const auto &a : args(e)) {
+    if (!a.name.empty())
+      continue; // device=, dtype=
+    SyntaxNode v = unparen(a.value);
+    std::int64_t n = 0;
+    const NodeList items = namedKids(v);
+    const bool literalList = (is(v, "list") || is(v, "tuple")) &&
+                             std::all_of(items.begin(), items.end(), [&](SyntaxNode k) {
+                               std::int64_t m = 0;
+                               return intLiteral(text(k), m);
+                             });
+    if (!intLiteral(text(v), n) && !literalList)
+      return false;
+  }
+  return true;
 }
 
 // `model.module`, `accelerator.unwrap_model(model)`, or `model.module if

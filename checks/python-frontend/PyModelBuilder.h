@@ -127,6 +127,10 @@ struct PyModel {
   // runs as one process has no group to wait in).
   std::string barrierHelper;
   bool initAlways = false;
+  // Functions handed to a checkpoint hook registrar (Accelerate's
+  // `register_save_state_pre_hook(save_model_hook)`): their ranks are the
+  // checkpoint call's, not every rank's (PyProject::markUncalledApis).
+  std::set<std::string> checkpointHooks;
   // The module's own code trains: `.backward(...)` (a loss's, an
   // accelerator's), an optimizer's `step()`, a Lightning module's
   // `training_step(...)` (trlx's NeMo trainer).  Built from the text, not

@@ -866,6 +866,12 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
       continue;
     uncalled.push_back(f.key);
   }
+  // A checkpoint hook runs where the checkpoint call does (diffusers'
+  // `save_model_hook`, whose `save_pretrained` runs inside the main
+  // process's `save_state`).
+  for (const auto &key : model.checkpointHooks)
+    if (!called.count(key) && std::find(uncalled.begin(), uncalled.end(), key) == uncalled.end())
+      uncalled.push_back(key);
   for (const auto &key : uncalled)
     model.program.externalCalls.push_back({key, core::Reach::Restricted, std::string()});
 }

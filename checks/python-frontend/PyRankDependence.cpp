@@ -589,7 +589,9 @@ Val Builder::callValue(SyntaxNode c) {
     return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
   // A library's own `uuid4` (lhotse.utils re-exports uuid's) names this
   // process as uuid's does.
-  if (has(api().localFunctions, q) || has(api().localFunctions, l) ||
+  // A builtin by its bare name only (`input()`, not a project's
+  // `config.input(cfg, "val")`, MLPerf's RNN-T).
+  if (has(api().localFunctions, q) || (q == l && has(api().localFunctions, l)) ||
       has(api().localMethods, l) || has(api().localFunctions, "uuid." + l)) {
     v.dep = Dep::Local;
     return v;

@@ -136,7 +136,7 @@ def early_stop_hazard(model, loader, epochs, stopper):
         broadcast_list = [stop if RANK == 0 else None]
         dist.broadcast_object_list(broadcast_list, 0)
         if stop:
-            break  # CHECK-MESSAGES: :[[@LINE+1]]:9: error: collective 'all_reduce' is skipped by ranks where 'loss.item() > 10' holds{{.*}} [ddp-divergent-collective]
+            break  # CHECK-MESSAGES: :[[@LINE+1]]:9: error: barrier 'all_reduce' is skipped by ranks where 'loss.item() > 10' holds{{.*}} [ddp-divergent-collective]
         dist.all_reduce(torch.ones(1))
 
 

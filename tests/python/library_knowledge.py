@@ -12,6 +12,7 @@ import deepspeed
 import flashy
 import deepspeed.comm as ds_comm
 import horovod.torch as hvd
+import jax
 import torch
 import torch.distributed as dist
 from mpi4py import MPI
@@ -22,6 +23,7 @@ from fvcore.common.checkpoint import PeriodicCheckpointer as FvPeriodicCheckpoin
 from icefall.checkpoint import save_checkpoint as icefall_save_checkpoint
 from icefall.checkpoint import save_checkpoint_with_global_batch_idx
 from composer.utils import dist as composer_dist
+from accelerate import Accelerator
 from accelerate.utils import broadcast_object_list as acc_broadcast_object_list
 from apex.transformer import parallel_state as apex_ps
 from fairscale.nn.model_parallel import initialize as fs_init
@@ -478,6 +480,41 @@ def icefall_checkpoint_without_rank(params, model, loader):
         model(x).sum().backward()
     icefall_save_checkpoint(filename=f"{params.exp_dir}/final.pt", model=model)
     # CHECK-MESSAGES: :[[@LINE-1]]:5: error: every rank runs 'icefall.checkpoint.save_checkpoint' to the same path{{.*}} [ddp-unguarded-save]
+
+
+def flax_params_on_process_zero(state, out_dir):
+    # hard negative (diffusers' Flax examples): JAX's process 0 alone writes
+    if jax.process_index() == 0:
+        torch.save(state, f"{out_dir}/flax_params.pt")
+
+
+def accelerate_save_state_hooks(loader, out_dir):
+    # hard negative (diffusers' training examples): the hook runs inside
+    # save_state, on the main process that calls it, not on every rank
+    accelerator = Accelerator()
+    model = torch.nn.Linear(2, 2)
+
+    def save_model_hook(models, weights, output_dir):
+        for m in models:
+            torch.save(m.state_dict(), f"{output_dir}/model.pt")
+            weights.pop()
+
+    def load_model_hook(models, input_dir):
+        for m in models:
+            m.load_state_dict(torch.load(f"{input_dir}/model.pt"))
+            torch.save(m.state_dict(), f"{input_dir}/model.loaded.pt")
+
+    accelerator.register_save_state_pre_hook(save_model_hook)
+    accelerator.register_load_state_pre_hook(load_model_hook)
+    model = accelerator.prepare(model)
+    for step, x in enumerate(loader):
+        accelerator.backward(model(x).sum())
+        if step % 100 == 0:
+            if accelerator.is_main_process:
+                # (this module runs DeepSpeed, whose save needs every rank)
+                accelerator.save_state(f"{out_dir}/checkpoint-{step}")
+                # CHECK-MESSAGES: :[[@LINE-1]]:17: error: barrier 'accelerator.save_state() (DeepSpeed and FSDP: every rank)' runs only on ranks where 'accelerator.is_main_process' holds{{.*}} [ddp-divergent-collective]
+            accelerator.wait_for_everyone()
 
 
 def timm_saver_then_barrier(args, model, optimizer, loader, epochs):

@@ -182,6 +182,9 @@ struct PythonApi {
   // methods is a rank-0 checkpoint write.
   NameSet mainProcessCheckpointerClasses; // qualified
   NameSet mainProcessCheckpointerMethods;
+  // Methods that register a function run inside a checkpoint call (Accelerate's
+  // register_save_state_pre_hook): the ranks that call the checkpoint run it.
+  NameSet saveStateHookRegistrars;
   // Calls whose result names this process alone (a uuid, the pid, a fresh
   // temporary folder): a folder so named is every process's own.
   NameSet perProcessIds; // qualified
