@@ -4473,22 +4473,17 @@ bool Builder::copiesProbedSource(SyntaxNode probe, SyntaxNode body) const {
     probed = str(field(field(probe, "function"), "object"));
   if (probed.empty())
     return false;
-  std::vector<SyntaxNode> st{body};
-  while (!st.empty()) {
-    SyntaxNode n = st.back();
-    st.pop_back();
-    if (is(n, "function_definition") || is(n, "class_definition"))
-      continue;
+  bool copies = false;
+  forEachOwnNode(body, [&](SyntaxNode n) {
     if (is(n, "call")) {
       const std::string q = qualified(field(n, "function"));
       if (q == "shutil.copy" || q == "shutil.copyfile" || q == "shutil.copy2")
         if (const PyArg *src = arg(args(n), "src", 0); src && src->text == probed)
-          return true;
+          copies = true;
     }
-    for (SyntaxNode k : namedKids(n))
-      st.push_back(k);
-  }
-  return false;
+    return !copies;
+  });
+  return copies;
 }
 
 // The parameter `def` hands `init_process_group(..., rank=p)` (its own
@@ -4504,20 +4499,15 @@ std::string Builder::initRankParameter(SyntaxNode def) const {
     if (is(id, "identifier"))
       names.insert(str(id));
   }
-  std::vector<SyntaxNode> st{field(def, "body")};
-  while (!st.empty()) {
-    SyntaxNode s = st.back();
-    st.pop_back();
-    if (is(s, "function_definition") || is(s, "class_definition"))
-      continue;
+  std::string handed;
+  forEachOwnNode(field(def, "body"), [&](SyntaxNode s) {
     if (is(s, "call") && lastPart(qualified(field(s, "function"))) == "init_process_group")
       for (const auto &a : args(s))
         if (a.name == "rank" && is(unparen(a.value), "identifier") && names.count(str(unparen(a.value))))
-          return str(unparen(a.value));
-    for (SyntaxNode k : namedKids(s))
-      st.push_back(k);
-  }
-  return "";
+          handed = str(unparen(a.value));
+    return handed.empty();
+  });
+  return handed;
 }
 
 // An argument that is this node's rank: `int(os.environ["LOCAL_RANK"])`,
@@ -4532,23 +4522,16 @@ bool Builder::localRankArgument(SyntaxNode arg, SyntaxNode call) {
   if (fn.isNull())
     return false;
   const std::string name = str(arg);
-  bool local = false;
-  std::vector<SyntaxNode> st{field(fn, "body")};
-  while (!st.empty()) {
-    SyntaxNode s = st.back();
-    st.pop_back();
-    if (is(s, "function_definition") || is(s, "class_definition"))
-      continue;
+  bool local = false, global = false;
+  forEachOwnNode(field(fn, "body"), [&](SyntaxNode s) {
     if (is(s, "assignment") && is(field(s, "left"), "identifier") && str(field(s, "left")) == name) {
       auto r = rankSourceAsWritten(field(s, "right"));
-      if (r && *r == RankKind::Global)
-        return false;
+      global = r && *r == RankKind::Global;
       local = local || (r && *r == RankKind::Local);
     }
-    for (SyntaxNode k : namedKids(s))
-      st.push_back(k);
-  }
-  return local;
+    return !global;
+  });
+  return local && !global;
 }
 
 // `torch.cuda.FloatTensor(1)`, `torch.zeros(1, device=d)`, `torch.ones(1).cuda()`:
