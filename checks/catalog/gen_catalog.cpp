@@ -354,6 +354,7 @@ std::string apiCpp(const std::string &file) {
   o << "  a.localFunctions = " << cxxList(strList(file, ls, "functions")) << ";\n";
   o << "  a.localClasses = " << cxxList(strList(file, ls, "classes")) << ";\n";
   o << "  a.localMethods = " << cxxList(strList(file, ls, "methods")) << ";\n";
+  o << "  a.localOutParams = " << fnArgList(fnArgs(file, ls["out_params"], "arg")) << ";\n";
   o << "  a.processGroups = {";
   for (const auto &pg : need(file, root, "process_groups", YAML::NodeType::Sequence))
     o << "{" << cxx(str(file, pg, "class")) << ", " << cxx(str(file, pg, "backend")) << ", "

@@ -66,6 +66,7 @@ ApiMatcher::ApiMatcher(const core::ApiCatalog &api, UserApi user)
   addArgs(api_.checkpointWriters, CallRole::CheckpointWrite);
   add(api_.fileWriterFunctions, CallRole::FileWrite, 0, true);
   add(api_.dataLoaderFactories, CallRole::DataLoaderFactory, -1, true);
+  addArgs(api_.localOutParams, CallRole::LocalSource); // before: the argument wins
   add(api_.localFunctions, CallRole::LocalSource, -1, true);
   // Classified by the catalog as neither collective nor point-to-point.
   for (const auto *list : {&api_.oneSidedFunctions, &api_.requestFunctions, &api_.fileIoFunctions,
@@ -147,6 +148,57 @@ std::string stringLiteralOf(const Expr *e) {
 
 namespace {
 
+// A record's file name: a log's or settings' (core::namesRecordFile), or a
+// table of results (`latency-%s.csv`, `saveRankDetailsCSV`): C and C++
+// benchmarks' rank-0 reports, read by people after the run, not by the ranks.
+bool recordFileName(std::string_view name) {
+  if (core::namesRecordFile(name))
+    return true;
+  std::string last, word;
+  for (char ch : std::string(name) + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      continue;
+    }
+    if (!word.empty())
+      last = word;
+    word.clear();
+  }
+  // `saveRankDetailsCSV` is one word; its ending says the format.
+  return last == "csv" || (last.size() > 3 && last.compare(last.size() - 3, 3, "csv") == 0);
+}
+
+// The format a function prints a local buffer's name with (`char file[N];
+// sprintf(file, "%s-%d.csv", prefix, i)`), or "": one print, a literal format.
+std::string printedName(const VarDecl *v) {
+  const auto *fn = v ? dyn_cast_or_null<FunctionDecl>(v->getDeclContext()) : nullptr;
+  if (!fn || !fn->hasBody() || !v->getType()->isArrayType())
+    return {};
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const VarDecl *v;
+    std::string format;
+    int prints = 0;
+    bool VisitCallExpr(CallExpr *c) {
+      const FunctionDecl *f = c->getDirectCallee();
+      if (!f || !f->getIdentifier() || c->getNumArgs() < 2)
+        return true;
+      const llvm::StringRef n = f->getName();
+      const unsigned fmt = n == "sprintf" ? 1 : n == "snprintf" ? 2 : 0;
+      if (fmt == 0 || fmt >= c->getNumArgs())
+        return true;
+      const auto *d = dyn_cast<DeclRefExpr>(c->getArg(0)->IgnoreParenImpCasts());
+      if (!d || d->getDecl() != v)
+        return true;
+      ++prints;
+      format = stringLiteralOf(c->getArg(fmt));
+      return true;
+    }
+  } f;
+  f.v = v;
+  f.TraverseStmt(fn->getBody());
+  return f.prints == 1 ? f.format : std::string();
+}
+
 // The path's last part names a log: "train.log", `log_path`,
 // `out_dir + "/log.txt"` (a file in a log folder, `log_dir + "/config.yaml"`,
 // is not one).
@@ -169,13 +221,19 @@ bool pathNamesLog(const Expr *e) {
     std::string_view t(s->getBytes().data(), s->getBytes().size());
     if (auto slash = t.rfind('/'); slash != std::string_view::npos)
       t = t.substr(slash + 1);
-    return core::namesRecordFile(t);
+    return recordFileName(t);
   }
-  if (const auto *d = dyn_cast<DeclRefExpr>(e))
-    return d->getDecl()->getDeclName().isIdentifier() && core::namesRecordFile(d->getDecl()->getName());
+  if (const auto *d = dyn_cast<DeclRefExpr>(e)) {
+    if (d->getDecl()->getDeclName().isIdentifier() && recordFileName(d->getDecl()->getName()))
+      return true;
+    std::string printed = printedName(dyn_cast<VarDecl>(d->getDecl()));
+    if (auto slash = printed.rfind('/'); slash != std::string::npos)
+      printed = printed.substr(slash + 1);
+    return !printed.empty() && recordFileName(printed);
+  }
   if (const auto *m = dyn_cast<MemberExpr>(e))
     return m->getMemberDecl()->getDeclName().isIdentifier() &&
-           core::namesRecordFile(m->getMemberDecl()->getName());
+           recordFileName(m->getMemberDecl()->getName());
   return false;
 }
 

@@ -858,14 +858,16 @@ struct DependenceAnalyzer::Impl {
             if (const ValueDecl *d = declOf(strip(c->getArg(arg))); d && isa<VarDecl>(d))
               I.rankSinks.insert(d->getCanonicalDecl());
       }
-      if ((info.role == CallRole::RankSource || info.role == CallRole::WorldSize) && info.arg >= 0 &&
-          unsigned(info.arg) < c->getNumArgs()) {
+      if ((info.role == CallRole::RankSource || info.role == CallRole::WorldSize ||
+           info.role == CallRole::LocalSource) &&
+          info.arg >= 0 && unsigned(info.arg) < c->getNumArgs()) {
         const Expr *a = strip(c->getArg(unsigned(info.arg)));
         if (const auto *u = dyn_cast<UnaryOperator>(a); u && u->getOpcode() == UO_AddrOf)
           if (const ValueDecl *d = declOf(u->getSubExpr()))
           {
-            I.outRole[d->getCanonicalDecl()] =
-                info.role == CallRole::RankSource ? Dep::Rank : Dep::Uniform;
+            I.outRole[d->getCanonicalDecl()] = info.role == CallRole::RankSource ? Dep::Rank
+                                               : info.role == CallRole::LocalSource ? Dep::Local
+                                                                                     : Dep::Uniform;
             if (info.role == CallRole::WorldSize)
               I.worldSizeOut.insert(d->getCanonicalDecl());
           }

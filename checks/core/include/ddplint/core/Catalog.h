@@ -88,6 +88,8 @@ struct ApiCatalog {
   std::vector<std::string> fileWriterClasses, fileWriterFunctions;
   std::vector<std::string> rankMethods, rankEnvVars, envFunctions;
   std::vector<FunctionArg> rankOutParams;
+  // Calls that write a rank-local value (a clock) through an argument.
+  std::vector<FunctionArg> localOutParams;
   std::vector<std::string> worldSizeMethods, worldSizeEnvVars;
   std::vector<FunctionArg> worldSizeOutParams;
   std::vector<std::string> localFunctions, localClasses, localMethods;
