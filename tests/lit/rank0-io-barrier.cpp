@@ -68,11 +68,11 @@ void results_in_log_dir(c10d::ProcessGroup &group, const std::string &log_dir, s
   group.barrier()->wait();
   if (group.getRank() == 0) {
 // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: block runs only on rank 0 and writes files, with no barrier every rank reaches after it; o{{.*}} [ddp-rank0-io-barrier]
-    std::ofstream results(log_dir + "/results.csv");
+    std::ofstream results(log_dir + "/state.bin");
   }
   group.allreduce(g)->wait();
 }
-// CHECK-FIXES: {{^}}    std::ofstream results(log_dir + "/results.csv");{{$}}
+// CHECK-FIXES: {{^}}    std::ofstream results(log_dir + "/state.bin");{{$}}
 // CHECK-FIXES-NEXT: {{^}}  }{{$}}
 // CHECK-FIXES-NEXT: {{^}}  group.barrier()->wait();{{$}}
 
