@@ -4477,8 +4477,9 @@ bool Builder::copiesProbedSource(SyntaxNode probe, SyntaxNode body) const {
   forEachOwnNode(body, [&](SyntaxNode n) {
     if (is(n, "call")) {
       const std::string q = qualified(field(n, "function"));
+      const std::vector<PyArg> as = args(n); // `arg` points into it
       if (q == "shutil.copy" || q == "shutil.copyfile" || q == "shutil.copy2")
-        if (const PyArg *src = arg(args(n), "src", 0); src && src->text == probed)
+        if (const PyArg *src = arg(as, "src", 0); src && src->text == probed)
           copies = true;
     }
     return !copies;
