@@ -188,6 +188,14 @@ inline bool sameOpt(const std::optional<Cond> &a, const std::optional<Cond> &b) 
   return a.has_value() == b.has_value() && (!a || sameCond(*a, *b));
 }
 
+// The job's rank 0 (or each node's first process) as a condition spelled `text`.
+inline Cond mainProcessCond(bool perNode, const std::string &text) {
+  Cond c = perNode ? Cond::atom("local-main", Dep::Rank) : Cond::rankCmp(core::CmpOp::EQ, 0);
+  c.localMain = perNode;
+  c.text = text;
+  return c;
+}
+
 // The value after two ways that meet: what both agree on survives (a flag
 // untouched by an `if` keeps its condition), the rest is their strongest
 // dependence.

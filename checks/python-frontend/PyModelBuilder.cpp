@@ -1826,7 +1826,7 @@ void Builder::call(SyntaxNode c, std::vector<Node> &out) {
     for (const auto &a : cs.as)
       if (const std::string key = resolveCallee(a.value); !key.empty()) {
         m_.checkpointHooks.insert(key);
-        if (cs.l.find("save") != std::string::npos &&
+        if (cs.l == "register_save_state_pre_hook" &&
             std::find(saveStateHooks_.begin(), saveStateHooks_.end(), key) == saveStateHooks_.end())
           saveStateHooks_.push_back(key);
       }
@@ -2365,12 +2365,9 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     if (const PyArg *r = rankArgument ? arg(cs.as, "rank", -1) : nullptr) {
       const Val v = value(r->value);
       if (v.rank != RankKind::None) {
-        const bool perNode = v.rank == RankKind::Local;
-        Cond c = perNode ? Cond::atom("local-main", Dep::Rank) : Cond::rankCmp(core::CmpOp::EQ, 0);
-        c.localMain = perNode;
-        c.text = std::string(r->text) + " == 0";
         const Loc at = n.loc;
-        out.push_back(guardedByCall(std::move(c), cs.c, at, std::move(n)));
+        out.push_back(guardedByCall(mainProcessCond(v.rank == RankKind::Local, std::string(r->text) + " == 0"),
+                                    cs.c, at, std::move(n)));
         return true;
       }
     }

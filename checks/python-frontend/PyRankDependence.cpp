@@ -192,10 +192,7 @@ bool Builder::flagParameter(const std::string &name) const {
 static Val mainProcessFlag(bool perNode, const std::string &text) {
   Val v;
   v.dep = Dep::Rank;
-  Cond c = perNode ? Cond::atom("local-main", Dep::Rank) : Cond::rankCmp(core::CmpOp::EQ, 0);
-  c.localMain = perNode;
-  c.text = text;
-  v.cond = std::move(c);
+  v.cond = mainProcessCond(perNode, text);
   return v;
 }
 
