@@ -430,6 +430,8 @@ const PythonKey kPythonKeys[] = {
     {"checkpoint_saver_methods", "checkpointSaverMethods"},
     {"main_process_checkpointer_classes", "mainProcessCheckpointerClasses"},
     {"main_process_checkpointer_methods", "mainProcessCheckpointerMethods"},
+    {"every_rank_checkpointer_classes", "everyRankCheckpointerClasses"},
+    {"wrapping_checkpointer_classes", "wrappingCheckpointerClasses"},
     {"save_state_hook_registrars", "saveStateHookRegistrars"},
     {"per_process_ids", "perProcessIds"},
     {"exit_functions", "exitFunctions"},

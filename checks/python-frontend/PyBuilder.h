@@ -471,6 +471,10 @@ private:
   std::set<std::string> signalGlobals_, signalAttrs_;
   // Names holding a main-process checkpointer (api.yaml main_process_checkpointer_classes).
   std::set<std::string> mainCheckpointers_;
+  // Names holding a checkpointer that writes on every rank that calls it
+  // (api.yaml every_rank_checkpointer_classes, or a wrapper of one).
+  std::set<std::string> everyRankCheckpointers_;
+  void noteCheckpointer(SyntaxNode left, SyntaxNode right);
   // Names this function rebinds to a wrapper's bare module (`model =
   // accelerator.unwrap_model(model)`): their forward is no DDP forward.
   // Functions registered with register_save_state_pre_hook, in order (run
@@ -729,7 +733,10 @@ private:
     std::vector<PyArg> as;
     bool dist = false; // a function of torch.distributed itself
   };
-  void recordArguments(const std::string &callee, const CallSite &cs);
+  void recordArguments(const std::string &callee, const CallSite &cs, bool constructor = false);
+  // The rank decision one arm of which holds a call directly (`if rank == 0:
+  // Trainer(logger=l)` / `else: Trainer()`), and whether it is the then-arm.
+  std::optional<std::pair<Cond, bool>> enclosingRankArm(SyntaxNode call);
   CallSite callSite(SyntaxNode c) const;
   void call(SyntaxNode c, std::vector<Node> &out);
   bool collectiveCall(const CallSite &cs, std::vector<Node> &out);
@@ -821,6 +828,10 @@ private:
   std::string initRankParameter(SyntaxNode def) const;
   bool localRankArgument(SyntaxNode arg, SyntaxNode call);
   bool placeholderTensor(SyntaxNode e) const;
+  // `if not hasattr(get_global_group, "_global_group"): get_global_group.
+  // _global_group = dist.new_group()` (fairseq), `if _GROUP is None: _GROUP =
+  // new_group(...)`: a group made once per process, at its first use.
+  bool memoisedCreation(SyntaxNode call) const;
   bool bareModule(SyntaxNode a) const;
   std::string specialize(const std::string &key, const std::vector<ParamSig> &params, bool method,
                          const CallSite &cs);

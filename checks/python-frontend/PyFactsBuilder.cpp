@@ -797,8 +797,13 @@ bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
       facts().processGroups.push_back(pg);
     if (!dead && !fake)
       ++(single ? oneRankInits_ : manyRankInits_);
-    if (init->collective)
-      emit(out, cs.c, EventKind::Collective, cs.l);
+    // A group made once per process and kept (fairseq's `get_global_group`):
+    // every later call, on every rank, makes nothing; the first is the set-up
+    // every rank goes through.
+    if (init->collective) {
+      if (!memoisedCreation(cs.c))
+        emit(out, cs.c, EventKind::Collective, cs.l);
+    }
     // The world's rendezvous: no rank leaves it before every rank, rank 0
     // too, has come (the store rank 0 hosts, the store barrier).  What rank 0
     // writes before it (vits' logger and git hash) is over when the others go

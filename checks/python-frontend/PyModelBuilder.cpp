@@ -834,9 +834,8 @@ void Builder::collectObjects(SyntaxNode n) {
       if ((is(left, "identifier") || is(left, "attribute")) && makesSaver(right))
         savers_.insert(str(left));
 
-      if ((is(left, "identifier") || is(left, "attribute")) && is(right, "call") &&
-          has(api().mainProcessCheckpointerClasses, qualified(field(right, "function"))))
-        mainCheckpointers_.insert(str(left));
+      if ((is(left, "identifier") || is(left, "attribute")) && is(right, "call"))
+        noteCheckpointer(left, right);
       if (k == ObjKind::Ddp || k == ObjKind::Fsdp)
         hasDdp_ = true;
       if (k == ObjKind::Ddp && is(right, "call") && (is(left, "identifier") || is(left, "attribute")))
@@ -1871,6 +1870,83 @@ void Builder::bindAgreed(SyntaxNode buffer) {
     bind(field(b, "object"), Val{Dep::Uniform, RankKind::None, std::nullopt, true});
 }
 
+bool Builder::memoisedCreation(SyntaxNode call) const {
+  SyntaxNode up = parentOf(call);
+  while (!up.isNull() && is(up, "parenthesized_expression"))
+    up = parentOf(up);
+  if (up.isNull() || !is(up, "assignment") || unparen(field(up, "right")) != call)
+    return false;
+  const std::string target(text(field(up, "left")));
+  SyntaxNode st = parentOf(up);
+  if (st.isNull() || !is(st, "expression_statement"))
+    return false;
+  SyntaxNode blk = parentOf(st), test = parentOf(blk);
+  if (blk.isNull() || test.isNull() || !is(test, "if_statement") || field(test, "consequence") != blk)
+    return false;
+  SyntaxNode c = unparen(field(test, "condition"));
+  // `X is None`, `not X`
+  if (is(c, "comparison_operator") && namedChildCount(c) == 2 &&
+      text(namedChild(c, 0)) == target && is(namedChild(c, 1), "none") &&
+      text(c).find(" is ") != std::string_view::npos && text(c).find(" not ") == std::string_view::npos)
+    return true;
+  if (is(c, "not_operator")) {
+    SyntaxNode a = unparen(field(c, "argument"));
+    if (text(a) == target)
+      return true;
+    // `not hasattr(obj, "attr")` with `obj.attr = ...`
+    if (is(a, "call") && text(field(a, "function")) == "hasattr") {
+      SyntaxNode args = field(a, "arguments");
+      if (namedChildCount(args) == 2 && is(namedChild(args, 1), "string")) {
+        std::string attr(text(namedChild(args, 1)));
+        if (attr.size() >= 2)
+          attr = attr.substr(1, attr.size() - 2);
+        return target == std::string(text(namedChild(args, 0))) + "." + attr;
+      }
+    }
+  }
+  return false;
+}
+
+// Where a library checkpointer made here writes: detectron2's on the main
+// process, fvcore's on every rank unless its `save_to_disk` is a main-process
+// test, a PeriodicCheckpointer where the checkpointer it wraps does.
+void Builder::noteCheckpointer(SyntaxNode left, SyntaxNode right) {
+  enum class Where { None, Main, Every };
+  std::function<Where(SyntaxNode)> where = [&](SyntaxNode made) -> Where {
+    made = unparen(made);
+    if (is(made, "identifier") || is(made, "attribute")) {
+      const std::string t = str(made);
+      return mainCheckpointers_.count(t) ? Where::Main : everyRankCheckpointers_.count(t) ? Where::Every : Where::None;
+    }
+    if (!is(made, "call"))
+      return Where::None;
+    const std::string q = qualified(field(made, "function"));
+    const CallSite cs = callSite(made);
+    if (has(api().mainProcessCheckpointerClasses, q))
+      return Where::Main;
+    if (has(api().everyRankCheckpointerClasses, q)) {
+      const PyArg *disk = arg(cs.as, "save_to_disk", -1);
+      if (!disk || disk->text == "True")
+        return Where::Every;
+      const Val v = value(disk->value);
+      return v.cond && isMainOnly(*v.cond) ? Where::Main : Where::None;
+    }
+    if (has(api().wrappingCheckpointerClasses, q))
+      if (const PyArg *inner = arg(cs.as, "checkpointer", 0))
+        return where(inner->value);
+    return Where::None;
+  };
+  const Where w = where(right);
+  const std::string name = str(left);
+  if (w == Where::Main) {
+    mainCheckpointers_.insert(name);
+    everyRankCheckpointers_.erase(name);
+  } else if (w == Where::Every) {
+    everyRankCheckpointers_.insert(name);
+    mainCheckpointers_.erase(name);
+  }
+}
+
 // Explicit collectives, the user's wrappers, Accelerate's and Lightning's, and
 // the implicit collectives of the API catalog.
 bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
@@ -2382,6 +2458,15 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     // no other rank can read it half-written.
     if (!written.isNull() && namesPrivateFile(written))
       return true;
+    // `with open(probe, "w"): pass` (fairseq's verify_checkpoint_directory,
+    // which then removes the file): a writability probe that writes nothing.
+    if (SyntaxNode item = parentOf(cs.c); !item.isNull() && is(item, "with_item"))
+      if (SyntaxNode clause = parentOf(item); !clause.isNull() && is(clause, "with_clause"))
+        if (SyntaxNode with = parentOf(clause); !with.isNull() && is(with, "with_statement")) {
+          const std::vector<SyntaxNode> body = realStatements(field(with, "body"));
+          if (body.size() == 1 && is(body[0], "pass_statement"))
+            return true;
+        }
     const bool pathlib = !builtinOpen && !written.isNull() && written == field(cs.fn, "object");
     Node n = Node::makeEvent(k == OpenKind::Log ? EventKind::LogWrite : EventKind::FileWrite,
                              builtinOpen ? "open" : pathlib ? "Path.open" : cs.recv + ".open",
@@ -2400,11 +2485,19 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   auto periodicSubclass = [&] {
     if (cs.recv != "self.checkpointer" || curClass_.empty())
       return false;
-    for (const auto &c : api().mainProcessCheckpointerClasses)
+    for (const auto &c : api().wrappingCheckpointerClasses)
       if (derivesFrom(curClass_, lastPart(c)))
         return true;
     return false;
   };
+  // fvcore's Checkpointer (or a PeriodicCheckpointer of one) on every rank
+  // that calls it: dinov2's linear evaluation saves the same file from each.
+  if (is(cs.fn, "attribute") && everyRankCheckpointers_.count(cs.recv) &&
+      has(api().mainProcessCheckpointerMethods, cs.l) && resolveCallee(cs.fn).empty() &&
+      !externalCallee(cs.fn)) {
+    out.push_back(Node::makeEvent(EventKind::CheckpointWrite, cs.recv + "." + cs.l, loc(cs.c)));
+    return true;
+  }
   if (is(cs.fn, "attribute") && (mainCheckpointers_.count(cs.recv) || periodicSubclass()) &&
       has(api().mainProcessCheckpointerMethods, cs.l) && resolveCallee(cs.fn).empty() &&
       !externalCallee(cs.fn)) {
@@ -2540,20 +2633,66 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   return false;
 }
 
-void Builder::recordArguments(const std::string &callee, const CallSite &cs) {
+std::optional<std::pair<Cond, bool>> Builder::enclosingRankArm(SyntaxNode call) {
+  SyntaxNode prev = call;
+  for (SyntaxNode up = parentOf(call); !up.isNull(); prev = up, up = parentOf(up)) {
+    if (is(up, "function_definition") || is(up, "class_definition") || is(up, "lambda") ||
+        is(up, "module"))
+      return std::nullopt;
+    if (!is(up, "if_statement"))
+      continue;
+    const bool thenArm = field(up, "consequence") == prev;
+    // Only a plain two-armed test: an `elif` arm holds under the earlier
+    // tests' negations too.
+    if (!thenArm && !(is(prev, "else_clause") && namedChildCount(up) == 3))
+      return std::nullopt;
+    Cond c = cond(field(up, "condition"));
+    if (c.dependence() != Dep::Rank)
+      return std::nullopt;
+    return std::make_pair(std::move(c), thenArm);
+  }
+  return std::nullopt;
+}
+
+void Builder::recordArguments(const std::string &callee, const CallSite &cs, bool constructor) {
   auto f = fns_.find(callee);
   if (f == fns_.end() || f->second.def.isNull())
     return;
   std::vector<std::string> params;
+  std::set<std::string> noneDefault;
   for (SyntaxNode p : namedKids(field(f->second.def, "parameters"))) {
     SyntaxNode id = parameterName(p);
     params.push_back(is(id, "identifier") ? str(id) : std::string());
+    if ((is(p, "default_parameter") || is(p, "typed_default_parameter")) &&
+        is(unparen(field(p, "value")), "none"))
+      noneDefault.insert(params.back());
   }
-  // `self.step(...)`, `obj.method(...)`: the receiver is the first parameter.
-  size_t next = !f->second.className.empty() && is(cs.fn, "attribute") && !params.empty() &&
-                        params[0] == "self"
+  // `self.step(...)`, `obj.method(...)`: the receiver is the first parameter;
+  // `Trainer(...)` hands its `__init__` the new object as `self`.
+  size_t next = !f->second.className.empty() && (is(cs.fn, "attribute") || constructor) &&
+                        !params.empty() && params[0] == "self"
                     ? 1
                     : 0;
+  // XMem's `if rank == 0: trainer = Trainer(config, logger=logger)` / `else:
+  // trainer = Trainer(config)`: a None-default parameter handed an object on
+  // one arm of a rank decision and left None on the other is an object
+  // exactly where that arm's test holds (`self.logger is not None` is then
+  // rank 0's test).
+  std::optional<std::pair<Cond, bool>> arm;
+  bool armRead = false;
+  auto armFact = [&](bool given) -> std::optional<Val> {
+    if (!armRead) {
+      arm = enclosingRankArm(cs.c);
+      armRead = true;
+    }
+    if (!arm)
+      return std::nullopt;
+    Val v;
+    v.dep = Dep::Rank;
+    v.existsWhen = given == arm->second ? arm->first : Cond::negate(arm->first);
+    return v;
+  };
+  std::set<std::string> handed;
   ++callSites_[callee];
   std::set<std::string> writtenTo;
   bool method = false;
@@ -2571,7 +2710,12 @@ void Builder::recordArguments(const std::string &callee, const CallSite &cs) {
     }
     if (pname.empty())
       continue;
+    handed.insert(pname);
     Val v = value(a.value);
+    if (noneDefault.count(pname) && v.dep == Dep::Uniform && !v.cond && !v.existsWhen &&
+        v.rank == RankKind::None)
+      if (auto af = armFact(!v.none))
+        v = *af;
     ParamFact &pf = paramFacts_[callee][pname];
     // A name with the rank in it (`f"{out}/rank{args.rank}_feats.npy"`)
     // handed to a parameter the helper writes a file at: every rank writes
@@ -2588,6 +2732,21 @@ void Builder::recordArguments(const std::string &callee, const CallSite &cs) {
       pf.agree = pf.agree && sameOpt(pf.v.cond, v.cond) && sameOpt(pf.v.existsWhen, v.existsWhen) &&
                  pf.v.dep == v.dep;
     }
+    ++pf.sites;
+  }
+  // The None-default parameters this call leaves out: None here.
+  for (const std::string &pname : noneDefault) {
+    if (handed.count(pname))
+      continue;
+    ParamFact &pf = paramFacts_[callee][pname];
+    const std::optional<Val> v = armFact(false);
+    if (!v)
+      pf.agree = false;
+    else if (pf.sites == 0)
+      pf.v = *v;
+    else
+      pf.agree = pf.agree && sameOpt(pf.v.existsWhen, v->existsWhen) && pf.v.dep == v->dep &&
+                 !pf.v.cond;
     ++pf.sites;
   }
 }
@@ -2658,6 +2817,10 @@ Node Builder::guardedByCall(Cond c, SyntaxNode call, Loc at, Node what) {
 
 // A call of one of this module's functions: its summary applies here.
 void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
+  // A class of this module made here: what its `__init__` is handed.
+  if (is(cs.fn, "identifier") && classDefs_.count(str(cs.fn)))
+    if (const std::string init = str(cs.fn) + ".__init__"; fns_.count(init))
+      recordArguments(init, cs, true);
   std::string key = resolveCallee(cs.fn);
   std::string name, plainKey;
   std::vector<ParamSig> calleeParams;
@@ -3742,7 +3905,11 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
                        // A command run in a subprocess (axolotl's CLI running
                        // `accelerate launch`): the same command and inputs
                        // fail alike, and a launcher has no peers.
-                       t.find("CalledProcessError") != std::string::npos;
+                       t.find("CalledProcessError") != std::string::npos ||
+                       // fp16 gradient overflow (fairseq's `except OverflowError`
+                       // around the step): the loss scaler tests gradients DDP
+                       // has already all-reduced, the same on every rank.
+                       t.find("OverflowError") != std::string::npos;
           for (std::string_view other : {"Exception", "OSError", "RuntimeError", "ValueError", "IOError"})
             named = named && t.find(other) == std::string::npos;
           // The end of a data loader's batches (`batch = next(loader_iter)`,
@@ -5446,7 +5613,10 @@ PyModel Builder::run() {
         if (is(left, "attribute") && !right.isNull()) {
           env_ = locals;
           Val v = value(right);
-          if (v.dep == Dep::Rank || (v.dep == Dep::Local && namesThisProcess(right)))
+          // An object that exists on some ranks only (`self.logger = logger`,
+          // handed a rank-0-only logger): `self.logger is not None` tests it.
+          if (v.dep == Dep::Rank || (v.dep == Dep::Local && namesThisProcess(right)) ||
+              (v.existsWhen && !v.cond))
             attrs_[str(left)] = v;
         }
         // sam2's `self.local_rank, self.distributed_rank = get_machine_local_and_dist_rank()`:

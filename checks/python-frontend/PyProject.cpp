@@ -390,6 +390,41 @@ std::unique_ptr<ModuleContext> PyProject::contextFor(const std::string &file) {
   // is not itself a package: a package named lib is imported as `lib.x`.
   if (fs::is_directory(root / "lib", ec) && !isFile(root / "lib" / "__init__.py"))
     r.dirs.push_back((root / "lib").string());
+  // Each folder searched from the script's own up to the root: its
+  // sub-folders that are a package's own project.
+  const std::vector<std::string> searched = r.dirs;
+  for (const auto &d : searched) {
+    std::vector<std::string> subs;
+    bool known = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = installedSubprojects_.find(d); it != installedSubprojects_.end()) {
+        subs = it->second;
+        known = true;
+      }
+    }
+    if (!known) {
+      for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+        const fs::path sub = it->path();
+        if (!it->is_directory(ec) || isFile(sub / "__init__.py") ||
+            !(isFile(sub / "setup.py") || isFile(sub / "pyproject.toml")))
+          continue;
+        bool package = false;
+        for (fs::directory_iterator jt(sub, ec), jend; !ec && jt != jend && !package; jt.increment(ec))
+          package = jt->is_directory(ec) && isFile(jt->path() / "__init__.py");
+        ec.clear();
+        if (package)
+          subs.push_back(sub.string());
+      }
+      ec.clear();
+      std::sort(subs.begin(), subs.end());
+      std::lock_guard<std::mutex> lock(mu_);
+      installedSubprojects_.emplace(d, subs);
+    }
+    for (const auto &sub : subs)
+      if (std::find(r.dirs.begin(), r.dirs.end(), sub) == r.dirs.end())
+        r.dirs.push_back(sub);
+  }
   r.dirs.insert(r.dirs.end(), packageDirs.begin(), packageDirs.end());
   for (const auto &d : r.dirs)
     r.key += d + '\n';

@@ -223,6 +223,10 @@ private:
   mutable std::mutex mu_;
   std::map<std::pair<size_t, std::string>, std::string> pathOf_; // (roots id, dotted) -> path ("" none)
   std::map<std::string, size_t> rootsIds_;                         // Roots::key -> Roots::id
+  // Per searched folder: its sub-folders that are packages' own projects (a
+  // setup.py or pyproject.toml beside a package), installed with `pip
+  // install -e ./sub`: OFA's `fairseq/` holds the `fairseq` package.
+  std::map<std::string, std::vector<std::string>> installedSubprojects_;
   std::map<std::string, std::shared_ptr<const Module>> modules_;       // path -> module
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const Module>> specialized_; // (path, key)
   std::map<std::string, std::string> nameToPath_;                      // dotted -> path (linked keys)

@@ -568,6 +568,46 @@ class PythonAcrossModules(PythonProject):
         got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
         self.assertEqual(got, [("proj/train_cm.py", 21, "ddp-rank0-io-barrier")], p.stdout)
 
+    def test_a_vendored_package_installed_from_a_subfolder(self):
+        # OFA: `pip install -e ./fairseq/` puts the package fairseq/fairseq/
+        # on the path, so the top-level train.py imports `fairseq.distributed`.
+        # A sub-folder with a setup.py (or pyproject.toml) beside a package is
+        # a source root: the barrier only rank 0 reaches through the helper is
+        # found, and the helper's barrier after the rank-0 save is seen.
+        self.write("ofa/fairseq/setup.py", "from setuptools import setup\nsetup(name='fairseq')\n")
+        self.write("ofa/fairseq/fairseq/__init__.py", "")
+        self.write("ofa/fairseq/fairseq/distributed.py", """\
+            import torch.distributed as dist
+
+
+            def sync():
+                dist.barrier()
+            """)
+        self.write("ofa/train.py", """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+            from fairseq.distributed import sync
+
+
+            def main(loader):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))
+                for epoch in range(3):
+                    for batch in loader:
+                        model(batch).sum().backward()
+                    if dist.get_rank() == 0:
+                        torch.save(model.module.state_dict(), "last.pt")
+                    sync()
+                if dist.get_rank() == 0:
+                    sync()
+            """)
+        p = self.lint("--format", "json", "--root", "ofa", "ofa/train.py")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
+        self.assertEqual(got, [("train.py", 18, "ddp-divergent-collective")], p.stdout)
+
     def test_local_rank_handed_to_a_helper_as_the_group_rank(self):
         # MONAI's generative trainers: `rank = int(os.environ["LOCAL_RANK"])`,
         # then `setup_ddp(rank, world_size)` from `.utils`, which hands it to

@@ -476,3 +476,46 @@ def run_each_config(configs, launch):
             dist.barrier()
         except subprocess.CalledProcessError as exc:
             print(f"failed: {exc}")
+
+
+def oom_retry_with_agreed_flag(model, batches, mb_size):
+    # composer's auto-microbatching, reduced: the OOM flag is all-reduced
+    # before `if oom: continue`, so every rank retries together and the
+    # `continue` is no failure's exit.  What a swallowed OOM does skip is the
+    # rest of the try (the backward's all-reduce the others are in): that is
+    # reported once, at the handler.
+    while True:
+        found_oom = 0
+        try:
+            for mb in batches.split(mb_size):
+                model(mb).sum().backward()
+                dist.all_reduce(mb)
+        except RuntimeError as e:
+            # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: error-path exit: when an exception is caught on one rank, that rank goes on past collective 'backward (DDP gradient allreduce)' and carries on while the other ranks wait in it and hang; {{.*}} [ddp-error-path-exit]
+            if "out of memory" in str(e):
+                found_oom = 1
+            else:
+                raise
+        flag = torch.tensor([found_oom])
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        found_oom = flag.item()
+        if found_oom == 1:
+            mb_size = max(1, mb_size // 2)
+            continue
+        return mb_size
+
+
+def fp16_step_skips_on_overflow(model, batch, scaler, t):
+    # hard negative (fairseq's train_step): the loss scaler raises
+    # OverflowError on gradients DDP has already all-reduced, the same on
+    # every rank, so every rank skips the step together.
+    overflow = False
+    try:
+        loss = model(batch).sum()
+        loss.backward()
+        scaler.clip_grad_norm(1.0)
+        scaler.step()
+    except OverflowError:
+        overflow = True
+    dist.all_reduce(t)
+    return overflow

@@ -20,6 +20,7 @@ from detectron2.utils import comm
 from detectron2.checkpoint import DetectionCheckpointer, PeriodicCheckpointer
 from detectron2.checkpoint import detection_checkpoint
 from fvcore.common.checkpoint import PeriodicCheckpointer as FvPeriodicCheckpointer
+from fvcore.common.checkpoint import Checkpointer as FvCheckpointer
 from icefall.checkpoint import save_checkpoint as icefall_save_checkpoint
 from icefall.checkpoint import save_checkpoint_with_global_batch_idx
 from composer.utils import dist as composer_dist
@@ -735,3 +736,20 @@ def detectron2_checkpointers(cfg, model, optimizer, loader):
         dist.all_reduce(data)
         fv_periodic.step(it)
         comm.synchronize()  # hard negative: every rank waits for the write
+
+
+def fvcore_checkpointers(model, out_dir, loader):
+    # fvcore's own Checkpointer saves on every rank (`save_to_disk=True` by
+    # default), and so does a PeriodicCheckpointer of it (dinov2's linear
+    # evaluation); handed a main-process test, it is rank 0's.
+    every = FvCheckpointer(model, out_dir)
+    every_periodic = FvPeriodicCheckpointer(every, 1000)
+    for it, data in enumerate(loader):
+        dist.all_reduce(data)
+        every_periodic.step(it)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: every rank runs 'every_periodic.step' to the same path{{.*}} [ddp-unguarded-save]
+    main_only = FvCheckpointer(model, out_dir, save_to_disk=comm.is_main_process())
+    for it, data in enumerate(loader):
+        dist.all_reduce(data)
+        main_only.save(f"model_{it}")
+        comm.synchronize()  # hard negative: rank 0 writes, then every rank waits

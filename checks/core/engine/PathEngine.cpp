@@ -745,6 +745,10 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
   }
   case Node::Kind::Call: {
     FnResult *callee = n.callee.empty() ? nullptr : analyze(n.callee);
+    // The function itself, or a variant of it specialised on its arguments
+    // (`valid_step{raise_oom=1}` called from `valid_step{raise_oom=0}`).
+    auto base = [](const std::string &k) { return k.substr(0, k.find('{')); };
+    const bool recursive = !n.callee.empty() && !fnStack.empty() && base(fnStack.back()) == base(n.callee);
     Ev site;
     site.isCall = true;
     site.op = n.callee;
@@ -757,6 +761,7 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
       site.guardLen = p.guard.size();
       site.at = p.seq.size();
       p.seq.push_back(site);
+      p.retries = p.retries || recursive;
       if (callee) {
         for (Ev e : callee->summary) {
           // Reported at this call, so named by it: the call the reader sees
@@ -803,7 +808,8 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         p.exitVia = n.name;
         if (n.exit == ExitKind::Throw || n.exit == ExitKind::Terminate)
           p.exitGuard = openLits(p.guard);
-        if (n.exit == ExitKind::Return || n.exit == ExitKind::Break) {
+        if (n.exit == ExitKind::Return || n.exit == ExitKind::Break ||
+            n.exit == ExitKind::Continue) {
           p.leavesUnderSet = true;
           p.leavesUnder = openLits(p.guard);
         }
@@ -1129,13 +1135,37 @@ const Lit *PathEngine::lastLit(const Path &p) {
   return nullptr;
 }
 
-void PathEngine::skipFinding(const Ev &e, const Path &runs, const Path &skips) {
+void PathEngine::skipFinding(const Ev &e, const Path &runsPath, const Path &skipsPath) {
   Divergence d;
   d.event = e;
   // An early exit explains the skip only when its condition is where the
   // two paths part; otherwise the collective sits in a branch of its own.
-  const Lit *split = splitLit(skips, runs);
-  const Lit *exitLit = lastLit(skips);
+  const Path &runs = runsPath;
+  const Lit *split = splitLit(skipsPath, runs);
+  const Lit *exitLit = lastLit(skipsPath);
+  // A swallowed failure, then an exit that no failure decides (`except
+  // RuntimeError: pass` ... `if args.skip: continue`, or an OOM flag agreed
+  // by all_reduce before `if oom: continue`): the failure's path skipped the
+  // rest of the try, not the loop; the exit is every rank's.
+  Path unexited;
+  const Path *chosen = &skipsPath;
+  if (skipsPath.exit != ExitKind::None && skipsPath.leavesUnderSet && isErrorCheck(exitLit)) {
+    bool encloses = false;
+    for (const Lit &m : skipsPath.leavesUnder)
+      encloses = encloses || (m.atom == exitLit->atom && m.pol == exitLit->pol);
+    if (!encloses) {
+      unexited = skipsPath;
+      unexited.exit = ExitKind::None;
+      unexited.exitLoc = 0;
+      unexited.exitVia.clear();
+      chosen = &unexited;
+    }
+  }
+  const Path &skips = *chosen;
+  // A failure handled by running the function again: the retry issues the
+  // same collectives (or fails again and is handled there).
+  if ((skipsPath.retries || runsPath.retries) && (isErrorCheck(split) || isErrorCheck(exitLit)))
+    return;
   if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate && isErrorCheck(exitLit) &&
       (skips.exitLoc == 0 || skips.exitLoc < e.loc)) {
     reportErrorExit(exitLit, e, skips);

@@ -106,6 +106,10 @@ struct Path {
   // every rank that reaches the loop leaves there, so no rank pairs it with
   // a path that runs the loop to its end.
   bool uniformExit = false;
+  // The path calls its own function again (fairseq's OOM handler: `return
+  // self.valid_step(sample, raise_oom=True)`): the retry issues what the
+  // function issues, which no summary says yet.
+  bool retries = false;
 };
 
 // Where the ranks part, as the engine found it; the rules word it.

@@ -682,8 +682,30 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     };
     return own(n.kids[0]);
   };
+  // A helper that every caller calls inside a rank-0 block of its own
+  // (composer's `if get_global_rank() == 0: _save_full_state_dict_to_disk(...)`,
+  // whose body tests the rank again): the caller's block is the one the
+  // other ranks go on past, and it is reported (or found ordered) there.
+  auto onlyUnderMainBlocks = [&](const std::string &fn) {
+    auto sites = callSites.find(fn);
+    if (sites == callSites.end() || sites->second.empty())
+      return false;
+    for (const auto &site : sites->second) {
+      bool inside = false;
+      for (size_t i = 0; i + 1 < site.frames.size() && !inside; ++i) {
+        const Node &k = site.frames[i].block->kids[site.frames[i].index];
+        inside = k.kind == Node::Kind::If && isMainOnly(k.cond) &&
+                 site.frames[i + 1].block == &k.kids[0];
+      }
+      if (!inside)
+        return false;
+    }
+    return true;
+  };
   std::vector<Finding> out;
   for (const auto &f : I.program.functions) {
+    if (onlyUnderMainBlocks(f.key))
+      continue;
     std::vector<Frame> stack;
     int inSyncLoop = 0;
     // Inside a rank-0 block a second rank-0 test (`if is_main and not skip:`)

@@ -184,6 +184,12 @@ struct PythonApi {
   // methods is a rank-0 checkpoint write.
   NameSet mainProcessCheckpointerClasses; // qualified
   NameSet mainProcessCheckpointerMethods;
+  // Checkpointers that write on every rank unless handed a main-process test
+  // (fvcore's Checkpointer, `save_to_disk=True` by default).
+  NameSet everyRankCheckpointerClasses; // qualified
+  // Checkpointers that call the one they are handed (PeriodicCheckpointer):
+  // they write where it writes.
+  NameSet wrappingCheckpointerClasses; // qualified
   // Methods that register a function run inside a checkpoint call (Accelerate's
   // register_save_state_pre_hook): the ranks that call the checkpoint run it.
   NameSet saveStateHookRegistrars;
