@@ -438,6 +438,7 @@ const PythonKey kPythonKeys[] = {
     {"main_process_override_bases", "mainProcessOverrideBases"},
     {"main_process_override_methods", "mainProcessOverrideMethods"},
     {"lightning_module_hooks", "lightningModuleHooks"},
+    {"lightning_1_markers", "lightning1Markers"},
 };
 
 std::string jsonString(const std::string &s) {
@@ -475,7 +476,7 @@ const char *const kImplicitObjects[] = {"ddp",         "fsdp",           "prepar
                                         "fsdp_full_state", "deepspeed_engine", "any"};
 const char *const kImplicitConditions[] = {"program_wraps_ddp", "outside_no_sync", "no_gradient_argument",
                                            "sync_dist", "module_has_buffers", "module_names_sharding",
-                                           "prepares_a_model"};
+                                           "prepares_a_model", "lightning_2"};
 
 template <size_t N> bool oneOf(const std::string &v, const char *const (&list)[N]) {
   for (const char *x : list)

@@ -774,6 +774,9 @@ private:
   static bool noGradDecorated(const FnInfo &fi);
   static bool isProperty(const FnInfo &fi);
   bool implicitObject(const std::string &kind, const std::string &spelling) const;
+  // Whether this module is Lightning 1.x code (api.yaml lightning_1_markers).
+  bool lightning1() const;
+  mutable int lightning1_ = -1;
   Node ifChain(SyntaxNode cond, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at);
   void buildFunction(const FnInfo &fi);
   std::string resolveCallee(SyntaxNode fn) const;

@@ -761,7 +761,9 @@ bool Builder::processGroupCall(const CallSite &cs, std::vector<Node> &out) {
   if (const core::PyProcessGroupInit *init = processGroupInit(cs)) {
     core::ProcessGroupCreation pg;
     pg.kind = core::ProcessGroupCreation::Kind::Init;
-    if (!curFn_.empty())
+    // The world's group only: a subgroup (`new_group`, GroundingDINO's cached
+    // gloo group) needs a world some other code made.
+    if (!curFn_.empty() && !init->collective)
       initsGroup_.insert(curFn_);
     const bool everyPath = madeOnEveryPath(cs.c);
     (everyPath ? initPlain_ : initGuarded_) = true;

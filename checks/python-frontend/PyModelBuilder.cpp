@@ -1651,6 +1651,17 @@ SyntaxNode Builder::shardingDisjunctOther(SyntaxNode call) const {
   return {};
 }
 
+bool Builder::lightning1() const {
+  if (lightning1_ < 0) {
+    const std::string_view src = text(tree_.root());
+    lightning1_ = 0;
+    for (const auto &m : api().lightning1Markers)
+      if (src.find(m) != std::string_view::npos)
+        lightning1_ = 1;
+  }
+  return lightning1_ == 1;
+}
+
 bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const std::string &method,
                                  const std::vector<PyArg> &as, std::string &name,
                                  std::string *standsInFor, bool *barrier) const {
@@ -1686,6 +1697,8 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
           gradient = gradient || a.name.empty() || a.name == "gradient" || a.name == "grad_tensors";
         holds = holds && !gradient;
       }
+      else if (cond == "lightning_2")
+        holds = holds && !lightning1();
       else if (cond == "prepares_a_model")
         holds = holds && !(preparedContainer_ && !preparedModel_);
       else if (cond == "module_names_sharding")
@@ -1871,6 +1884,24 @@ void Builder::bindAgreed(SyntaxNode buffer) {
 }
 
 bool Builder::memoisedCreation(SyntaxNode call) const {
+  // In a function whose result is cached (`@functools.lru_cache()`,
+  // detectron2's and GroundingDINO's `_get_global_gloo_group`).
+  for (SyntaxNode up = parentOf(call); !up.isNull(); up = parentOf(up)) {
+    if (is(up, "lambda") || is(up, "class_definition"))
+      break;
+    if (is(up, "function_definition")) {
+      SyntaxNode dec = parentOf(up);
+      if (!dec.isNull() && is(dec, "decorated_definition"))
+        for (SyntaxNode d : namedKids(dec))
+          if (is(d, "decorator")) {
+            const std::string_view t = text(d);
+            if (t.find("lru_cache") != std::string_view::npos ||
+                t.find("functools.cache") != std::string_view::npos || t == "@cache")
+              return true;
+          }
+      break;
+    }
+  }
   SyntaxNode up = parentOf(call);
   while (!up.isNull() && is(up, "parenthesized_expression"))
     up = parentOf(up);
@@ -2490,6 +2521,18 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
         return true;
     return false;
   };
+  // Lightning 1.x's Trainer.save_checkpoint writes on global rank zero and
+  // waits for nobody (CompVis' latent diffusion calls it on rank 0 only).
+  if (is(cs.fn, "attribute") && cs.l == "save_checkpoint" && lightning1() &&
+      implicitObject("lightning_trainer", cs.recv) && resolveCallee(cs.fn).empty() &&
+      !externalCallee(cs.fn)) {
+    const Loc at = loc(cs.c);
+    Cond main = Cond::rankCmp(core::CmpOp::EQ, 0);
+    main.text = "trainer.is_global_zero (in " + cs.recv + ".save_checkpoint)";
+    out.push_back(guardedByCall(main, cs.c, at,
+                                Node::makeEvent(EventKind::CheckpointWrite, cs.recv + ".save_checkpoint", at)));
+    return true;
+  }
   // fvcore's Checkpointer (or a PeriodicCheckpointer of one) on every rank
   // that calls it: dinov2's linear evaluation saves the same file from each.
   if (is(cs.fn, "attribute") && everyRankCheckpointers_.count(cs.recv) &&

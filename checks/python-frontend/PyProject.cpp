@@ -1564,6 +1564,14 @@ bool ranksNeverMeet(const core::Program &p, const LinkResult &linked, std::strin
 // wrapper or framework, no collective of its own or of what it calls, and no
 // module of the project calling into it.  Its one process is no rank among
 // others; a group it never makes has no other ranks to overwrite its files.
+bool scriptNeverJoins(std::string_view source) {
+  return source.find("__name__") != std::string_view::npos && !namesAnyWord(source, kMeetingWords) &&
+         !namesAnyWord(source, {"init_process_group", "init_distributed", "spawn", "local_rank",
+                                "LOCAL_RANK", "RANK", "WORLD_SIZE", "SLURM_PROCID",
+                                "OMPI_COMM_WORLD_RANK", "torchrun", "launch", "new_group", "get_rank",
+                                "get_world_size", "is_main_process"});
+}
+
 bool neverJoinsAGroup(const core::Program &p, const LinkResult &linked, std::string_view source) {
   if (linked.distributed || linked.collectives || source.find("__name__") == std::string_view::npos)
     return false;
@@ -1639,6 +1647,14 @@ core::Loc settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tr
     linked = project.link(model);
     throughLinksOnly = distributedThroughLinks(linked, path, model.trainsHere);
   }
+  // A script whose own text makes no group and names no launcher, framework
+  // or collective, and none of whose calls makes one: its helpers'
+  // collectives (sam-hq's COCO evaluation gathers through GroundingDINO's
+  // `all_gather`, which returns at once in a world of one) run in its one
+  // process.
+  if (throughLinksOnly && !linked.distributed && model.program.find("<module>") &&
+      scriptNeverJoins(tree.source()))
+    throughLinksOnly = false;
   if (throughLinksOnly)
     model.program.distributed = true;
   if (model.program.distributed && ranksNeverMeet(model.program, linked, tree.source()))

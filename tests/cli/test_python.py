@@ -608,6 +608,64 @@ class PythonAcrossModules(PythonProject):
         got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
         self.assertEqual(got, [("train.py", 18, "ddp-divergent-collective")], p.stdout)
 
+    def test_a_script_that_never_makes_a_group(self):
+        # sam-hq's seginw evaluation: a `__main__` script that never makes a
+        # group gathers its COCO results through GroundingDINO's helpers,
+        # whose cached gloo subgroup (`@functools.lru_cache`, `new_group`) needs
+        # a world some other code made.  It runs as one process: its loader is
+        # no rank's (no ddp-dataloader-options).  The same script that calls
+        # the helpers' initializer is distributed.
+        self.write("gd/__init__.py", "")
+        self.write("gd/misc.py", """\
+            import functools
+            import os
+
+            import torch.distributed as dist
+
+
+            @functools.lru_cache()
+            def _get_global_gloo_group():
+                if dist.get_backend() == "nccl":
+                    return dist.new_group(backend="gloo")
+                return dist.group.WORLD
+
+
+            def all_gather(data):
+                if not dist.is_available() or not dist.is_initialized():
+                    return [data]
+                out = [None] * dist.get_world_size()
+                dist.all_gather_object(out, data, group=_get_global_gloo_group())
+                return out
+
+
+            def init_distributed_mode(args):
+                dist.init_process_group("nccl", init_method="env://")
+            """)
+        script = """\
+            import torch
+            from torch.utils.data import DataLoader
+
+            from gd.misc import all_gather{extra_import}
+
+
+            def main(dataset, args):{extra_call}
+                loader = DataLoader(dataset, batch_size=1, num_workers=4)
+                results = [x for x in loader]
+                return all_gather(results)
+
+
+            if __name__ == "__main__":
+                main(None, None)
+            """
+        self.write("eval_alone.py", script.format(extra_import="", extra_call=""))
+        self.write("eval_dist.py", script.format(extra_import=", init_distributed_mode",
+                                                 extra_call="\n    init_distributed_mode(args)"))
+        p = self.lint("--format", "json", "eval_alone.py", "eval_dist.py")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["rule"]) for f in doc["findings"])
+        self.assertIn(("eval_dist.py", "ddp-dataloader-options"), got, p.stdout)
+        self.assertNotIn(("eval_alone.py", "ddp-dataloader-options"), got, p.stdout)
+
     def test_local_rank_handed_to_a_helper_as_the_group_rank(self):
         # MONAI's generative trainers: `rank = int(os.environ["LOCAL_RANK"])`,
         # then `setup_ddp(rank, world_size)` from `.utils`, which hands it to

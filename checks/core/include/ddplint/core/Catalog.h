@@ -202,6 +202,8 @@ struct PythonApi {
   NameSet mainProcessOverrideMethods;
   // What Lightning calls on every rank of a LightningModule (and `on_*`).
   NameSet lightningModuleHooks;
+  // Names only Lightning 1.x code uses: a module that uses one is 1.x code.
+  NameSet lightning1Markers;
   NameSet exitFunctions;      // qualified
   std::vector<ImplicitCollective> implicitCollectives;
   std::vector<PyProcessGroupInit> processGroupInits;
