@@ -877,6 +877,31 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
       uncalled.push_back(f.key);
       continue;
     }
+    // A method of a script's class that nothing names again (CenterPoint's
+    // `Trainer.save_checkpoint`, beside the `train` its `__main__` runs): dead
+    // code, not every rank's write.  Only in a script (another module's class
+    // may be driven from anywhere), of a class with no base a framework could
+    // call it from (a Lightning callback's hooks, a Trainer's `_save`), and
+    // only where the method's name occurs nowhere else in the file.
+    auto plainClass = [&](const std::string &cls) {
+      auto c = model.classes.find(cls);
+      if (c == model.classes.end())
+        return false;
+      for (const auto &b : c->second)
+        if (b != "object")
+          return false;
+      return true;
+    };
+    if (dot != std::string::npos && f.key.find('.', dot + 1) == std::string::npos &&
+        plainClass(f.key.substr(0, dot)) &&
+        f.key.find(':') == std::string::npos && f.key.find('{') == std::string::npos &&
+        !called.count(f.key) && hasCheckpointWrite(f.body) &&
+        source.find("__main__") != std::string_view::npos &&
+        f.key.compare(dot + 1, 2, "__") != 0 &&
+        wordOccurrences(source, f.key.substr(dot + 1), true) == definitionsOf(f.key.substr(dot + 1))) {
+      uncalled.push_back(f.key);
+      continue;
+    }
     if (f.key.find(':') != std::string::npos || f.key.find('.') != std::string::npos ||
         f.key.find('{') != std::string::npos || f.key == "<module>" || called.count(f.key))
       continue;
