@@ -469,6 +469,9 @@ private:
   // handler)`): module globals and attribute names, rank-local wherever read;
   // the attributes of the project modules it imports too (read lazily).
   std::set<std::string> signalGlobals_, signalAttrs_;
+  // The names of the functions it registers as handlers: they run in the
+  // middle of the run, between (or inside) its steps.
+  std::set<std::string> signalHandlers_;
   // Names holding a main-process checkpointer (api.yaml main_process_checkpointer_classes).
   std::set<std::string> mainCheckpointers_;
   // Names holding a checkpointer that writes on every rank that calls it

@@ -336,6 +336,7 @@ void Builder::collectSignalFlags(SyntaxNode root) {
     std::string name = is(h, "identifier") ? str(h) : is(h, "attribute") ? str(field(h, "attribute")) : "";
     if (name.empty())
       continue;
+    signalHandlers_.insert(name);
     auto [lo, hi] = defs.equal_range(name);
     for (auto it = lo; it != hi; ++it) {
       std::set<std::string> globals;
@@ -2523,8 +2524,10 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   };
   // Lightning 1.x's Trainer.save_checkpoint writes on global rank zero and
   // waits for nobody (CompVis' latent diffusion calls it on rank 0 only).
+  // In a hook's `trainer`, or the script's own (`melk`, a closure over it).
   if (is(cs.fn, "attribute") && cs.l == "save_checkpoint" && lightning1() &&
-      implicitObject("lightning_trainer", cs.recv) && resolveCallee(cs.fn).empty() &&
+      (implicitObject("lightning_trainer", cs.recv) || cs.recv == "trainer" || cs.recv == "self.trainer") &&
+      resolveCallee(cs.fn).empty() &&
       !externalCallee(cs.fn)) {
     const Loc at = loc(cs.c);
     Cond main = Cond::rankCmp(core::CmpOp::EQ, 0);
@@ -4899,6 +4902,10 @@ void Builder::markLaunchers() {
     const size_t dot = k.rfind('.');
     if (dot != std::string::npos && stepHooks.count(k.substr(dot + 1)) &&
         isLightningModule(k.substr(0, dot)))
+      f.runsEveryStep = true;
+    // A signal handler (CompVis' `melk` on SIGUSR1, which saves a checkpoint
+    // on rank 0): it interrupts the run, whose next collectives follow it.
+    if (signalHandlers_.count(dot == std::string::npos ? k : k.substr(dot + 1)))
       f.runsEveryStep = true;
   }
 }

@@ -6,6 +6,7 @@ removed (api.yaml lightning_1_markers).  The same callback in 2.x code is a
 hang (tests/python/lightning_module.py).
 """
 import os
+import signal
 
 import pytorch_lightning as pl
 from pytorch_lightning.callbacks import Callback
@@ -35,4 +36,17 @@ class SetupCallback(Callback):
 def main(opt, model, data):
     trainer = pl.Trainer.from_argparse_args(opt, gpus=8, accelerator="ddp",
                                             callbacks=[SetupCallback("ckpt")])
-    trainer.fit(model, data)
+
+    def melk(*args, **kwargs):
+        # "allow checkpointing via USR1": rank 0 writes mid-training while the
+        # others go back to their step (tests/python/signal_handler_rank0_save.py)
+        if trainer.global_rank == 0:
+            # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
+            trainer.save_checkpoint(os.path.join("ckpt", "last.ckpt"))
+
+    signal.signal(signal.SIGUSR1, melk)
+    try:
+        trainer.fit(model, data)
+    except Exception:
+        melk()
+        raise

@@ -411,6 +411,11 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     auto sites = callSites.find(fn);
     if (sites == callSites.end() || depth >= 4)
       return false;
+    // A hook the framework runs between steps, or a signal handler, returns
+    // into the run's next step whatever its explicit callers do after it
+    // (CompVis' `melk`, also called before a `raise`).
+    if (const Function *f = I.function(fn); after && f && f->runsEveryStep)
+      return false;
     const bool collect = collectSites && depth == 0;
     bool missing = false;
     // `if self.deepspeed: if self.args.should_save: self._save(...)` in one
