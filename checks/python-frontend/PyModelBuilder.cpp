@@ -2530,9 +2530,8 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
       resolveCallee(cs.fn).empty() &&
       !externalCallee(cs.fn)) {
     const Loc at = loc(cs.c);
-    Cond main = Cond::rankCmp(core::CmpOp::EQ, 0);
-    main.text = "trainer.is_global_zero (in " + cs.recv + ".save_checkpoint)";
-    out.push_back(guardedByCall(main, cs.c, at,
+    out.push_back(guardedByCall(mainProcessCond(false, "trainer.is_global_zero (in " + cs.recv + ".save_checkpoint)"),
+                                cs.c, at,
                                 Node::makeEvent(EventKind::CheckpointWrite, cs.recv + ".save_checkpoint", at)));
     return true;
   }

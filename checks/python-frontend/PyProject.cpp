@@ -837,6 +837,16 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
   auto hubSaveMethod = [](const std::string &method) {
     return method == "save_pretrained" || method == "_save_pretrained";
   };
+  // A class with no base a framework could call its methods from.
+  auto plainClass = [&](const std::string &cls) {
+    auto c = model.classes.find(cls);
+    if (c == model.classes.end())
+      return false;
+    for (const auto &b : c->second)
+      if (b != "object")
+        return false;
+    return true;
+  };
   std::vector<std::string> uncalled;
   for (const auto &f : model.program.functions) {
     // `def export_model(self, path): torch.save(...)` in a LightningModule:
@@ -883,15 +893,6 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
     // may be driven from anywhere), of a class with no base a framework could
     // call it from (a Lightning callback's hooks, a Trainer's `_save`), and
     // only where the method's name occurs nowhere else in the file.
-    auto plainClass = [&](const std::string &cls) {
-      auto c = model.classes.find(cls);
-      if (c == model.classes.end())
-        return false;
-      for (const auto &b : c->second)
-        if (b != "object")
-          return false;
-      return true;
-    };
     if (dot != std::string::npos && f.key.find('.', dot + 1) == std::string::npos &&
         plainClass(f.key.substr(0, dot)) &&
         f.key.find(':') == std::string::npos && f.key.find('{') == std::string::npos &&
@@ -1583,30 +1584,35 @@ bool ranksNeverMeet(const core::Program &p, const LinkResult &linked, std::strin
   return !namesAnyWord(source, kMeetingWords);
 }
 
+// The words of a script that may join a group: a launcher variable, an
+// initializer, a spawn, a rank query (besides kMeetingWords' frameworks and
+// collectives).
+const std::vector<std::string_view> kJoiningWords = {
+    "init_process_group", "init_distributed", "spawn", "local_rank", "LOCAL_RANK", "RANK",
+    "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "torchrun", "launch", "new_group"};
+
+// A `__main__` script whose text names no framework, collective, launcher,
+// initializer or rank query: whatever its helpers hold, it joins no group
+// unless one of its calls makes the world's (see settleProgram).
+bool scriptNeverJoins(std::string_view source) {
+  return source.find("__name__") != std::string_view::npos && !namesAnyWord(source, kMeetingWords) &&
+         !namesAnyWord(source, kJoiningWords) &&
+         !namesAnyWord(source, {"get_rank", "get_world_size", "is_main_process"});
+}
+
 // A script that only asks torch.distributed questions (`dist.get_rank()` in a
 // helper's `if distributed:` arm, VMamba's analyze/clseval.py) and never
 // joins a group: no init_process_group, no launcher variable, no spawn, no
 // wrapper or framework, no collective of its own or of what it calls, and no
 // module of the project calling into it.  Its one process is no rank among
 // others; a group it never makes has no other ranks to overwrite its files.
-bool scriptNeverJoins(std::string_view source) {
-  return source.find("__name__") != std::string_view::npos && !namesAnyWord(source, kMeetingWords) &&
-         !namesAnyWord(source, {"init_process_group", "init_distributed", "spawn", "local_rank",
-                                "LOCAL_RANK", "RANK", "WORLD_SIZE", "SLURM_PROCID",
-                                "OMPI_COMM_WORLD_RANK", "torchrun", "launch", "new_group", "get_rank",
-                                "get_world_size", "is_main_process"});
-}
-
 bool neverJoinsAGroup(const core::Program &p, const LinkResult &linked, std::string_view source) {
   if (linked.distributed || linked.collectives || source.find("__name__") == std::string_view::npos)
     return false;
   for (const auto &f : p.functions)
     if (communicates(f.body))
       return false;
-  return !namesAnyWord(source, kMeetingWords) &&
-         !namesAnyWord(source, {"init_process_group", "init_distributed", "spawn", "local_rank",
-                                "LOCAL_RANK", "RANK", "WORLD_SIZE", "SLURM_PROCID",
-                                "OMPI_COMM_WORLD_RANK", "torchrun", "launch", "new_group"});
+  return !namesAnyWord(source, kMeetingWords) && !namesAnyWord(source, kJoiningWords);
 }
 
 // A module that runs distributed through its functions (a dataset's method

@@ -1135,12 +1135,11 @@ const Lit *PathEngine::lastLit(const Path &p) {
   return nullptr;
 }
 
-void PathEngine::skipFinding(const Ev &e, const Path &runsPath, const Path &skipsPath) {
+void PathEngine::skipFinding(const Ev &e, const Path &runs, const Path &skipsPath) {
   Divergence d;
   d.event = e;
   // An early exit explains the skip only when its condition is where the
   // two paths part; otherwise the collective sits in a branch of its own.
-  const Path &runs = runsPath;
   const Lit *split = splitLit(skipsPath, runs);
   const Lit *exitLit = lastLit(skipsPath);
   // A swallowed failure, then an exit that no failure decides (`except
@@ -1164,7 +1163,7 @@ void PathEngine::skipFinding(const Ev &e, const Path &runsPath, const Path &skip
   const Path &skips = *chosen;
   // A failure handled by running the function again: the retry issues the
   // same collectives (or fails again and is handled there).
-  if ((skipsPath.retries || runsPath.retries) && (isErrorCheck(split) || isErrorCheck(exitLit)))
+  if ((skipsPath.retries || runs.retries) && (isErrorCheck(split) || isErrorCheck(exitLit)))
     return;
   if (skips.exit != ExitKind::None && skips.exit != ExitKind::Terminate && isErrorCheck(exitLit) &&
       (skips.exitLoc == 0 || skips.exitLoc < e.loc)) {
