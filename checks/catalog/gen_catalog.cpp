@@ -391,6 +391,7 @@ const PythonKey kPythonKeys[] = {
     {"wrapper_barriers", "wrapperBarriers"},
     {"fsdp_collective_functions", "fsdpCollectiveFunctions"},
     {"agreeing_methods", "agreeingMethods"},
+    {"agreeing_functions", "agreeingFunctions"},
     {"ddp_classes", "ddpClasses"},
     {"fsdp_classes", "fsdpClasses"},
     {"accelerator_classes", "acceleratorClasses"},

@@ -706,13 +706,16 @@ private:
   bool worldSizeValue(SyntaxNode x);
   bool totalSizeValue(SyntaxNode x);
   Cond atom(SyntaxNode e, Dep d);
+  // A parameter of the function being built that its body never assigns.
+  bool unassignedParameter(SyntaxNode e);
+  std::map<std::string, std::set<std::string>> assignedIn_; // function key -> names its body binds
   void bind(SyntaxNode target, const Val &v);
   void bindTargets(SyntaxNode target, Dep d);
   bool isLoaderIterable(SyntaxNode it) const;
   bool drawsLoaderBatch(SyntaxNode tryBody);
   bool loadsOneSharedFile(SyntaxNode tryBody);
   bool caughtByEnclosingTry(SyntaxNode raise) const;
-  static bool handsExceptionOn(SyntaxNode handlerBody);
+  bool handsExceptionOn(SyntaxNode handlerBody) const;
   bool initsProcessGroupIn(SyntaxNode body) const;
   bool contentErrorsOnly(SyntaxNode exceptClause) const;
 
@@ -737,6 +740,8 @@ private:
     bool dist = false; // a function of torch.distributed itself
   };
   void recordArguments(const std::string &callee, const CallSite &cs, bool constructor = false);
+  // An exit with a failure status in a handler round the script's top level.
+  bool crashHandlerExit(const CallSite &cs) const;
   // The rank decision one arm of which holds a call directly (`if rank == 0:
   // Trainer(logger=l)` / `else: Trainer()`), and whether it is the then-arm.
   std::optional<std::pair<Cond, bool>> enclosingRankArm(SyntaxNode call);
@@ -855,6 +860,12 @@ private:
   std::set<std::string> importerSpecs_;
   std::map<std::string, std::pair<bool, std::vector<ParamSig>>> sigCache_; // key -> (method, params)
   std::map<std::string, std::int64_t> specBindings_; // while a specialisation is built
+  // While a specialisation for a receiver is built ("{__self=pkg.ltr.LTRTrainer}"):
+  // the dotted class of the object whose inherited method this is, so that
+  // `self.train_epoch()` runs that class's override in another module.
+  std::string receiver_;
+  const ExternalFunction *receiverOverride(const std::string &method) const;
+  bool definesMethods(const std::string &cls) const;
   std::set<std::string> specRankPaths_; // its parameters bound to a per-rank file name
   std::set<std::string> specRecordPaths_; // its parameters bound to a settings record's name
   bool reuseLocs_ = false;

@@ -1047,7 +1047,12 @@ std::string Builder::resolveCallee(SyntaxNode fn) const {
       return "";
     cls = lastPart(base);
   } else if (obj == "self") {
-    cls = curClass_;
+    if (receiverOverride(str(field(fn, "attribute"))))
+      return ""; // the receiver's class overrides it in another module: externalCallee's
+    // A receiver of this module's own: Python's lookup starts at its class.
+    cls = !receiver_.empty() && receiver_.find('.') == std::string::npos && classBases_.count(receiver_)
+              ? receiver_
+              : curClass_;
     if (auto c = closureSelfClass_.find(curFn_); cls.empty() && c != closureSelfClass_.end())
       cls = c->second;
   } else if (auto it = instances_.find(obj); it != instances_.end())
@@ -1292,6 +1297,35 @@ int Builder::rankElementOf(SyntaxNode call) const {
   return -1;
 }
 
+// Whether a class (this module's, or a dotted one of another) has methods
+// of its own its bases may call on `self`: only then is a receiver worth a
+// specialisation of the inherited method.
+bool Builder::definesMethods(const std::string &cls) const {
+  if (cls.find('.') != std::string::npos)
+    return project_ && project_->classDefinesMethods(cls);
+  for (const auto &[k, fi] : fns_)
+    if (fi.className == cls && fi.name != "__init__" && k == cls + "." + fi.name)
+      return true;
+  return false;
+}
+
+// Python's lookup of `self.<method>` from the receiver's class (see
+// receiver_), where it ends in another module: SeqTrack's BaseTrainer.train
+// calls `self.train_epoch()`, whose stub raises and whose override, in
+// LTRTrainer's module, runs the DDP backward.
+const ExternalFunction *Builder::receiverOverride(const std::string &method) const {
+  if (receiver_.empty() || receiver_.find('.') == std::string::npos || !project_)
+    return nullptr;
+  const ExternalFunction *f = project_->function(receiver_ + "." + method);
+  if (!f)
+    return nullptr;
+  const size_t colon = f->key.find(':');
+  const std::string own = project_->moduleName();
+  if (colon == std::string::npos || (!own.empty() && f->key.compare(0, colon, own) == 0 && colon == own.size()))
+    return nullptr; // this module's own definition: resolved here, receiver and all
+  return f;
+}
+
 const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
   if (!project_)
     return nullptr;
@@ -1299,6 +1333,9 @@ const ExternalFunction *Builder::externalCallee(SyntaxNode fn) const {
     // `self.save_network(...)` in a class whose base comes from another
     // module (BasicSR's models and their BaseModel): the base's method.
     const std::string obj = str(field(fn, "object"));
+    if (obj == "self")
+      if (const ExternalFunction *o = receiverOverride(str(field(fn, "attribute"))))
+        return o;
     std::string cls = obj == "self" ? curClass_ : std::string();
     if (auto it = instances_.find(obj); it != instances_.end())
       cls = it->second;
@@ -2644,6 +2681,12 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     if (is(cs.fn, "attribute") && is(field(cs.fn, "object"), "identifier") &&
         namesPrivateFile(field(cs.fn, "object")))
       return true; // `f.write(...)` into a private temporary file
+    // numpy's writers take the file first: DeBERTa's `np.savetxt(join(out,
+    // f"predict_results_{name}.txt"), predicts)` is an evaluation's record,
+    // as the same name opened with open() is.
+    if (startsWith(cs.q, "numpy.") || startsWith(cs.q, "np."))
+      if (const PyArg *file = arg(cs.as, "file", 0))
+        intoLog = intoLog || namesLog(file->value);
     // shutil.copy(args.config, out_dir): a copy of the run's settings file.
     // Also by keyword: `shutil.copy(src=cfg_file, dst=...)` (ml-cvnets).
     if (startsWith(cs.q, "shutil.")) {
@@ -2676,6 +2719,31 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     return true;
   }
   return false;
+}
+
+// DeBERTa's `try: main(args)` / `except: ...; os._exit(-1)` round the whole
+// script: the process ends with a failure status, which torchrun, mp.spawn
+// and a project's own launcher meet as the crash an uncaught exception is.
+bool Builder::crashHandlerExit(const CallSite &cs) const {
+  const PyArg *status = arg(cs.as, "status", 0);
+  if (!status)
+    status = arg(cs.as, "code", 0);
+  if (!status)
+    return false;
+  SyntaxNode v = unparen(status->value);
+  std::int64_t code = 0;
+  const bool failure =
+      is(v, "string") || (is(v, "unary_operator") && text(field(v, "operator")) == "-") ||
+      (is(v, "integer") && intLiteral(text(v), code) && code != 0);
+  if (!failure)
+    return false;
+  bool handler = false;
+  for (SyntaxNode up = parentOf(cs.c); !up.isNull(); up = parentOf(up)) {
+    if (is(up, "function_definition") || is(up, "lambda") || is(up, "class_definition"))
+      return false;
+    handler = handler || is(up, "except_clause");
+  }
+  return handler;
 }
 
 std::optional<std::pair<Cond, bool>> Builder::enclosingRankArm(SyntaxNode call) {
@@ -3148,7 +3216,12 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
       }
       if (is(e, "augmented_assignment")) {
         Val old = value(left);
+        // An agreed value scaled by a setting stays agreed (FlagAI's
+        // `lm_loss = bmt.sum_loss(loss)`, `lm_loss /= accumulation_steps`).
+        const bool stillAgreed = old.agreed && v.dep == Dep::Uniform && !v.cond && !v.existsWhen;
         v = joinVal(old, v);
+        if (stillAgreed)
+          v.agreed = true;
       }
       // A loss, a batch or logits computed by a call are this rank's own
       // data, even when the call's inputs are not known here.
@@ -3638,7 +3711,45 @@ void Builder::withStatement(SyntaxNode s, std::vector<Node> &out) {
   }
   noSync_ += syncOff;
   noGrad_ += gradOff;
+  // `with accelerator.main_process_first():` (Accelerate's, Transformers'
+  // TrainingArguments'): the other processes wait in a barrier before the
+  // body, the main process after it, as the context manager is written.
+  // Rank 0 fills a create-once cache alone; the others find it.  Barriers
+  // whose ranks are not compared (GroupBarrier): the exit's runs on a
+  // `return` in the body too, which the model's order does not show.
+  std::optional<Cond> mainFirst;
+  for (SyntaxNode clause : namedKids(s))
+    if (is(clause, "with_clause"))
+      for (SyntaxNode item : namedKids(clause)) {
+        SyntaxNode v = field(item, "value");
+        if (is(v, "as_pattern"))
+          v = namedChild(v, 0);
+        if (!is(v, "call") || !is(field(v, "function"), "attribute"))
+          continue;
+        const std::string m = str(field(field(v, "function"), "attribute"));
+        if (m == "main_process_first") {
+          Cond c = Cond::rankCmp(core::CmpOp::EQ, 0);
+          c.text = str(field(field(v, "function"), "object")) + ".is_main_process";
+          mainFirst = c;
+        } else if (m == "local_main_process_first") {
+          Cond c = Cond::atom("local-main", Dep::Rank);
+          c.localMain = true;
+          c.text = str(field(field(v, "function"), "object")) + ".is_local_main_process";
+          mainFirst = c;
+        }
+      }
+  const Loc withAt = loc(s);
+  if (mainFirst) {
+    stamp(*mainFirst, withAt);
+    out.push_back(Node::makeIf(Cond::negate(*mainFirst),
+                               Node::block({Node::makeEvent(EventKind::GroupBarrier, "barrier", withAt)}),
+                               Node::block(), withAt));
+  }
   block(field(s, "body"), out);
+  if (mainFirst)
+    out.push_back(Node::makeIf(*mainFirst,
+                               Node::block({Node::makeEvent(EventKind::GroupBarrier, "barrier", withAt)}),
+                               Node::block(), withAt));
   for (auto it = exitCalls.rbegin(); it != exitCalls.rend(); ++it)
     out.push_back(*it);
   privateFiles_ = privateBefore; // the names are private only inside the `with`
@@ -3781,11 +3892,19 @@ bool Builder::initsProcessGroupIn(SyntaxNode body) const {
 // the other workers down.  Not when it leaves before the raise on some path
 // (`if "out of memory" in str(e): continue` then `raise`): that path
 // swallows it.
-bool Builder::handsExceptionOn(SyntaxNode handlerBody) {
+bool Builder::handsExceptionOn(SyntaxNode handlerBody) const {
   std::vector<SyntaxNode> hs = namedKids(handlerBody);
   while (!hs.empty() && is(hs.back(), "comment"))
     hs.pop_back();
-  if (hs.empty() || !is(hs.back(), "raise_statement"))
+  // Ending the script with a failure status from a handler round all of it
+  // is re-raising too (crashHandlerExit).
+  auto crashExit = [&](SyntaxNode st) {
+    if (!is(st, "expression_statement") || namedChildCount(st) != 1 || !is(namedChild(st, 0), "call"))
+      return false;
+    const CallSite cs = callSite(namedChild(st, 0));
+    return has(api().exitFunctions, cs.q) && crashHandlerExit(cs);
+  };
+  if (hs.empty() || !(is(hs.back(), "raise_statement") || crashExit(hs.back())))
     return false;
   for (std::vector<SyntaxNode> todo(hs.begin(), hs.end()); !todo.empty();) {
     SyntaxNode n = todo.back();
@@ -4846,6 +4965,30 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     for (const auto &p : params)
       if (p.tested && p.literalDefault && !given.count(p.name) && bindable(p, *p.literalDefault))
         bound[p.name] = std::to_string(*p.literalDefault);
+  // An inherited method called on an object of a class that may override
+  // what it calls on `self` (receiver_): the receiver's class goes along, to
+  // the base's method in another module and, within a receiver's build, to
+  // this class's own methods.  A method of the receiver's own class needs
+  // none.
+  if (is(cs.fn, "attribute") && !superCall(field(cs.fn, "object"))) {
+    const std::string obj = str(field(cs.fn, "object"));
+    std::string recv;
+    if (obj == "self" && !receiver_.empty())
+      recv = receiver_;
+    else if (obj == "self" && !curClass_.empty() && key.find(':') != std::string::npos && project_ &&
+             !project_->moduleName().empty())
+      recv = project_->moduleName() + "." + curClass_;
+    else if (auto it = externInstances_.find(obj); it != externInstances_.end())
+      recv = it->second;
+    else if (auto in = instances_.find(obj); in != instances_.end() && key.find(':') == std::string::npos)
+      recv = in->second;
+    const std::string local = key.substr(key.find(':') == std::string::npos ? 0 : key.find(':') + 1);
+    const size_t dot = local.rfind('.');
+    const std::string calleeClass = dot == std::string::npos ? std::string() : local.substr(0, dot);
+    if (!recv.empty() && !calleeClass.empty() && calleeClass != lastPart(recv) &&
+        (!receiver_.empty() || obj == "self" || definesMethods(recv)))
+      bound["__self"] = recv;
+  }
   // Called under no_grad with a DDP model: its forward there is the
   // no_grad forward it would be inline (a buffer broadcast issued early).
   if (noGrad_ > 0 && std::any_of(bound.begin(), bound.end(), [](const auto &b) { return b.second == "ddp"; }))
@@ -4944,7 +5087,9 @@ void Builder::buildSpecializations() {
         std::string_view item = list.substr(0, comma);
         const size_t eq = item.find('=');
         std::int64_t v = 0;
-        if (eq != std::string_view::npos && item.substr(eq + 1) == "ddp")
+        if (eq != std::string_view::npos && item.substr(0, eq) == "__self")
+          receiver_ = std::string(item.substr(eq + 1));
+        else if (eq != std::string_view::npos && item.substr(eq + 1) == "ddp")
           ddpParams.insert(std::string(item.substr(0, eq)));
         else if (eq != std::string_view::npos && item.substr(eq + 1) == "ddpquiet") {
           ddpParams.insert(std::string(item.substr(0, eq)));
@@ -4994,6 +5139,7 @@ void Builder::buildSpecializations() {
       specRankPaths_.clear();
       specRecordPaths_.clear();
       quietDdp_.clear();
+      receiver_.clear();
       objects_ = savedObjects;
       hasDdp_ = savedHasDdp;
       break; // building may have asked for more: iterate afresh

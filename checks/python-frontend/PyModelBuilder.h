@@ -112,6 +112,12 @@ public:
   virtual bool classBufferFree(const std::string & /*dotted*/) { return false; }
   // The attributes a project module's signal handlers set (PyModel::signalFlagAttrs).
   virtual std::set<std::string> signalFlagsOf(const std::string & /*dottedModule*/) { return {}; }
+  // The module's own dotted name ("lib.train.trainers.base_trainer"), as its
+  // functions' keys in a linked program begin; empty when not known.
+  virtual std::string moduleName() const { return {}; }
+  // Whether a dotted name is a project class that defines a method of its
+  // own besides `__init__` (one its bases' methods may call on `self`).
+  virtual bool classDefinesMethods(const std::string & /*dotted*/) { return false; }
 };
 
 struct PyModel {

@@ -285,6 +285,12 @@ public:
       it->second = p_.isClass(dotted, roots_);
     return it->second;
   }
+  bool classDefinesMethods(const std::string &dotted) override {
+    auto [it, fresh] = definesMethods_.try_emplace(dotted, false);
+    if (fresh)
+      it->second = p_.classDefinesMethods(dotted, roots_);
+    return it->second;
+  }
   bool classBufferFree(const std::string &dotted) override {
     auto [it, fresh] = bufferFree_.try_emplace(dotted, false);
     if (fresh)
@@ -294,6 +300,8 @@ public:
   std::set<std::string> signalFlagsOf(const std::string &dotted) override {
     return p_.signalFlagsOf(dotted, roots_);
   }
+  std::string moduleName() const override { return name_; }
+  std::string name_; // set by its maker
   bool mainProcessSetting(const std::string &attr) override {
     if (roots_.root.empty())
       return false;
@@ -309,6 +317,7 @@ private:
   bool imported_;
   std::unordered_map<std::string, const ExternalFunction *> functions_;
   std::unordered_map<std::string, bool> bufferFree_;
+  std::unordered_map<std::string, bool> definesMethods_;
   std::unordered_map<std::string, bool> classes_;
 };
 
@@ -436,6 +445,12 @@ std::unique_ptr<ModuleContext> PyProject::contextFor(const std::string &file) {
   }
   fs::path pkgRoot = root;
   auto ctx = std::make_unique<Context>(*this, std::move(r), packageOf(dir, pkgRoot), false);
+  {
+    const fs::path f(file);
+    const std::string stem = f.stem().string();
+    const std::string &pkg = ctx->package();
+    ctx->name_ = f.filename() == "__init__.py" ? pkg : pkg.empty() ? stem : pkg + "." + stem;
+  }
   for (const auto &part : dir)
     ctx->testFolder_ = ctx->testFolder_ || part == "tests" || part == "test";
   return ctx;
@@ -575,6 +590,7 @@ std::shared_ptr<const PyProject::Module> PyProject::build(const std::string &pat
   tReads.push_back(&mod->deps);
   {
     Context ctx(*this, roots, mod->package, true);
+    ctx.name_ = dotted;
     mod->model = buildModel(tree, wrappers_, &ctx);
   }
   tReads.pop_back();
@@ -617,6 +633,7 @@ std::shared_ptr<const PyProject::Module> PyProject::specialized(const std::share
   tReads.push_back(&mod->deps);
   {
     Context ctx(*this, plain->roots, plain->package, true);
+    ctx.name_ = plain->name;
     mod->model = buildModel(*parsed, wrappers_, &ctx, {key});
   }
   tReads.pop_back();
@@ -716,6 +733,18 @@ PyProject::classModule(const std::string &dotted, const Roots &roots, int depth)
     if (auto found = classModule(star + "." + parts.back(), mod->roots, depth + 1); found.first)
       return found;
   return {};
+}
+
+bool PyProject::classDefinesMethods(const std::string &dotted, const Roots &roots) {
+  auto [mod, name] = classModule(dotted, roots, 0);
+  if (!mod)
+    return false;
+  const std::string prefix = name + ".";
+  for (auto it = mod->model.summaries.lower_bound(prefix);
+       it != mod->model.summaries.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
+    if (it->first != prefix + "__init__")
+      return true;
+  return false;
 }
 
 bool PyProject::classBufferFree(const std::string &dotted, const Roots &roots) {

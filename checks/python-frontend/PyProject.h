@@ -192,6 +192,7 @@ private:
                                                                     const Roots &roots, int depth);
   bool isClass(const std::string &dotted, const Roots &roots);
   bool classBufferFree(const std::string &dotted, const Roots &roots);
+  bool classDefinesMethods(const std::string &dotted, const Roots &roots);
   std::shared_ptr<const Module> byName(const std::string &name);
   // The module built again with the specialisation `key` ("fn{rank=-1}") of one
   // of its functions (see Builder::specialize); once per run.

@@ -612,6 +612,8 @@ Val Builder::callValue(SyntaxNode c) {
     v.agreed = true;
     return v;
   }
+  if (has(api().agreeingFunctions, q))
+    return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
   // A collective's result is the same on every rank (`data = comm.bcast(data)`).
   if (startsWith(q, "torch.distributed.") || (is(fn, "attribute") && has(api().agreeingMethods, l)) ||
       (startsWith(q, "accelerate.utils.") && has(api().agreeingMethods, l)))
@@ -625,8 +627,11 @@ Val Builder::callValue(SyntaxNode c) {
     if (o != objects_.end() && o->second == ObjKind::Metric && l == "compute")
       return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
     // Moving or converting a value keeps its dependence: `x.to(local_rank)`.
+    // Reshaping one too (FlagAI's `lm_loss.detach().clone().view(1)` of a
+    // summed loss).
     if (isMoveOrCastMethod(l) || l == "detach" || l == "clone" || l == "contiguous" ||
-        l == "item" || l == "tolist" || l == "values" || l == "items" || l == "keys")
+        l == "item" || l == "tolist" || l == "values" || l == "items" || l == "keys" ||
+        l == "view" || l == "reshape" || l == "squeeze" || l == "unsqueeze" || l == "flatten")
       return value(field(fn, "object"));
   }
   if (q == "torch.device")
@@ -887,7 +892,54 @@ Cond Builder::atom(SyntaxNode e, Dep d) {
   Cond c = Cond::atom(fnKey() + ":" + str(e), d);
   c.text = str(e);
   c.loc = 0;
+  c.invariant = d == Dep::Uniform && unassignedParameter(e);
   return c;
+}
+
+bool Builder::unassignedParameter(SyntaxNode e) {
+  e = unparen(e);
+  if (!is(e, "identifier"))
+    return false;
+  auto f = fns_.find(curFn_);
+  if (f == fns_.end() || f->second.def.isNull())
+    return false;
+  const std::string name = str(e);
+  bool param = false;
+  for (SyntaxNode p : namedKids(field(f->second.def, "parameters")))
+    if (SyntaxNode id = parameterName(p); is(id, "identifier") && str(id) == name)
+      param = true;
+  if (!param)
+    return false;
+  auto [it, fresh] = assignedIn_.try_emplace(curFn_);
+  if (fresh) {
+    std::vector<SyntaxNode> stack{field(f->second.def, "body")};
+    while (!stack.empty()) {
+      SyntaxNode n = stack.back();
+      stack.pop_back();
+      if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+        continue;
+      SyntaxNode target = is(n, "assignment") || is(n, "augmented_assignment") || is(n, "for_statement") ||
+                                  is(n, "named_expression")
+                              ? field(n, is(n, "named_expression") ? "name" : "left")
+                          : is(n, "as_pattern_target") ? n
+                                                       : SyntaxNode();
+      std::vector<SyntaxNode> names;
+      if (!target.isNull())
+        names.push_back(target);
+      while (!names.empty()) {
+        SyntaxNode t = names.back();
+        names.pop_back();
+        if (is(t, "identifier"))
+          it->second.insert(str(t));
+        else if (!is(t, "attribute") && !is(t, "subscript"))
+          for (SyntaxNode k : namedKids(t))
+            names.push_back(k);
+      }
+      for (SyntaxNode k : namedKids(n))
+        stack.push_back(k);
+    }
+  }
+  return !it->second.count(name);
 }
 
 bool Builder::worldSizeValue(SyntaxNode x) {
@@ -1713,6 +1765,11 @@ bool Builder::isLoaderIterable(SyntaxNode it) const {
   // `for split in raw_datasets` goes over the datasets (their names), the
   // same on every rank, not over one dataset's samples.
   const bool manyDatasets = endsWith(lower, "datasets");
+  // Likewise `for loader in self.loaders` (SeqTrack's train and val
+  // loaders): the loop goes over the loaders, and `loader.epoch_interval`
+  // is a setting, not a sample.
+  if (endsWith(lower, "loaders"))
+    return false;
   return lower.find("loader") != std::string::npos || lower.find("batches") != std::string::npos ||
          (lower.find("dataset") != std::string::npos && !manyDatasets) ||
          lower.find("iterator") != std::string::npos;

@@ -568,6 +568,155 @@ class PythonAcrossModules(PythonProject):
         got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
         self.assertEqual(got, [("proj/train_cm.py", 21, "ddp-rank0-io-barrier")], p.stdout)
 
+    def test_a_base_class_loop_runs_the_subclass_override(self):
+        # SeqTrack's trainers: BaseTrainer.train (one module) wraps its epoch
+        # loop in a bare `except:` and calls `self.train_epoch()`, a stub that
+        # raises; LTRTrainer (another module) overrides it with the DDP
+        # backward.  Python looks the method up from the object's class, so
+        # a failure on one rank is swallowed while the others wait in the
+        # backward.  A sibling whose override runs no collective is fine.
+        self.write("lib/__init__.py", "")
+        self.write("lib/trainers/__init__.py", """\
+            from .base_trainer import BaseTrainer
+            from .ltr_trainer import LTRTrainer
+            from .eval_trainer import EvalTrainer
+            """)
+        self.write("lib/trainers/base_trainer.py", """\
+            import traceback
+
+
+            class BaseTrainer:
+                def __init__(self, actor, loader, optimizer):
+                    self.actor = actor
+                    self.loader = loader
+                    self.optimizer = optimizer
+                    self.epoch = 0
+
+                def train(self, max_epochs, fail_safe=True):
+                    try:
+                        for epoch in range(self.epoch + 1, max_epochs + 1):
+                            self.epoch = epoch
+                            self.train_epoch()
+                    except:
+                        if fail_safe:
+                            print(traceback.format_exc())
+                        else:
+                            raise
+                    print("Finished training!")
+
+                def train_epoch(self):
+                    raise NotImplementedError
+            """)
+        self.write("lib/trainers/ltr_trainer.py", """\
+            from lib.trainers import BaseTrainer
+
+
+            class LTRTrainer(BaseTrainer):
+                def train_epoch(self):
+                    for x, y in self.loader:
+                        loss = self.actor(x, y)
+                        self.optimizer.zero_grad()
+                        loss.backward()
+                        self.optimizer.step()
+            """)
+        self.write("lib/trainers/eval_trainer.py", """\
+            import torch
+
+            from lib.trainers import BaseTrainer
+
+
+            class EvalTrainer(BaseTrainer):
+                def train_epoch(self):
+                    with torch.no_grad():
+                        for x, y in self.loader:
+                            self.actor(x, y)
+            """)
+        script = """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            from lib.trainers import {cls}
+
+
+            def run(loader):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                net = DDP(torch.nn.Linear(8, 8).cuda())
+                optimizer = torch.optim.AdamW(net.parameters(), lr=1e-4)
+                actor = lambda x, y: torch.nn.functional.mse_loss(net(x), y)
+                trainer = {cls}(actor, loader, optimizer)
+                trainer.train(500, fail_safe=True)
+            """
+        self.write("train_ltr.py", script.format(cls="LTRTrainer"))
+        self.write("train_eval.py", script.format(cls="EvalTrainer"))
+        self.write(".ddplint.yaml", "")
+        p = self.lint("--format", "json", "train_ltr.py", "train_eval.py",
+                      "lib/trainers/base_trainer.py", "lib/trainers/ltr_trainer.py",
+                      "lib/trainers/eval_trainer.py")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
+        self.assertEqual(got, [("train_ltr.py", 15, "ddp-error-path-exit")], p.stdout)
+        self.assertIn("self.train_epoch", doc["findings"][0]["message"], p.stdout)
+
+    def test_one_report_for_a_helper_hazard_many_scripts_reach(self):
+        # FlagAI: sixteen example scripts call `BaseModel.from_pretrain`, which
+        # every rank runs and which writes the merged weights to one path on a
+        # first run.  One bug: the whole-project run reports it once, at the
+        # first script's call, with the other calls as notes; a run on one
+        # script (pre-commit) reports it at that script's call.
+        self.write("flagai/__init__.py", "")
+        self.write("flagai/base_model.py", """\
+            import os
+
+            import torch
+
+
+            class BaseModel(torch.nn.Module):
+                @classmethod
+                def from_pretrain(cls, download_path, model_name):
+                    merged = os.path.join(download_path, model_name, "pytorch_model.bin")
+                    if not os.path.exists(merged):
+                        state = {}
+                        for part in sorted(os.listdir(os.path.join(download_path, model_name))):
+                            state.update(torch.load(os.path.join(download_path, model_name, part)))
+                        torch.save(state, merged)
+                    model = cls()
+                    model.load_state_dict(torch.load(merged))
+                    return model
+            """)
+        script = """\
+            import datetime
+
+            import torch.distributed as dist
+            from flagai.base_model import BaseModel
+
+
+            def main():
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                model = BaseModel.from_pretrain("./checkpoints", "{name}")
+                return model
+            """
+        for name in ("glm_large", "glm_10b", "t5_11b"):
+            self.write("examples/train_%s.py" % name, script.format(name=name))
+        self.write("convert.py", """\
+            from flagai.base_model import BaseModel
+
+            BaseModel.from_pretrain("./checkpoints", "glm_large")
+            """)
+        self.write(".ddplint.yaml", "")
+        p = self.lint("--format", "json", "examples", "flagai", "convert.py")
+        doc = json.loads(p.stdout)
+        got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+        self.assertEqual(got, [("examples/train_glm_10b.py", 9, "ddp-unguarded-save")], p.stdout)
+        also = sorted(n["file"] for n in doc["findings"][0]["notes"]
+                      if n["message"] == "also reached from this call")
+        self.assertEqual(also, ["examples/train_glm_large.py", "examples/train_t5_11b.py"], p.stdout)
+        p = self.lint("--format", "json", "examples/train_t5_11b.py")
+        doc = json.loads(p.stdout)
+        got = [(f["file"], f["line"], f["rule"]) for f in doc["findings"]]
+        self.assertEqual(got, [("examples/train_t5_11b.py", 9, "ddp-unguarded-save")], p.stdout)
+
     def test_a_vendored_package_installed_from_a_subfolder(self):
         # OFA: `pip install -e ./fairseq/` puts the package fairseq/fairseq/
         # on the path, so the top-level train.py imports `fairseq.distributed`.

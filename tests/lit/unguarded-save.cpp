@@ -84,12 +84,38 @@ void save_to_memory(PG pg, torch::nn::Linear model) {
 }
 
 
-// A create-once cache: whoever finds the file missing writes it; the ordering
-// around the call (main process first) decides who that is.
+// A create-once cache: whoever finds the file missing writes it; with no call
+// in the unit, the ordering around the call (main process first) decides who
+// that is.
 bool file_exists(const std::string &path);
 namespace std { namespace filesystem { bool exists(const std::string &p); } }
 void cache_blobs(torch::nn::Linear model, const std::string &cache) {
   if (std::filesystem::exists(cache))
     return;
   torch::save(model, cache);
+}
+
+// Called by every rank: on a first run every rank finds it missing and writes.
+void cache_features(torch::nn::Linear model, const std::string &cache) {
+  if (std::filesystem::exists(cache))
+    return;
+  torch::save(model, cache);
+// CHECK-MESSAGES: :[[@LINE-1]]:3: warning: on a first run every rank finds the file missing and runs 'torch::save' to the same path{{.*}} [ddp-unguarded-save]
+}
+
+void prepare_features(PG pg, torch::nn::Linear model) {
+  cache_features(model, "features.pt");
+  pg->barrier()->wait();
+}
+
+void cache_blobs_once(torch::nn::Linear model, const std::string &cache) {
+  if (!std::filesystem::exists(cache))
+    torch::save(model, cache);
+}
+
+// Hard negative: rank 0 fills the cache, the others wait for it.
+void prepare_features_rank0_first(PG pg, torch::nn::Linear model) {
+  if (pg->getRank() == 0)
+    cache_blobs_once(model, "blobs.pt");
+  pg->barrier()->wait();
 }

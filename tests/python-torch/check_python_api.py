@@ -33,8 +33,8 @@ REQUIRED = ("id", "api", "receiver", "collective", "when", "package", "since", "
 
 PROOF_DIR = "tests/python-torch"
 LIBRARY_TEST = "tests/python/library_knowledge.py"
-LIBRARIES = ("deepspeed", "detectron2", "flashy", "horovod", "icefall", "megatron", "timm",
-             "transformers")
+LIBRARIES = ("bmtrain", "deepspeed", "detectron2", "flashy", "horovod", "icefall", "megatron",
+             "timm", "transformers")
 
 
 def main():

@@ -1,5 +1,5 @@
 """Library knowledge (rules/api.yaml, python section): what DeepSpeed,
-detectron2, Horovod, icefall, Megatron core, timm, flashy, Composer and Hugging Face Transformers calls
+detectron2, Horovod, icefall, Megatron core, timm, flashy, Composer, BMTrain and Hugging Face Transformers calls
 mean, for a program that imports them (their own source is not in the
 project).  One function per catalog entry, each a true positive (the call
 under a rank test), and hard negatives where every rank makes the call.
@@ -36,6 +36,7 @@ from timm.utils import CheckpointSaver, distribute_bn, is_primary, reduce_tensor
 from timm.utils import checkpoint_saver
 from timm.utils.distributed import distribute_bn as distribute_bn2, is_primary as is_primary2
 from timm.utils.distributed import reduce_tensor as reduce_tensor2
+import bmtrain as bmt
 from transformers.trainer_utils import is_main_process as hf_is_main_process
 from transformers import Seq2SeqTrainer, Trainer
 
@@ -367,6 +368,39 @@ def timm_distributed_reduce_tensor(args, t):
     if dist.get_rank() == 0:
         reduce_tensor2(t, args.world_size)
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'timm.utils.distributed.reduce_tensor' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def timm_agreed_loss_skip(args, model, loader, optimizer):
+    for x in loader:
+        loss = model(x).sum()
+        # Hard negative: the reduced loss is every rank's, so the skip is too.
+        reduced = reduce_tensor(loss.detach(), args.world_size)
+        if not torch.isfinite(reduced):
+            continue
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def bmt_sum_loss_rank0(loss):
+    if dist.get_rank() == 0:
+        bmt.sum_loss(loss)
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'bmtrain.sum_loss' runs only on ranks where {{.*}} [ddp-divergent-collective]
+
+
+def bmt_agreed_loss_skip(model, loader, optimizer, accumulation_steps):
+    for x in loader:
+        loss = model(x).sum()
+        # Hard negative: FlagAI's BMTrain step tests the summed loss, scaled
+        # and reshaped.
+        lm_loss = bmt.sum_loss(loss)
+        lm_loss /= accumulation_steps
+        reduced_loss = lm_loss.detach().clone().view(1)
+        if not torch.isfinite(reduced_loss):
+            continue
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
 
 
 def hf_local_main(args):

@@ -12,6 +12,7 @@ import tempfile
 import wave
 
 import imageio
+import numpy as np
 
 import torch
 import torch.distributed as dist
@@ -499,6 +500,30 @@ def train_and_keep_eval_records(model, loader, evaluator, output_dir, epochs):
                 torch.save(evaluator.coco_eval["bbox"].eval, os.path.join(output_dir, "eval", name))
             with open(os.path.join(output_dir, "predictions.json"), "w") as f:
                 json.dump(evaluator.predictions, f)
+
+
+def train_and_dump_predictions(model, loader, eval_loader, output_dir, epochs):
+    # hard negative (DeBERTa's run.py): rank 0 writes the gathered logits and
+    # predictions with numpy's text writer, records no rank reads back
+    for epoch in range(epochs):
+        for x in loader:
+            dist.all_reduce(model(x))
+        logits = torch.cat([model(x) for x in eval_loader])
+        gathered = [torch.zeros_like(logits) for _ in range(dist.get_world_size())]
+        dist.all_gather(gathered, logits)
+        if dist.get_rank() == 0:
+            out = os.path.join(output_dir, f"test_logits_{epoch}.txt")
+            np.savetxt(out, torch.cat(gathered).numpy(), delimiter="\t")
+            np.savetxt(os.path.join(output_dir, f"predict_results_{epoch}.txt"), logits.numpy())
+
+
+def train_and_dump_features(model, loader, output_dir, epochs):
+    for epoch in range(epochs):
+        for x in loader:
+            dist.all_reduce(model(x))
+        if dist.get_rank() == 0:
+            # CHECK-MESSAGES: :[[@LINE-1]]:9: warning: block runs only on rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
+            np.save(os.path.join(output_dir, "features.npy"), model.weight.numpy())
 
 
 def train_and_keep_eval_state(model, loader, output_dir, epochs):

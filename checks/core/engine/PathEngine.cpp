@@ -160,6 +160,7 @@ int PathEngine::intern(const Cond &c) {
   a.errorCheck = c.errorCheck;
   a.sweep = c.sweep;
   a.localMain = c.localMain;
+  a.invariant = c.invariant;
   a.group = c.group;
   atoms.push_back(a);
   atomIndex[key] = int(atoms.size()) - 1;
@@ -1366,6 +1367,30 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
   // (b) ranks that leave the loop early skip later iterations' collectives.
   // Independent of (a): an early stop is its own bug, with its own condition.
   size_t beforeExit = divergences.size();
+  // The collective a later iteration runs, for the ranks that stay.  What
+  // the leaving path decided on a value no iteration changes, they decide
+  // alike in every iteration: HF's generation loop all-reduces only `if
+  // synced_gpus` and breaks on a rank's own stop only `if not synced_gpus`,
+  // so a rank that breaks leaves no all-reduce behind.
+  auto laterEvent = [&](const Path &p) -> std::optional<Ev> {
+    bool fixes = false;
+    for (const Lit &l : p.guard)
+      fixes = fixes || atoms[l.atom].invariant;
+    if (!fixes)
+      return iter.empty() ? all[0] : iter[0];
+    for (const auto &q : completing) {
+      bool agrees = true;
+      for (const Lit &m : q.guard)
+        if (atoms[m.atom].invariant)
+          for (const Lit &l : p.guard)
+            agrees = agrees && !(l.atom == m.atom && l.pol != m.pol);
+      if (!agrees)
+        continue;
+      if (auto qs = syncOnly(q.seq); !qs.empty())
+        return qs[0];
+    }
+    return std::nullopt;
+  };
   if (!all.empty()) {
     for (const auto &p : lr.bodyPaths) {
       if (p.exit == ExitKind::None || p.exit == ExitKind::Continue ||
@@ -1374,8 +1399,10 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
       const Lit *sep = leavingLit(p);
       if (!sep)
         continue;
+      const std::optional<Ev> later = laterEvent(p);
       if (isErrorCheck(sep)) {
-        reportErrorExit(sep, iter.empty() ? all[0] : iter[0], p);
+        if (later)
+          reportErrorExit(sep, *later, p);
         continue;
       }
       // Compare with the completing path closest to p: the same decisions
@@ -1439,8 +1466,9 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
             break; // only the path that differs in the deciding decision alone
           auto ps = syncOnly(p.seq), qs = syncOnly(q.seq);
           long d = firstDiff(ps, qs);
-          const Ev &e =
-              (d >= 0 && size_t(d) < qs.size()) ? qs[d] : (iter.empty() ? all[0] : iter[0]);
+          if (!(d >= 0 && size_t(d) < qs.size()) && !later)
+            continue;
+          const Ev &e = (d >= 0 && size_t(d) < qs.size()) ? qs[d] : *later;
           Divergence dv;
           dv.kind = Divergence::Kind::LoopExit;
           dv.event = e;

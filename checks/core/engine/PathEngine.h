@@ -45,6 +45,7 @@ struct Atom {
   bool errorCheck = false;
   bool sweep = false;
   bool localMain = false;
+  bool invariant = false; // Cond::invariant
   std::string group; // Cond::group
 };
 

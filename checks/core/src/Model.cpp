@@ -200,8 +200,9 @@ bool namesWeightsFile(std::string_view name) {
 }
 
 bool namesEvaluationFile(std::string_view name) {
-  static const std::set<std::string> resultsWords = {"predictions", "results", "metrics",
-                                                      "eval", "evaluation", "scores"};
+  static const std::set<std::string> resultsWords = {"predictions", "prediction", "predict",
+                                                      "logits", "submission", "results",
+                                                      "metrics", "eval", "evaluation", "scores"};
   static const std::set<std::string> weightsWords = {
       "ckpt", "checkpoint", "checkpoints", "weights", "pt", "pth", "bin", "safetensors",
       "state", "model"};

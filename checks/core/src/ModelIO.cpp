@@ -27,7 +27,7 @@ void ModelWriter::cond(const Cond &c) {
   integer(c.mod);
   string(c.key);
   integer(int(c.dep));
-  integer(c.probesFile | c.errorCheck << 1 | c.sweep << 2 | c.localMain << 3);
+  integer(c.probesFile | c.errorCheck << 1 | c.sweep << 2 | c.localMain << 3 | c.invariant << 4);
   string(c.text);
   string(c.group);
   loc(c.loc);
@@ -133,6 +133,7 @@ bool ModelReader::cond(Cond &c, int depth) {
   c.errorCheck = flags & 2;
   c.sweep = flags & 4;
   c.localMain = flags & 8;
+  c.invariant = flags & 16;
   c.kids.resize(size_t(kids));
   for (Cond &k : c.kids)
     if (!cond(k, depth + 1))

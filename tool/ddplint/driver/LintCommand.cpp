@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <iostream>
@@ -23,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <thread>
 
 #ifndef DDPLINT_RESOURCE_DIR
@@ -331,6 +333,54 @@ std::vector<RunResult> lintPythonFiles(const Args &a, const Inputs &in, ConfigRe
 
 } // namespace
 
+// One bug, one report across the run: a hazard in a helper module that
+// several scripts reach (FlagAI's sixteen example scripts each calling
+// `BaseModel.from_pretrain`) is reported at the first script's call; the
+// other calls become notes of it.  A one-file run (pre-commit) still reports
+// it at that file's call.
+static void oneReportPerHelperHazard(std::vector<Finding> &findings) {
+  static const std::string kAbout = "the code it is about";
+  // The first by place, whatever order the files were found in.
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding &x, const Finding &y) {
+    return std::tie(x.location.file, x.location.line, x.location.column) <
+           std::tie(y.location.file, y.location.line, y.location.column);
+  });
+  using Key = std::tuple<std::string, std::string, unsigned, unsigned, std::string>;
+  auto keyOf = [&](const Finding &f) -> std::optional<Key> {
+    // A rank-0 write's missing barrier belongs after each call (D-FINE's
+    // engine and solver each call save_on_master before their own
+    // collectives): each caller's report is its own fix.
+    if (f.ruleId == "ddp-rank0-io-barrier")
+      return std::nullopt;
+    for (const auto &n : f.notes)
+      if (n.message.rfind(kAbout, 0) == 0 && n.location.file != f.location.file)
+        return Key{f.ruleId, n.location.file, n.location.line, n.location.column, f.message};
+    return std::nullopt;
+  };
+  // Each hazard's first file keeps its reports (two calls in one script are
+  // two fixes); the later files' become notes of its first report.
+  std::map<Key, size_t> first; // -> index in `kept`
+  std::vector<Finding> kept;
+  kept.reserve(findings.size());
+  for (auto &f : findings) {
+    const std::optional<Key> key = keyOf(f);
+    if (!key) {
+      kept.push_back(std::move(f));
+      continue;
+    }
+    auto it = first.find(*key);
+    if (it == first.end()) {
+      first.emplace(*key, kept.size());
+      kept.push_back(std::move(f));
+    } else if (kept[it->second].location.file == f.location.file) {
+      kept.push_back(std::move(f));
+    } else {
+      kept[it->second].notes.push_back({f.location, "also reached from this call"});
+    }
+  }
+  findings = std::move(kept);
+}
+
 int runLint(const Args &a) {
   RunStart start;
   if (!startRun(a, start))
@@ -356,6 +406,7 @@ int runLint(const Args &a) {
     for (auto &l : r.analysisLimits)
       result.analysisLimits.push_back(std::move(l));
   }
+  oneReportPerHelperHazard(result.findings);
   if (a.analyzeLibraryCode)
     std::cerr << "ddplint: analysed " << ddplint::clangfe::functionsAnalysed()
               << " function bodies (library code included)\n";

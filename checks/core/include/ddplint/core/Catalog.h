@@ -143,6 +143,7 @@ struct PythonApi {
   NameSet wrapperCollectives; // accelerator/Lightning/Fabric methods
   NameSet wrapperBarriers;
   NameSet fsdpCollectiveFunctions; // FSDP/DCP state-dict helpers that gather
+  NameSet agreeingFunctions;  // qualified functions whose result is the same on every rank
   NameSet agreeingMethods;    // methods whose result is the same on every rank
   NameSet ddpClasses, fsdpClasses, acceleratorClasses, zeroClasses,
       dataLoaderClasses, metricClasses;

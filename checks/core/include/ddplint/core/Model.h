@@ -71,6 +71,9 @@ struct Cond {
   // Atom: true on the node-local rank 0 only (`LOCAL_RANK == 0`,
   // `is_local_main_process`): one process per node passes, not one per job.
   bool localMain = false;
+  // Atom: it reads only what the function is handed and never assigns (HF's
+  // `synced_gpus`): every iteration of a loop in it decides alike.
+  bool invariant = false;
   // Atom / RankCmp: the group whose rank it reads, when it reads one group's
   // (C/C++: the communicator holder `pipeline_para_` of `pipeline_para_.rank_`).
   std::string group;

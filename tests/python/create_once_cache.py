@@ -1,0 +1,72 @@
+"""The create-once cache: `if not os.path.exists(cache): ... torch.save(data,
+cache)` on every rank (MOSS's tokenised data, FlagAI's merged weights).  On
+a first run every rank finds the file missing and writes it at once: a torn
+file, or a rank that loads another's half-written one.  Built on rank 0
+first, with a barrier before the others look, it is written once.  A
+helper nothing in the program calls is left to its callers' ordering.
+"""
+import datetime
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def tokenized(data_dir, tokenizer):
+    cache = os.path.join(data_dir, "train.tokens.pt")
+    if os.path.exists(cache):
+        return torch.load(cache)
+    data = [tokenizer(line) for line in open(os.path.join(data_dir, "train.txt"))]
+    torch.save(data, cache)
+    # CHECK-MESSAGES: :[[@LINE-1]]:5: error: on a first run every rank finds the file missing and runs 'torch.save' to the same path{{.*}} [ddp-unguarded-save]
+    return data
+
+
+def tokenized_on_rank0_first(data_dir, tokenizer):
+    # hard negative: rank 0 builds the cache, the others wait, then read it
+    cache = os.path.join(data_dir, "val.tokens.pt")
+    if dist.get_rank() == 0 and not os.path.exists(cache):
+        data = [tokenizer(line) for line in open(os.path.join(data_dir, "val.txt"))]
+        torch.save(data, cache)
+    dist.barrier()
+    return torch.load(cache)
+
+
+def tokenized_test(data_dir, tokenizer):
+    cache = os.path.join(data_dir, "test.tokens.pt")
+    if not os.path.exists(cache):
+        torch.save([tokenizer(line) for line in open(os.path.join(data_dir, "test.txt"))], cache)
+    return torch.load(cache)
+
+
+def cached_features(model, cache):
+    # hard negative: nothing here calls it; its callers' ordering (main
+    # process first) decides who finds the file missing
+    if not os.path.exists(cache):
+        torch.save(model.state_dict(), cache)
+
+
+def main(data_dir, tokenizer):
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    train = tokenized(data_dir, tokenizer)
+    val = tokenized_on_rank0_first(data_dir, tokenizer)
+    # hard negative: main process first, the others wait for rank 0's cache
+    if dist.get_rank() != 0:
+        dist.barrier()
+    test = tokenized_test(data_dir, tokenizer)
+    if dist.get_rank() == 0:
+        dist.barrier()
+    return train, val, test
+
+
+def tokenized_with_accelerate(accelerator, data_dir, tokenizer):
+    # hard negative: Accelerate's main_process_first orders the ranks
+    with accelerator.main_process_first():
+        return tokenized_dev(data_dir, tokenizer)
+
+
+def tokenized_dev(data_dir, tokenizer):
+    cache = os.path.join(data_dir, "dev.tokens.pt")
+    if not os.path.exists(cache):
+        torch.save([tokenizer(line) for line in open(os.path.join(data_dir, "dev.txt"))], cache)
+    return torch.load(cache)
