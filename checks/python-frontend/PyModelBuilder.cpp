@@ -5614,6 +5614,23 @@ PyModel Builder::run() {
           if (!is(st, "comment"))
             real.push_back(st);
       }
+      // allennlp's `_model_state_path`: `return path + f"_w{self._rank}.th"`
+      // when sharded, `return path + ".th"` otherwise.  A name some return
+      // makes from the rank may be each rank's own: not one path every rank
+      // writes (read from the text: the returns sit in arms of tests).
+      if (!fi.def.isNull() && !fi.returnsRankDependent)
+        forEachOwnNode(field(fi.def, "body"), [&](SyntaxNode n) {
+          if (!is(n, "return_statement") || namedChildCount(n) != 1)
+            return true;
+          SyntaxNode ur = unparen(namedChild(n, 0));
+          const std::string fl = is(ur, "call") ? lastPart(std::string(text(field(ur, "function")))) : "";
+          const bool named = is(ur, "string") || is(ur, "concatenated_string") ||
+                             (is(ur, "binary_operator") && str(field(ur, "operator")) == "+") ||
+                             fl == "join" || fl == "format";
+          if (named && pathNamesRank(ur))
+            fi.returnsRankDependent = true;
+          return !fi.returnsRankDependent;
+        });
       // Predicates are short: a longer body is not read as one (and reading
       // every body twice would double the model's cost).
       if (real.empty() || real.size() > 6 || !is(real.back(), "return_statement") ||

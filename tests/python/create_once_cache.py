@@ -3,7 +3,9 @@ cache)` on every rank (MOSS's tokenised data, FlagAI's merged weights).  On
 a first run every rank finds the file missing and writes it at once: a torn
 file, or a rank that loads another's half-written one.  Built on rank 0
 first, with a barrier before the others look, it is written once.  A
-helper nothing in the program calls is left to its callers' ordering.
+helper nothing in the program calls is left to its callers' ordering.  A
+path some of whose ways name the rank (allennlp's sharded checkpoints) may
+be each rank's own.
 """
 import datetime
 import os
@@ -70,3 +72,32 @@ def tokenized_dev(data_dir, tokenizer):
     if not os.path.exists(cache):
         torch.save([tokenizer(line) for line in open(os.path.join(data_dir, "dev.txt"))], cache)
     return torch.load(cache)
+
+
+class Checkpointer:
+    # hard negative (allennlp): the sharded state's path holds the rank
+    def __init__(self, out_dir, sharded):
+        self._out_dir = out_dir
+        self.state_is_sharded = sharded
+        self._rank = dist.get_rank()
+
+    def _model_state_path(self, epoch):
+        path = os.path.join(self._out_dir, f"model_state_e{epoch}")
+        if self.state_is_sharded:
+            return path + f"_w{self._rank}.th"
+        else:
+            return path + ".th"
+
+    def save_checkpoint(self, state, epoch):
+        model_state_path = self._model_state_path(epoch)
+        if not os.path.isfile(model_state_path):
+            torch.save(state, model_state_path)
+
+
+def train(model, loader, out_dir):
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    checkpointer = Checkpointer(out_dir, sharded=True)
+    for epoch in range(3):
+        for x in loader:
+            model(x).sum().backward()
+        checkpointer.save_checkpoint(model.state_dict(), epoch)
