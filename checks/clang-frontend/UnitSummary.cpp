@@ -22,7 +22,7 @@ namespace {
 
 // Bumped whenever the model a unit is summarised into changes meaning: an
 // older summary is then stale, never misread.
-constexpr const char *kFormat = "ddplint-summary 6 " DDPLINT_SUMMARY_TAG;
+constexpr const char *kFormat = "ddplint-summary 7 " DDPLINT_SUMMARY_TAG;
 
 std::string hex(std::uint64_t v) {
   char buf[17];

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -538,6 +539,9 @@ private:
   bool ddpBroadcastsBuffers(const std::string &spelling) const;
   void wrapsAround(const std::string &spelling, SyntaxNode at, bool &before, bool &after) const;
   bool wrappedLater(const std::string &spelling, SyntaxNode at) const;
+  bool loadedPlain(SyntaxNode arg, SyntaxNode at) const;
+  std::string fileKey(SyntaxNode path) const;
+  bool callsWritten(SyntaxNode root, std::initializer_list<std::string_view> spellings) const;
   bool beforeAnyDdp(SyntaxNode at) const;
   bool bufferFree(SyntaxNode e, int depth) const;
   bool partsBufferFree(SyntaxNode e, int depth) const;
@@ -749,6 +753,7 @@ private:
   void call(SyntaxNode c, std::vector<Node> &out);
   bool collectiveCall(const CallSite &cs, std::vector<Node> &out);
   bool ioCall(const CallSite &cs, std::vector<Node> &out);
+  void fileRead(const CallSite &cs, std::vector<Node> &out);
   // What an open() call writes: None (reads), a log, or another file.
   enum class OpenKind { None, Log, File };
   // `path`, when given, receives the expression that names the file.

@@ -87,9 +87,7 @@ void Builder::collectImports(SyntaxNode root) {
           // `import accelerate` ... `accelerate.Accelerator()` (U-ViT's
           // scripts); the package alone may be there for its big-model helpers.
           if (full == "accelerate") {
-            const std::string_view src = tree_.text(root);
-            usesDist_ = usesDist_ || src.find("accelerate.Accelerator(") != std::string_view::npos ||
-                        src.find("accelerate.PartialState(") != std::string_view::npos;
+            usesDist_ = usesDist_ || callsWritten(root, {"accelerate.Accelerator", "accelerate.PartialState"});
           }
         } else if (is(k, "aliased_import")) {
           std::string full = str(field(k, "name"));
@@ -1797,6 +1795,55 @@ bool Builder::wrappedLater(const std::string &spelling, SyntaxNode at) const {
   return after && !before;
 }
 
+// Whether the module calls one of `spellings` (the callee as written): in
+// code, not in a comment or a docstring (LoftQ's run_glue.py keeps its
+// Accelerate version as `# accelerator.prepare(...)` lines and runs in one
+// process).  Skipped when no spelling is in the text at all.
+bool Builder::callsWritten(SyntaxNode root, std::initializer_list<std::string_view> spellings) const {
+  const std::string_view src = text(root);
+  bool mentioned = false;
+  for (std::string_view w : spellings)
+    mentioned = mentioned || src.find(w) != std::string_view::npos;
+  if (!mentioned)
+    return false;
+  std::vector<SyntaxNode> stack{root};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "call")) {
+      const std::string_view f = text(field(n, "function"));
+      for (std::string_view w : spellings)
+        if (f == w)
+          return true;
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return false;
+}
+
+// A name that the DDP model goes by elsewhere in the module, loaded afresh in
+// this function before the call and never wrapped here (Oscar's and the old
+// Hugging Face examples' main: `train()` wraps its own `model`, then
+// `model = model_class.from_pretrained(checkpoint)` is evaluated on rank 0):
+// the helper gets a plain module.
+bool Builder::loadedPlain(SyntaxNode arg, SyntaxNode at) const {
+  arg = unparen(arg);
+  if (!is(arg, "identifier"))
+    return false;
+  bool before = false, after = false;
+  wrapsAround(str(arg), at, before, after);
+  if (before || after)
+    return false;
+  SyntaxNode v = unparen(assignedBefore(arg));
+  if (v.isNull() || !is(v, "call"))
+    return false;
+  const std::string l = lastPart(qualified(field(v, "function")).empty()
+                                     ? std::string(text(field(v, "function")))
+                                     : qualified(field(v, "function")));
+  return l == "from_pretrained" || l == "load_from_checkpoint";
+}
+
 // `loss.backward()` before this function's `DDP(...)`, with none before it.
 bool Builder::beforeAnyDdp(SyntaxNode at) const {
   bool before = false, after = false;
@@ -1882,6 +1929,7 @@ void Builder::call(SyntaxNode c, std::vector<Node> &out) {
       }
   if (startsRanks(cs.q, cs.l))
     launches_.insert(fnKey());
+  fileRead(cs, out);
   if (processGroupCall(cs, out) || dataLoaderCall(cs) || collectiveCall(cs, out) ||
       ioCall(cs, out))
     return;
@@ -2485,6 +2533,87 @@ bool Builder::pathNamesRank(SyntaxNode path) const {
   return false;
 }
 
+// The file a path expression names, for matching a read with a write in
+// another function: its last literal file name (`model_final.pth` in
+// `osp.join(respth, 'model_final.pth')` or `f"{d}/model_final.pth"`; a
+// value put into the name is `*`), through
+// a local name assigned before; else a setting's attribute as written
+// (`args.save_path`).  Empty when neither: a bare local name says nothing
+// outside its function.
+std::string Builder::fileKey(SyntaxNode p) const {
+  p = unparen(p);
+  for (int hops = 0; hops < 3 && is(p, "identifier"); ++hops) {
+    SyntaxNode v = assignedBefore(p);
+    if (v.isNull())
+      break;
+    p = unparen(v);
+  }
+  std::string last;
+  std::vector<SyntaxNode> stack{p};
+  std::vector<SyntaxNode> strings;
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "string")) {
+      strings.push_back(n);
+      continue;
+    }
+    auto kids = namedKids(n);
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
+      stack.push_back(*it);
+  }
+  for (SyntaxNode n : strings) {
+    // The literal's characters outside its interpolations.
+    std::string t;
+    for (SyntaxNode k : namedKids(n))
+      if (is(k, "string_content"))
+        t += str(k);
+      else if (is(k, "interpolation"))
+        t += '*'; // `f"{prompt}_{n}token.pth"` is `*_*token.pth`
+    const size_t slash = t.find_last_of('/');
+    const std::string name = slash == std::string::npos ? t : t.substr(slash + 1);
+    const size_t spelled = name.size() - size_t(std::count(name.begin(), name.end(), '*'));
+    if (name.find('.') != std::string::npos && name.find_first_of("{}% ") == std::string::npos &&
+        spelled > 4)
+      last = name;
+  }
+  if (!last.empty())
+    return last;
+  if (is(p, "attribute") && is(field(p, "object"), "identifier")) {
+    const std::string o = str(field(p, "object"));
+    if (o == "args" || o == "opt" || o == "cfg" || o == "config" || o == "self" || o == "hparams")
+      return str(p);
+  }
+  return "";
+}
+
+// A read of a file by name (`torch.load(save_pth)`, `open(path)` to read):
+// ddp-rank0-io-barrier pairs it with rank 0's write of the same name.
+void Builder::fileRead(const CallSite &cs, std::vector<Node> &out) {
+  SyntaxNode path;
+  const bool builtinOpen = cs.q == "open" || cs.q == "io.open" || cs.q == "builtins.open";
+  if (cs.q == "torch.load" || cs.q == "numpy.load" || cs.q == "np.load") {
+    if (const PyArg *a = arg(cs.as, "f", 0))
+      path = a->value;
+  } else if (builtinOpen) {
+    const PyArg *mode = arg(cs.as, "mode", 1);
+    bool literal = false;
+    const std::string m = mode ? unquote(mode->text, literal) : std::string("r");
+    if ((mode && !literal) || m.find_first_of("wax+") != std::string::npos)
+      return;
+    if (const PyArg *a = arg(cs.as, "file", 0))
+      path = a->value;
+  }
+  if (path.isNull())
+    return;
+  std::string key = fileKey(path);
+  if (key.empty())
+    return;
+  Node n = Node::makeEvent(EventKind::FileRead, builtinOpen ? "open" : cs.q, loc(cs.c));
+  n.pathKey = std::move(key);
+  out.push_back(std::move(n));
+}
+
 // Checkpoint and file writes, and exits.
 bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
   if (has(api().checkpointWriters, cs.q) || has(user_.checkpointWriters, cs.q) ||
@@ -2502,8 +2631,10 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     Node n = Node::makeEvent(saved && core::namesEvaluationRecord(saved->text) ? EventKind::LogWrite
                                                                               : EventKind::CheckpointWrite,
                              cs.q, loc(cs.c));
-    if (p)
+    if (p) {
       n.pathDep = std::max(value(p->value).dep, pathNamesRank(p->value) ? Dep::Rank : Dep::Uniform);
+      n.pathKey = fileKey(p->value);
+    }
     // icefall's `save_checkpoint(filename, model, rank=rank)`: written where
     // the rank handed over is 0, as under `if rank == 0:`.  Without `rank=`
     // every rank passes its default 0 and writes.
@@ -2540,8 +2671,10 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     Node n = Node::makeEvent(k == OpenKind::Log ? EventKind::LogWrite : EventKind::FileWrite,
                              builtinOpen ? "open" : pathlib ? "Path.open" : cs.recv + ".open",
                              loc(cs.c));
-    if (!written.isNull())
+    if (!written.isNull()) {
       n.pathDep = std::max(value(written).dep, pathNamesRank(written) ? Dep::Rank : Dep::Uniform);
+      n.pathKey = fileKey(written);
+    }
     out.push_back(std::move(n));
     return true;
   }
@@ -3295,6 +3428,19 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
         if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call"))
           if (const int at = rankElementOf(unparen(right)); at >= 0 && uint32_t(at) < namedChildCount(left))
             bind(namedChild(left, uint32_t(at)), Val{Dep::Rank, RankKind::Global, std::nullopt});
+        // `n, c, h, w = inputs.shape` (or `.size()`): the batch dimension, as
+        // `inputs.shape[0]`, is as many samples on every rank.
+        if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && namedChildCount(left) >= 1) {
+          SyntaxNode r = unparen(right);
+          SyntaxNode of;
+          if (is(r, "attribute") && str(field(r, "attribute")) == "shape")
+            of = field(r, "object");
+          else if (is(r, "call") && args(r).empty() && is(field(r, "function"), "attribute") &&
+                   str(field(field(r, "function"), "attribute")) == "size")
+            of = field(field(r, "function"), "object");
+          if (!of.isNull() && value(of).batch)
+            bind(namedChild(left, 0), Val{});
+        }
       }
       if (is(left, "identifier") && is(unparen(right), "conditional_expression") &&
           isLoaderIterable(unparen(right))) {
@@ -3499,6 +3645,14 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
     lc.once = elems <= 1;
   }
   lc.once = lc.once || endsInBreak(field(s, "body"));
+  // `for eval_task, out_dir in zip(eval_task_names, ...)` (the Hugging Face
+  // examples' evaluation): one pass per task, each with a loader of its own,
+  // not the same loader built again.
+  {
+    std::string target = str(left);
+    std::transform(target.begin(), target.end(), target.begin(), ::tolower);
+    lc.once = lc.once || target.find("task") != std::string::npos;
+  }
   std::string header = str(left) + " " + lc.text;
   std::transform(header.begin(), header.end(), header.begin(), ::tolower);
   lc.perEpoch = header.find("epoch") != std::string::npos;
@@ -4939,7 +5093,10 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     // One whose every construction passes broadcast_buffers=False
     // ("ddpquiet") broadcasts nothing in its forward there either.
     if (objectKind(arg) == ObjKind::Ddp)
-      bound[p->name] = wrappedLater(arg, cs.c) ? "plain" : ddpBroadcastsBuffers(arg) ? "ddp" : "ddpquiet";
+      bound[p->name] = wrappedLater(arg, cs.c)              ? "plain"
+                       : loadedPlain(cs.as[k].value, cs.c) ? "bare"
+                       : ddpBroadcastsBuffers(arg)         ? "ddp"
+                                                           : "ddpquiet";
     // The bare module handed to a parameter that shares the DDP model's name
     // (pyg's `test(model.module if isinstance(model, DDP) else model, ...)`):
     // there it is not the wrapper, whatever the module calls its DDP model.
@@ -4972,17 +5129,19 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
   // none.
   if (is(cs.fn, "attribute") && !superCall(field(cs.fn, "object"))) {
     const std::string obj = str(field(cs.fn, "object"));
+    // "module:Class.method" names another module's function; a bare key is this module's.
+    const size_t colon = key.find(':');
+    const bool external = colon != std::string::npos;
     std::string recv;
     if (obj == "self" && !receiver_.empty())
       recv = receiver_;
-    else if (obj == "self" && !curClass_.empty() && key.find(':') != std::string::npos && project_ &&
-             !project_->moduleName().empty())
+    else if (obj == "self" && !curClass_.empty() && external && project_ && !project_->moduleName().empty())
       recv = project_->moduleName() + "." + curClass_;
     else if (auto it = externInstances_.find(obj); it != externInstances_.end())
       recv = it->second;
-    else if (auto in = instances_.find(obj); in != instances_.end() && key.find(':') == std::string::npos)
+    else if (auto in = instances_.find(obj); in != instances_.end() && !external)
       recv = in->second;
-    const std::string local = key.substr(key.find(':') == std::string::npos ? 0 : key.find(':') + 1);
+    const std::string local = key.substr(external ? colon + 1 : 0);
     const size_t dot = local.rfind('.');
     const std::string calleeClass = dot == std::string::npos ? std::string() : local.substr(0, dot);
     if (!recv.empty() && !calleeClass.empty() && calleeClass != lastPart(recv) &&
@@ -5507,11 +5666,8 @@ PyModel Builder::run() {
   // accelerate or torch.distributed of their own: a training script.  (A
   // helper module that only waits on an accelerator it is handed, a data
   // backend's, is not made one by that.)
-  if (!usesDist_) {
-    const std::string_view src = text(root);
-    for (const char *use : {"accelerator.prepare(", "accelerator.backward("})
-      usesDist_ = usesDist_ || src.find(use) != std::string_view::npos;
-  }
+  if (!usesDist_)
+    usesDist_ = callsWritten(root, {"accelerator.prepare", "accelerator.backward"});
   const bool distributedImports = usesDist_;
   // A script that reads the launcher's rank variables (`LOCAL_RANK`,
   // `WORLD_SIZE`) is written to run under torchrun as one of its processes,
@@ -5561,6 +5717,15 @@ PyModel Builder::run() {
     fi.returnsAgreed = returnsCollectiveOutput(field(fi.def, "body")) ? 1 : 0;
     fi.returnsParameter = returnedParameter(fi);
   }
+  // A return that builds a name: an f-string, a concatenation, a join or a
+  // format (and `str(...)` where the value itself is read).
+  auto buildsName = [&](SyntaxNode e, bool orStr) {
+    e = unparen(e);
+    const std::string fl = is(e, "call") ? lastPart(std::string(text(field(e, "function")))) : "";
+    return is(e, "string") || is(e, "concatenated_string") ||
+           (is(e, "binary_operator") && str(field(e, "operator")) == "+") || fl == "join" ||
+           fl == "format" || (orStr && fl == "str");
+  };
   // Helpers that answer "am I the main process?" or "what is my rank?".
   // Three rounds settle chains written in any order (get_dist_info -> get_rank ->
   // is_distributed, read alphabetically).
@@ -5623,11 +5788,7 @@ PyModel Builder::run() {
           if (!is(n, "return_statement") || namedChildCount(n) != 1)
             return true;
           SyntaxNode ur = unparen(namedChild(n, 0));
-          const std::string fl = is(ur, "call") ? lastPart(std::string(text(field(ur, "function")))) : "";
-          const bool named = is(ur, "string") || is(ur, "concatenated_string") ||
-                             (is(ur, "binary_operator") && str(field(ur, "operator")) == "+") ||
-                             fl == "join" || fl == "format";
-          if (named && pathNamesRank(ur))
+          if (buildsName(ur, false) && pathNamesRank(ur))
             fi.returnsRankDependent = true;
           return !fi.returnsRankDependent;
         });
@@ -5698,15 +5859,8 @@ PyModel Builder::run() {
       Val v = value(r);
       // A name made from the rank: an f-string, a concatenation, a join or a
       // format (not a predicate: `is_primary(args, local)` keeps its meaning).
-      {
-        SyntaxNode ur = unparen(r);
-        const std::string fl = is(ur, "call") ? lastPart(std::string(text(field(ur, "function")))) : "";
-        const bool named = is(ur, "string") || is(ur, "concatenated_string") ||
-                           (is(ur, "binary_operator") && str(field(ur, "operator")) == "+") ||
-                           fl == "join" || fl == "format" || fl == "str";
-        if (named && !v.cond && v.dep == Dep::Rank)
-          fi.returnsRankDependent = true;
-      }
+      if (buildsName(r, true) && !v.cond && v.dep == Dep::Rank)
+        fi.returnsRankDependent = true;
       if (v.cond && v.cond->dependence() == Dep::Rank)
         fi.returnsCond = v.cond;
       else if (!v.cond && (is(unparen(r), "comparison_operator") || is(unparen(r), "boolean_operator"))) {

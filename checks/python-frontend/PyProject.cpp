@@ -1281,7 +1281,7 @@ std::vector<PyProject::CallInto> PyProject::computeCallsOf(const std::string &im
 }
 
 namespace {
-constexpr const char *kCallerCacheFormat = "ddplint-python-callers 2";
+constexpr const char *kCallerCacheFormat = "ddplint-python-callers 3";
 constexpr const char *kCallerCacheSuffix = ".pycallers";
 
 struct FileStamp {
@@ -1721,6 +1721,19 @@ core::Loc settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tr
     model.program.distributed = false;
   if (model.oneRankWorld && !linked.distributed)
     model.program.distributed = false;
+  // `os.environ["MASTER_PORT"] = str(random.randint(10000, 20000))` in a
+  // script that starts no ranks of its own (CodeGeeX's checkpoint
+  // converters, run with plain `python`): every process would pick its own
+  // port, so no two of them could ever meet; the group it makes is of one.
+  if (model.program.distributed) {
+    bool randomPort = false, launches = false;
+    for (const auto &e : model.program.facts.env)
+      randomPort = randomPort || (e.isSet && e.name == "MASTER_PORT" && e.value.find("rand") != std::string::npos);
+    for (const auto &f : model.program.functions)
+      launches = launches || f.launchesRanks;
+    if (randomPort && !launches)
+      model.program.distributed = false;
+  }
   if (!model.program.distributed)
     dropAssumedDdp(model.program);
   const auto l1 = Clock::now();

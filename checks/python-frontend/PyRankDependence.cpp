@@ -1267,6 +1267,12 @@ Cond Builder::cond(SyntaxNode e) {
               const bool noneDefault = (is(k, "default_parameter") || is(k, "typed_default_parameter")) &&
                                        is(unparen(field(k, "value")), "none");
               structural = structural || (named && (f->second.name == "forward" || (noneDefault && unbound)));
+              // A hook handed the step's outputs (DeBERTa's `post_loss_fn(outputs)`:
+              // `if outputs is None or len(outputs) == 0: return`): whether the
+              // trainer hands any is its code's, not a rank's data.
+              std::string o = str(tested);
+              std::transform(o.begin(), o.end(), o.begin(), ::tolower);
+              structural = structural || (named && unbound && (o == "outputs" || o == "output" || o == "outs"));
             }
         }
         if (structural && !obj.existsWhen && !obj.cond)

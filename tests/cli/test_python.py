@@ -387,6 +387,76 @@ PROJECT = {
 }
 
 
+class PythonOneReportPerBug(PythonProject):
+    """One bug, one report: the other places of the same bug are its notes."""
+
+    def findings(self, rel):
+        p = self.lint("--format", "json", rel)
+        return json.loads(p.stdout)["findings"], p.stdout
+
+    def test_writes_under_one_guard_are_one_finding(self):
+        # Oscar's run_vqa.py: the model and its training arguments saved in
+        # one node-local rank-0 block; a checkpoint and an optimizer state
+        # that every rank writes side by side.  A write under another guard
+        # (after the loop) is a bug of its own.
+        self.write("train.py", """\
+            import datetime
+            import os
+
+            import torch
+            import torch.distributed as dist
+
+
+            def train(args, model, optimizer):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                model = torch.nn.parallel.DistributedDataParallel(model)
+                for epoch in range(3):
+                    model(torch.ones(1)).sum().backward()
+                    if args.local_rank in [-1, 0]:
+                        model.module.save_pretrained(args.output_dir)
+                        torch.save(args, os.path.join(args.output_dir, "training_args.bin"))
+                torch.save(model.state_dict(), "last.pt")
+                torch.save(optimizer.state_dict(), "optimizer.pt")
+            """)
+        got, out = self.findings("train.py")
+        summary = [(f["line"], f["rule"], sorted(n["line"] for n in f.get("notes", []))) for f in got
+                   if f["rule"] == "ddp-unguarded-save"]
+        self.assertEqual(summary, [(14, "ddp-unguarded-save", [15]),
+                                   (16, "ddp-unguarded-save", [17])], out)
+        self.assertIn("same node-local guard", got[0]["notes"][0]["message"], out)
+
+    def test_a_loader_helper_called_in_two_loops_is_one_finding(self):
+        # Oscar's `evaluate` builds its loader and is called every N steps
+        # and every epoch: one loader to hoist, one report, the other call a
+        # note.
+        self.write("train.py", """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+            from torch.utils.data import DataLoader
+
+
+            def evaluate(model, dataset):
+                loader = DataLoader(dataset, batch_size=8, num_workers=4, persistent_workers=True)
+                with torch.no_grad():
+                    return [model(b) for b in loader]
+
+
+            def train(model, data, dataset):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                for epoch in range(3):
+                    for step, batch in enumerate(data):
+                        if step % 100 == 0:
+                            evaluate(model, dataset)
+                    evaluate(model, dataset)
+            """)
+        got, out = self.findings("train.py")
+        summary = [(f["line"], sorted(n["line"] for n in f.get("notes", []))) for f in got
+                   if f["rule"] == "ddp-dataloader-recreated"]
+        self.assertEqual(summary, [(19, [20])], out)
+
+
 class PythonSourceRoots(PythonProject):
     """Where a project's imports start besides its root (no marker file)."""
 
@@ -658,6 +728,118 @@ class PythonAcrossModules(PythonProject):
         got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
         self.assertEqual(got, [("train_ltr.py", 15, "ddp-error-path-exit")], p.stdout)
         self.assertIn("self.train_epoch", doc["findings"][0]["message"], p.stdout)
+
+    def test_a_script_that_picks_its_own_random_port_runs_alone(self):
+        # CodeGeeX's checkpoint converters: `MASTER_PORT` set to a random
+        # port, then the project's initialize helper, run with plain
+        # `python`.  Every process would pick its own port, so the group is
+        # of one and its save is no rank's race.  A script that sets the
+        # port the same way and then spawns ranks does race.
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/helpers.py", """\
+            import datetime
+
+            import torch.distributed as dist
+
+
+            def initialize(rank, world_size):
+                dist.init_process_group("gloo", rank=rank, world_size=world_size,
+                                        timeout=datetime.timedelta(minutes=30))
+            """)
+        prologue = """\
+            import os
+            import random
+
+            import torch
+            import torch.multiprocessing as mp
+
+            from pkg.helpers import initialize
+
+            """
+        self.write("convert.py", prologue + """\
+
+            def main(path, rank, world_size):
+                os.environ["MASTER_ADDR"] = "localhost"
+                os.environ["MASTER_PORT"] = str(random.randint(10000, 20000))
+                initialize(rank, world_size)
+                torch.save(torch.load(path), path + ".merged")
+
+
+            if __name__ == "__main__":
+                main("x.pt", 0, 1)
+            """)
+        self.write("spawned.py", prologue + """\
+
+            def worker(rank, world_size, path):
+                initialize(rank, world_size)
+                torch.save(torch.load(path), path + ".merged")
+
+
+            def main(path):
+                os.environ["MASTER_ADDR"] = "localhost"
+                os.environ["MASTER_PORT"] = str(random.randint(10000, 20000))
+                mp.spawn(worker, args=(4, path), nprocs=4)
+
+
+            if __name__ == "__main__":
+                main("x.pt")
+            """)
+        self.write(".ddplint.yaml", "")
+        p = self.lint("--format", "json", "convert.py", "spawned.py", "pkg/helpers.py")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
+        self.assertEqual(got, [("spawned.py", 12, "ddp-unguarded-save")], p.stdout)
+
+    def test_a_rank0_write_read_by_every_rank_in_another_module(self):
+        # BiSeNet's old/train.py: rank 0 alone saves the final model, then
+        # every rank runs evaluate.py's evaluate(), which loads the same file
+        # (matched by its name, `model_final.pth`): it may be half-written.
+        # A barrier between them orders the read; a read of another file
+        # races with nothing.
+        self.write("evaluate.py", """\
+            import os.path as osp
+
+            import torch
+
+
+            def evaluate(net, respth="./res"):
+                net.load_state_dict(torch.load(osp.join(respth, "model_final.pth")))
+                return net
+
+
+            def load_stats(respth="./res"):
+                return torch.load(osp.join(respth, "dataset_stats.pth"))
+            """)
+        script = """\
+            import datetime
+            import os.path as osp
+
+            import torch
+            import torch.distributed as dist
+
+            from evaluate import evaluate, load_stats
+
+
+            def train(net, respth="./res"):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                net = torch.nn.parallel.DistributedDataParallel(net)
+                net(torch.ones(1)).sum().backward()
+                if dist.get_rank() == 0:
+                    torch.save(net.module.state_dict(), osp.join(respth, "model_final.pth"))
+                {between}
+                {after}
+            """
+        self.write("train_race.py", script.format(between="", after="evaluate(net.module, respth)"))
+        self.write("train_ordered.py", script.format(between="dist.barrier()", after="evaluate(net.module, respth)"))
+        self.write("train_other.py", script.format(between="", after="load_stats(respth)"))
+        self.write(".ddplint.yaml", "")
+        p = self.lint("--format", "json", "train_race.py", "train_ordered.py", "train_other.py", "evaluate.py")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
+        self.assertEqual(got, [("train_race.py", 14, "ddp-rank0-io-barrier")], p.stdout)
+        notes = doc["findings"][0]["notes"]
+        self.assertTrue(any(n["line"] == 17 and "'evaluate' reads the file" in n["message"] for n in notes),
+                        p.stdout)
 
     def test_one_report_for_a_helper_hazard_many_scripts_reach(self):
         # FlagAI: sixteen example scripts call `BaseModel.from_pretrain`, which

@@ -596,8 +596,19 @@ TEST_CASE("unguardedSaves", "[save]") {
     CHECK(fs[0].loc == 10);
     CHECK(contains(fs[0].message, "torch::save"));
   }
-  SECTION("two saves, two findings") {
+  SECTION("two saves under the same conditions: one finding, the second its note") {
     Program p = program({fn("main", {save(10), save(20, Dep::Uniform, "torch::pickle_save")})});
+    RuleRunner an(p);
+    auto fs = an.run(RuleId::UnguardedSave);
+    CHECK(locsOf(fs) == std::vector<Loc>{10});
+    REQUIRE(fs.size() == 1);
+    REQUIRE(fs[0].notes.size() == 1);
+    CHECK(fs[0].notes[0].loc == 20);
+    CHECK(contains(fs[0].notes[0].message, "torch::pickle_save"));
+  }
+  SECTION("two saves under different conditions: two findings") {
+    // Every epoch, then once after the loop: two places to guard.
+    Program p = program({fn("main", {loop(Dep::Uniform, {save(10)}, 5), save(20)})});
     RuleRunner an(p);
     CHECK(locsOf(an.run(RuleId::UnguardedSave)) == std::vector<Loc>{10, 20});
   }

@@ -888,6 +888,15 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         singleRankLoops.insert(&n);
     }
     LoopResult &lr = analyzeLoop(n);
+    // The settings some path decided before the loop: a path that left one
+    // of them open (an `or` took it another way) meets the others only
+    // under the same setting.
+    std::set<int> decidedBefore;
+    for (const auto &p : in)
+      if (live(p))
+        for (const Lit &l : p.guard)
+          if (atoms[l.atom].dep == Dep::Uniform)
+            decidedBefore.insert(l.atom);
     std::vector<Path> out;
     for (auto &p : in) {
       if (!live(p)) {
@@ -898,10 +907,12 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         carry(lr);
         lr.carriedReady = true;
       }
-      Path normal = p;
-      // The first iteration whose settings this path has not decided
-      // otherwise.
-      const std::vector<Ev> *symbol = &lr.symbol;
+      // An iteration for each way of the settings this path has not
+      // decided: a path that left `zero3` open before the loop (`if not
+      // zero3 or rank == 0:`) runs the body's `if zero3: barrier()` on some
+      // configurations and not on others, and each must meet the other
+      // ranks' iteration under the same setting.
+      std::vector<std::pair<const std::vector<Lit> *, const std::vector<Ev> *>> ways;
       if (!lr.bySettings.empty()) {
         auto contradicts = [&](const std::vector<Lit> &settings) {
           for (const auto &l : settings)
@@ -910,25 +921,78 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
                 return true;
           return false;
         };
-        for (const auto &[settings, sym] : lr.bySettings)
-          if (!contradicts(settings)) {
-            symbol = &sym;
-            break;
+        auto sameSymbol = [](const std::vector<Ev> &a, const std::vector<Ev> &b) {
+          if (a.size() != b.size())
+            return false;
+          for (size_t i = 0; i < a.size(); ++i)
+            if (a[i].op != b[i].op)
+              return false;
+          return true;
+        };
+        // Iterations alike in their settings differ by a rank decision
+        // inside the body, which the loop's own comparison reports: only a
+        // configuration that excludes every one taken so far is another way.
+        auto excludes = [](const std::vector<Lit> &a, const std::vector<Lit> &b) {
+          for (const auto &l : a)
+            for (const auto &m : b)
+              if (l.atom == m.atom && l.pol != m.pol)
+                return true;
+          return false;
+        };
+        for (const auto &[settings, sym] : lr.bySettings) {
+          if (contradicts(settings))
+            continue;
+          bool known = false;
+          for (const auto &w : ways)
+            known = known || sameSymbol(*w.second, sym) || !excludes(*w.first, settings);
+          if (!known)
+            ways.emplace_back(&settings, &sym);
+        }
+      }
+      if (ways.empty())
+        ways.emplace_back(nullptr, &lr.symbol);
+      // Beyond a few, the first stands for all (as before the split); and
+      // only a setting that another path decided before the loop splits this
+      // one (settings first tested in the body are compared by the body's
+      // own paths).
+      bool openHere = false;
+      if (ways.size() > 1)
+        for (const auto &w : ways)
+          for (const Lit &l : *w.first) {
+            bool decided = false;
+            for (const auto &m : p.guard)
+              decided = decided || m.atom == l.atom;
+            openHere = openHere || (!decided && decidedBefore.count(l.atom));
           }
+      if (ways.size() > 4 || !openHere)
+        ways.resize(1);
+      const bool split = ways.size() > 1;
+      for (const auto &[settings, symbol] : ways) {
+        Path normal = p;
+        if (split)
+          for (Lit l : *settings) {
+            bool decided = false;
+            for (const auto &m : p.guard)
+              decided = decided || m.atom == l.atom;
+            if (decided)
+              continue;
+            l.closedAt = SIZE_MAX;
+            normal.guard.push_back(l);
+          }
+        for (Ev e : *symbol) {
+          e.guardLen = normal.guard.size();
+          e.at = normal.seq.size();
+          normal.seq.push_back(e);
+        }
+        // The decisions that led to the loop cover what it carries: a save in a
+        // loop under `if rank == 0:` in an outer loop's body is rank 0's.
+        for (Ev c : lr.carried) {
+          c.guardLen = p.guard.size();
+          c.at = normal.seq.size();
+          normal.seq.push_back(std::move(c));
+        }
+        out.push_back(std::move(normal));
       }
-      for (Ev e : *symbol) {
-        e.guardLen = p.guard.size();
-        e.at = normal.seq.size();
-        normal.seq.push_back(e);
-      }
-      // The decisions that led to the loop cover what it carries: a save in a
-      // loop under `if rank == 0:` in an outer loop's body is rank 0's.
-      for (Ev c : lr.carried) {
-        c.guardLen = p.guard.size();
-        c.at = normal.seq.size();
-        normal.seq.push_back(std::move(c));
-      }
-      out.push_back(std::move(normal));
       if (loopsReported.count(&n))
         continue; // the loop's own finding covers its early exits
       for (const auto &bp : lr.bodyPaths) {

@@ -3,6 +3,7 @@
 // a loop.
 #include "RuleSupport.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -95,13 +96,28 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       }
     }
   }
-  for (const HelperCall &c : pf.calls) {
+  // One report per helper: its loader is one bug with one fix, however
+  // many loops call it (an evaluation run every epoch and every N steps);
+  // the other calls are notes.
+  std::vector<const HelperCall *> sites;
+  for (const HelperCall &c : pf.calls)
+    sites.push_back(&c);
+  std::stable_sort(sites.begin(), sites.end(),
+                   [](const HelperCall *a, const HelperCall *b) { return a->loc < b->loc; });
+  std::map<std::string, size_t> byHelper;
+  for (const HelperCall *cp : sites) {
+    const HelperCall &c = *cp;
     const LoopInfo *loop = loopOf(c);
     if (!loop)
       continue;
     auto it = helpers.find(c.callee);
     if (it == helpers.end() || !reported.insert(c.loc).second)
       continue;
+    if (auto seen = byHelper.find(c.callee); seen != byHelper.end()) {
+      out[seen->second].notes.emplace_back(c.loc, "also called inside a loop here");
+      continue;
+    }
+    byHelper.emplace(c.callee, out.size());
     Finding f = makeFinding(rule, c.loc,
                             quoteCode(c.calleeName) + " builds a data loader (via " +
                                 quoteCode(it->second.api) + ") and is called inside a loop; " +

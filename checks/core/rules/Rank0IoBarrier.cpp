@@ -170,6 +170,69 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       return false;
     }
   };
+  // The files the block being decided writes (their names as the code spells
+  // them): a read of one of them by the other ranks, before anything orders
+  // them after rank 0, reads what rank 0 may still be writing (BiSeNet's
+  // final `torch.save` on rank 0, then every rank's evaluate() loading it).
+  std::set<std::string> readKeys;
+  enum class First { None, Read, Sync };
+  std::map<const Function *, First> firstIn;
+  std::function<First(const Node &, int)> firstOf = [&](const Node &n, int depth) -> First {
+    switch (n.kind) {
+    case Node::Kind::Event:
+      if (n.event == EventKind::FileRead)
+        return readKeys.count(n.pathKey) ? First::Read : First::None;
+      return n.event == EventKind::Collective || n.event == EventKind::Barrier ||
+                     n.event == EventKind::Rendezvous || n.event == EventKind::GroupBarrier
+                 ? First::Sync
+                 : First::None;
+    case Node::Kind::Call: {
+      const Function *f = I.function(n.callee);
+      if (!f || depth > 4)
+        return First::None;
+      auto [it, fresh] = firstIn.emplace(f, First::None); // None while on the stack
+      if (fresh)
+        firstIn[f] = firstOf(f->body, depth + 1);
+      return firstIn[f];
+    }
+    case Node::Kind::Block:
+      for (const auto &k : n.kids)
+        if (First r = firstOf(k, depth); r != First::None)
+          return r;
+      return First::None;
+    case Node::Kind::If:
+    case Node::Kind::Loop: {
+      First out = First::None;
+      for (const auto &k : n.kids) {
+        const First r = firstOf(k, depth);
+        if (r == First::Read)
+          return r;
+        if (r == First::Sync)
+          out = r;
+      }
+      return out;
+    }
+    default:
+      return First::None;
+    }
+  };
+  auto readsFirst = [&](const Node &n) { return !readKeys.empty() && firstOf(n, 0) == First::Read; };
+  Loc readAt = 0; // where the read the decision rested on is, for the note
+  std::string readVia; // the call that reads it, when a helper does
+  std::function<Loc(const Node &, int)> readLoc = [&](const Node &n, int depth) -> Loc {
+    if (n.kind == Node::Kind::Event)
+      return n.event == EventKind::FileRead && readKeys.count(n.pathKey) ? n.loc : 0;
+    if (n.kind == Node::Kind::Call) {
+      if (firstOf(n, depth) != First::Read)
+        return 0;
+      readVia = n.name;
+      return n.loc;
+    }
+    for (const auto &k : n.kids)
+      if (const Loc l = readLoc(k, depth))
+        return l;
+    return 0;
+  };
   // How the paths through a node begin (end) in sync terms: every path that
   // synchronises in it does so first with a collective that orders rank 0's
   // write (Orders), some path meets a tensor collective first (Races), some
@@ -183,6 +246,11 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     switch (n.kind) {
     case Node::Kind::Event:
     case Node::Kind::Call: {
+      if (first && readsFirst(n)) {
+        if (!readAt)
+          readAt = readLoc(n, 0);
+        return Sync::Races;
+      }
       std::string op;
       if (!edge(n, first, op))
         return Sync::None;
@@ -486,7 +554,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
           if (endsProcess(kids[i]))
             return false; // the process ends: nothing after it synchronises
           leaving = breaksAfter(kids[i], held);
-          if (!leaving && edge(kids[i], true, op))
+          if (!leaving && (edge(kids[i], true, op) || readsFirst(kids[i])))
             return true;
           returned = returns(kids[i]);
         }
@@ -707,6 +775,24 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     }
     return true;
   };
+  // The names of the files a node writes (checkpoints and files, in helpers
+  // too): what a later read is matched against.
+  std::function<void(const Node &, std::set<std::string> &, int)> keysOf =
+      [&](const Node &n, std::set<std::string> &acc, int depth) {
+        if (n.kind == Node::Kind::Event &&
+            (n.event == EventKind::CheckpointWrite || n.event == EventKind::FileWrite) && !n.pathKey.empty())
+          acc.insert(n.pathKey);
+        if (n.kind == Node::Kind::Call && depth < 4)
+          if (const Function *fn = I.function(n.callee))
+            keysOf(fn->body, acc, depth + 1);
+        for (const auto &k : n.kids)
+          keysOf(k, acc, depth);
+      };
+  auto writtenKeys = [&](const Node &n) {
+    std::set<std::string> acc;
+    keysOf(n, acc, 0);
+    return acc;
+  };
   std::vector<Finding> out;
   for (const auto &f : I.program.functions) {
     if (onlyUnderMainBlocks(f.key))
@@ -722,6 +808,12 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     // `save_checkpoint(..., rank=rank)`, guarded by its own argument).
     bool mainRest = false;
     const auto reportAt = [&](const Node &n) {
+      readKeys.clear();
+      firstIn.clear();
+      readAt = 0;
+      readVia.clear();
+      if (n.kind == Node::Kind::If && isMainOnly(n.cond))
+        readKeys = writtenKeys(n.kids[0]);
       if (n.kind == Node::Kind::If && isMainOnly(n.cond) && mainArmWrites(n) &&
           syncNear(stack, true, f.key, 0)) {
         bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
@@ -739,6 +831,10 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         if (missBefore || missAfter) {
           out.push_back(finding(n, missBefore || literalBefore, missAfter, false));
           out.back().viaCall = via;
+          if (missAfter && readAt)
+            out.back().notes.emplace_back(
+                readAt, (readVia.empty() ? std::string("the file is read here") : quoteCode(readVia) + " reads the file") +
+                            ", with nothing ordering the read after rank 0's write");
           // The other calls that miss one: the same finding where another
           // module reaches it (in this module they are one block, one report),
           // each a fix of its own when a collective runs between it and the

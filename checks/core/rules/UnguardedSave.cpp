@@ -42,6 +42,20 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     return {};
   std::vector<Finding> out;
   std::set<Loc> seen;
+  // (function, reach, first run, the path's decisions, the innermost loop):
+  // a save every epoch and one after the loop are two places to fix.
+  using GroupKey = std::tuple<std::string, int, bool, std::vector<std::tuple<int, bool, Loc>>, const Node *>;
+  std::map<const Node *, const Node *> loopOf;
+  std::function<void(const Node &, const Node *)> mapLoops = [&](const Node &n, const Node *loop) {
+    loopOf[&n] = loop;
+    for (const Node &k : n.kids)
+      mapLoops(k, n.kind == Node::Kind::Loop ? &n : loop);
+  };
+  for (const auto &f : I.program.functions)
+    mapLoops(f.body, nullptr);
+  std::vector<GroupKey> keys; // one per finding in `out`
+  std::vector<std::string> ops;
+  std::map<std::string, bool> callerOrdered;
   for (const auto &f : I.program.functions) {
     auto *r = I.analyze(f.key);
     if (!r)
@@ -73,13 +87,18 @@ std::vector<Finding> decide(const RuleContext &ctx) {
           const Loc where = e.loc;
           if (orderedBefore(*r, [&](const engine::Ev &x) { return !x.isCall && x.loc == where; }))
             return true;
+          // Whether a caller orders the call is the function's, not the
+          // write's: asked once per function.
+          auto [known, fresh] = callerOrdered.try_emplace(f.key, false);
+          if (!fresh)
+            return known->second;
           auto c = I.callers_.find(f.key);
           if (c == I.callers_.end())
             return false;
           for (const auto &[caller, reach] : c->second)
             if (auto *cr = I.analyze(caller);
                 cr && orderedBefore(*cr, [&](const engine::Ev &x) { return x.isCall && x.op == f.key; }))
-              return true;
+              return known->second = true;
           return false;
         };
         if (at == Reach::Restricted && I.probesFile(g) && shown() && !ordered()) {
@@ -95,6 +114,14 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         if (at == Reach::Restricted)
           continue;
         seen.insert(e.loc);
+        // Writes under one guard in one function (the model, then the
+        // training arguments beside it) are one bug with one fix: the first
+        // is reported and the others are its notes.
+        GroupKey key{f.key, int(at), firstRun, {}, loopOf[e.node]};
+        for (const engine::Lit &l : g)
+          std::get<3>(key).emplace_back(l.atom, l.pol, l.loc);
+        keys.push_back(std::move(key));
+        ops.push_back(e.op);
         Finding fd;
         fd.rule = "ddp-unguarded-save";
         fd.loc = e.loc;
@@ -118,8 +145,25 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       }
     }
   }
-  sortByLoc(out);
-  return out;
+  std::vector<size_t> order(out.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return out[a].loc < out[b].loc; });
+  std::map<GroupKey, size_t> first;
+  std::vector<Finding> kept;
+  for (size_t i : order) {
+    auto [at, fresh] = first.try_emplace(keys[i], kept.size());
+    if (fresh) {
+      kept.push_back(std::move(out[i]));
+      continue;
+    }
+    const bool everyRank = std::get<1>(keys[i]) == int(Reach::AllRanks);
+    kept[at->second].notes.emplace_back(
+        out[i].loc, everyRank ? "every rank also runs '" + ops[i] + "' here, under the same conditions"
+                              : "'" + ops[i] + "' here is under the same node-local guard");
+  }
+  sortByLoc(kept);
+  return kept;
 }
 
 } // namespace

@@ -42,6 +42,7 @@ void ModelWriter::node(const Node &n) {
   integer(int(n.event));
   string(n.name);
   integer(int(n.pathDep));
+  string(n.pathKey);
   string(n.callee);
   string(n.standsInFor);
   string(n.group);
@@ -144,8 +145,8 @@ bool ModelReader::cond(Cond &c, int depth) {
 bool ModelReader::node(Node &n, int depth) {
   std::int64_t kind, event, pathDep, trip, perEpoch, exit, kids, assumedDdp;
   if (depth > kMaxDepth || !integer(kind) || !inRange(kind, Node::Kind::Exit) || !readLoc(n.loc) ||
-      !integer(event) || !inRange(event, EventKind::GroupBarrier) || !string(n.name) ||
-      !integer(pathDep) || !inRange(pathDep, Dep::Local) || !string(n.callee) ||
+      !integer(event) || !inRange(event, EventKind::FileRead) || !string(n.name) ||
+      !integer(pathDep) || !inRange(pathDep, Dep::Local) || !string(n.pathKey) || !string(n.callee) ||
       !string(n.standsInFor) || !string(n.group) || !integer(assumedDdp) || assumedDdp < 0 || assumedDdp > 1)
     return ok_ = false;
   n.assumedDdp = assumedDdp == 1;

@@ -113,6 +113,9 @@ enum class EventKind : std::uint8_t {
   // point-to-point), but the writer it follows did synchronise, so
   // ddp-rank0-io-barrier cannot say rank 0's file is unordered.
   GroupBarrier,
+  // A read of a file by name (Python's `torch.load(path)`, `open(path)`):
+  // ddp-rank0-io-barrier matches it with rank 0's write of the same name.
+  FileRead,
 };
 
 enum class ExitKind : std::uint8_t { None, Return, Break, Continue, Throw, Terminate };
@@ -133,6 +136,10 @@ struct Node {
   std::string name; // Event: operation ("allreduce"); Call: callee's display name
   // Event kinds CheckpointWrite/FileWrite/LogWrite: how the written path varies across ranks.
   Dep pathDep = Dep::Uniform;
+  // File events: the file's name as the code spells it (`model_final.pth`
+  // from `osp.join(respth, 'model_final.pth')`, or `args.save_path`), for
+  // matching a read with a write; empty when not known.
+  std::string pathKey;
   // Event / Call: the group the collective runs on, when the frontend knows it
   // (C/C++: the communicator holder handed to it, `tensor_para_`).  A test of
   // another group's rank does not split this one's members (see PathEngine).
