@@ -1410,3 +1410,4 @@ def skip_long_sequences(loader, grads):
             continue
         dist.all_reduce(grads)
         # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective 'all_reduce' is never reached by ranks where 'seq_len > 512' holds (a rank-local value): {{.*}} [ddp-divergent-collective]
+
