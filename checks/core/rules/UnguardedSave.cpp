@@ -42,17 +42,18 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     return {};
   std::vector<Finding> out;
   std::set<Loc> seen;
-  // (function, reach, first run, the path's decisions, the innermost loop):
-  // a save every epoch and one after the loop are two places to fix.
+  // (function, reach, first run, the path's decisions, the block the write
+  // is a statement of): writes side by side are one place to fix; a save in
+  // the epoch loop and one after it, or one in another `if`, are two.
   using GroupKey = std::tuple<std::string, int, bool, std::vector<std::tuple<int, bool, Loc>>, const Node *>;
-  std::map<const Node *, const Node *> loopOf;
-  std::function<void(const Node &, const Node *)> mapLoops = [&](const Node &n, const Node *loop) {
-    loopOf[&n] = loop;
+  std::map<const Node *, const Node *> blockOf;
+  std::function<void(const Node &, const Node *)> mapBlocks = [&](const Node &n, const Node *block) {
+    blockOf[&n] = block;
     for (const Node &k : n.kids)
-      mapLoops(k, n.kind == Node::Kind::Loop ? &n : loop);
+      mapBlocks(k, n.kind == Node::Kind::Block ? &n : block);
   };
   for (const auto &f : I.program.functions)
-    mapLoops(f.body, nullptr);
+    mapBlocks(f.body, nullptr);
   std::vector<GroupKey> keys; // one per finding in `out`
   std::vector<std::string> ops;
   std::map<std::string, bool> callerOrdered;
@@ -114,10 +115,10 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         if (at == Reach::Restricted)
           continue;
         seen.insert(e.loc);
-        // Writes under one guard in one function (the model, then the
-        // training arguments beside it) are one bug with one fix: the first
-        // is reported and the others are its notes.
-        GroupKey key{f.key, int(at), firstRun, {}, loopOf[e.node]};
+        // Writes side by side under one guard (the model, then the training
+        // arguments beside it) are one bug with one fix: the first is
+        // reported and the others are its notes.
+        GroupKey key{f.key, int(at), firstRun, {}, blockOf[e.node]};
         for (const engine::Lit &l : g)
           std::get<3>(key).emplace_back(l.atom, l.pol, l.loc);
         keys.push_back(std::move(key));
