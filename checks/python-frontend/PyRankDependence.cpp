@@ -1376,6 +1376,20 @@ Cond Builder::cond(SyntaxNode e) {
         }
         lits = kept;
       }
+      // `local_rank > -1`, `rank >= 0` (Person_reID's save helper: `if
+      // local_rank > -1: if local_rank == 0: save`): true in every
+      // distributed run, `< 0` false, as above.
+      if (!lits.empty() && mod == 0 && (op == ">" || op == ">=" || op == "<" || op == "<=")) {
+        bool negative = true;
+        for (auto x : lits)
+          negative = negative && (x < 0 || (x == 0 && (op == ">=" || op == "<") && !flipped));
+        if (negative) {
+          const bool greater = (op == ">" || op == ">=") != flipped;
+          Cond k = Cond::constant(greater);
+          k.text = str(e);
+          return k;
+        }
+      }
       if (!lits.empty()) {
         core::CmpOp cop = core::CmpOp::EQ;
         bool known = true;
