@@ -2512,16 +2512,30 @@ bool Builder::namesThisProcess(SyntaxNode e) const {
 }
 
 // A path made with a rank by its name (`'{}/{}.pkl'.format(tmp, self.rank)`
-// in Megatron's realm index, a module that never imports torch.distributed):
-// one file per rank, however the rank got there.
+// in Megatron's realm index, a module that never imports torch.distributed),
+// or with the shard the process was handed: one file per rank, however the
+// rank got there.
 bool Builder::pathNamesRank(SyntaxNode path) const {
   std::vector<SyntaxNode> stack{path};
+  // `file = out + "_" + str(cfg.shard_id)`, then `open(file, "wb")`: the
+  // name's last assignment, a few hops deep.
+  int hops = 0;
   while (!stack.empty()) {
     SyntaxNode n = unparen(stack.back());
     stack.pop_back();
+    if (is(n, "identifier") && hops < 3)
+      if (SyntaxNode v = assignedBefore(n); !v.isNull()) {
+        ++hops;
+        stack.push_back(v);
+      }
     if (is(n, "identifier") || is(n, "attribute")) {
       const std::string l = is(n, "attribute") ? str(field(n, "attribute")) : str(n);
       if (has(api().rankAttributes, l) || has(api().localRankAttributes, l))
+        return true;
+      // `cfg.out_file + "_" + str(cfg.shard_id)` (DPR's
+      // generate_dense_embeddings, one process per shard): the shard a
+      // process was handed names its own file.
+      if (l == "shard_id" || l == "shard_idx" || l == "shard_index")
         return true;
     }
     if (is(n, "call") && is(field(n, "function"), "attribute") &&
