@@ -100,6 +100,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   // many loops call it (an evaluation run every epoch and every N steps);
   // the other calls are notes.
   std::vector<const HelperCall *> sites;
+  sites.reserve(pf.calls.size());
   for (const HelperCall &c : pf.calls)
     sites.push_back(&c);
   std::stable_sort(sites.begin(), sites.end(),
