@@ -2609,6 +2609,12 @@ void Builder::fileRead(const CallSite &cs, std::vector<Node> &out) {
   if (cs.q == "torch.load" || cs.q == "numpy.load" || cs.q == "np.load") {
     if (const PyArg *a = arg(cs.as, "f", 0))
       path = a->value;
+  } else if (is(cs.fn, "attribute") && cs.l == "from_pretrained") {
+    // The old Hugging Face examples: rank 0 saves with `save_pretrained(
+    // args.output_dir)`, then every rank loads `from_pretrained(
+    // args.output_dir)` with no barrier between.
+    if (const PyArg *a = arg(cs.as, "pretrained_model_name_or_path", 0))
+      path = a->value;
   } else if (builtinOpen) {
     const PyArg *mode = arg(cs.as, "mode", 1);
     bool literal = false;
@@ -2754,8 +2760,10 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     const PyArg *p = arg(cs.as, "save_directory", 0);
     for (const char *kw : {"file", "filepath"})
       p = p ? p : arg(cs.as, kw, -1);
-    if (p)
+    if (p) {
       n.pathDep = value(p->value).dep;
+      n.pathKey = fileKey(p->value);
+    }
     if (const PyArg *m = arg(cs.as, "is_main_process", -1)) {
       out.push_back(guardedByCall(cond(m->value), cs.c, at, std::move(n)));
       return true;
