@@ -462,6 +462,9 @@ private:
   std::map<std::string, Val> attrs_;       // "self.rank", "args.local_rank" -> value
   std::map<std::string, Val> globals_;
   std::set<std::string> spawned_; // functions started by mp.spawn: first parameter is the rank
+  // A function's names handed as init_process_group's `rank=` (by the
+  // function's start byte).
+  std::set<std::pair<unsigned, std::string>> worldRankNames_;
   std::set<std::string> loaderNames_; // names assigned a loader's iteration (`pbar = enumerate(loader)`)
   // `data_iter = enumerate(train_loader)`, then `for i, b in data_iter`: the call.
   std::map<std::string, SyntaxNode> enumeratedNames_;
@@ -742,6 +745,7 @@ private:
     std::string q, l, recv;
     std::vector<PyArg> as;
     bool dist = false; // a function of torch.distributed itself
+    bool builtinOpen() const { return q == "open" || q == "io.open" || q == "builtins.open"; }
   };
   void recordArguments(const std::string &callee, const CallSite &cs, bool constructor = false);
   // An exit with a failure status in a handler round the script's top level.
@@ -763,6 +767,10 @@ private:
   bool namesLog(SyntaxNode path, int depth = 0) const;
   // The value of the last `name = ...` before `name`, in its function.
   SyntaxNode assignedBefore(SyntaxNode name) const;
+  // What a local name stands for: its last assignment's value, followed
+  // through up to `hops` names (`file = out + "_" + str(shard)`, then
+  // `f = file`); the expression itself when it is not a name.
+  SyntaxNode nameValue(SyntaxNode expr, int hops) const;
   bool oneDeviceFramework(SyntaxNode root) const;
   bool acceleratorForAutocastOnly(SyntaxNode root) const;
   bool writesThroughSplat(SyntaxNode def) const;

@@ -774,6 +774,11 @@ void Builder::collectObjects(SyntaxNode n) {
           if (!word.empty() && (has(api().localRankAttributes, word) ||
                                 has(api().localRankParameters, word)))
             localRankIsGlobal_ = true;
+          // DROID-SLAM's `train(gpu, args)`, started by mp.spawn, hands
+          // `rank=gpu`: the process index is the job's rank there.
+          if (is(v, "identifier"))
+            if (SyntaxNode fn = enclosingFunction(s); !fn.isNull())
+              worldRankNames_.insert({startByte(fn), word});
         }
     // The same through a set-up helper (MONAI's generative trainers:
     // `rank = int(os.environ["LOCAL_RANK"])`, then `setup_ddp(rank, world_size)`,
@@ -785,7 +790,22 @@ void Builder::collectObjects(SyntaxNode n) {
     if (is(s, "call") && !localRankIsGlobal_)
       for (const auto &a : args(s))
         handsLocalRank = handsLocalRank || localRankArgument(a.value, s);
-    if (handsLocalRank) {
+    // DROID-SLAM's `train(gpu, args)` calls `setup_ddp(gpu, args)`, which
+    // hands its `gpu` to init_process_group's `rank=`: a name of this
+    // module's function handed on to a set-up helper of this module.
+    std::string firstParam;
+    if (is(s, "call"))
+      if (SyntaxNode fn = enclosingFunction(s); !fn.isNull()) {
+        const auto ps = namedKids(field(fn, "parameters"));
+        if (!ps.empty())
+          if (SyntaxNode id = parameterName(ps[0]); is(id, "identifier"))
+            firstParam = str(id);
+      }
+    bool handsFirst = false;
+    if (!firstParam.empty() && fns_.count(qualified(field(s, "function"))))
+      for (const auto &a : args(s))
+        handsFirst = handsFirst || (is(unparen(a.value), "identifier") && str(unparen(a.value)) == firstParam);
+    if (handsLocalRank || handsFirst) {
       const std::string q = qualified(field(s, "function"));
       std::string param;
       std::vector<ParamSig> params;
@@ -805,9 +825,13 @@ void Builder::collectObjects(SyntaxNode n) {
         const auto as = args(s);
         bool splat = false;
         const auto to = boundParameters(as, field(s, "function"), params, method, splat);
-        for (size_t k = 0; k < as.size(); ++k)
-          if (to[k] && to[k]->name == param && localRankArgument(as[k].value, s))
+        for (size_t k = 0; k < as.size(); ++k) {
+          if (to[k] && to[k]->name == param && handsLocalRank && localRankArgument(as[k].value, s))
             localRankIsGlobal_ = true;
+          if (to[k] && to[k]->name == param && handsFirst && is(unparen(as[k].value), "identifier") &&
+              str(unparen(as[k].value)) == firstParam)
+            worldRankNames_.insert({startByte(enclosingFunction(s)), firstParam});
+        }
       }
     }
     if (is(s, "assignment")) {
@@ -1600,8 +1624,15 @@ bool Builder::implicitObject(const std::string &kind, const std::string &spellin
   if (kind == "accelerator") // an Accelerator or Fabric, also by its usual names
     return k == ObjKind::Accelerator || spelling == "accelerator" || spelling == "fabric" ||
            spelling == "self.fabric" || (spelling == "self" && isFabricClass(curClass_));
+  // Also by its usual names where the module speaks of DeepSpeed: the
+  // Hugging Face Trainer keeps the engine `deepspeed_init` made in
+  // `self.deepspeed` (copied into LMFlow's raft_trainer), DeepSpeed's own
+  // examples call it `model_engine`.
   if (kind == "deepspeed_engine")
-    return k == ObjKind::DeepSpeedEngine;
+    return k == ObjKind::DeepSpeedEngine ||
+           ((spelling == "self.deepspeed" || spelling == "model_engine" || spelling == "self.model_engine" ||
+             spelling == "deepspeed_engine" || spelling == "self.deepspeed_engine") &&
+            namesSharding());
   if (kind == "lightning_self")
     return spelling == "self" && isLightningModule(curClass_);
   // The trainer a LightningModule or a Callback's hook is handed.
@@ -2515,16 +2546,27 @@ bool Builder::namesThisProcess(SyntaxNode e) const {
 // in Megatron's realm index, a module that never imports torch.distributed),
 // or with the shard the process was handed: one file per rank, however the
 // rank got there.
+SyntaxNode Builder::nameValue(SyntaxNode expr, int hops) const {
+  expr = unparen(expr);
+  for (int h = 0; h < hops && is(expr, "identifier"); ++h) {
+    SyntaxNode v = assignedBefore(expr);
+    if (v.isNull())
+      break;
+    expr = unparen(v);
+  }
+  return expr;
+}
+
 bool Builder::pathNamesRank(SyntaxNode path) const {
   std::vector<SyntaxNode> stack{path};
-  // `file = out + "_" + str(cfg.shard_id)`, then `open(file, "wb")`: the
-  // name's last assignment, a few hops deep.
+  // `file = out + "_" + str(cfg.shard_id)`, then `open(file, "wb")`: each
+  // name in the path through its last assignment, a few hops in all.
   int hops = 0;
   while (!stack.empty()) {
     SyntaxNode n = unparen(stack.back());
     stack.pop_back();
     if (is(n, "identifier") && hops < 3)
-      if (SyntaxNode v = assignedBefore(n); !v.isNull()) {
+      if (SyntaxNode v = nameValue(n, 1); v != n) {
         ++hops;
         stack.push_back(v);
       }
@@ -2555,13 +2597,7 @@ bool Builder::pathNamesRank(SyntaxNode path) const {
 // (`args.save_path`).  Empty when neither: a bare local name says nothing
 // outside its function.
 std::string Builder::fileKey(SyntaxNode p) const {
-  p = unparen(p);
-  for (int hops = 0; hops < 3 && is(p, "identifier"); ++hops) {
-    SyntaxNode v = assignedBefore(p);
-    if (v.isNull())
-      break;
-    p = unparen(v);
-  }
+  p = nameValue(p, 3);
   std::string last;
   std::vector<SyntaxNode> stack{p};
   std::vector<SyntaxNode> strings;
@@ -2605,7 +2641,7 @@ std::string Builder::fileKey(SyntaxNode p) const {
 // ddp-rank0-io-barrier pairs it with rank 0's write of the same name.
 void Builder::fileRead(const CallSite &cs, std::vector<Node> &out) {
   SyntaxNode path;
-  const bool builtinOpen = cs.q == "open" || cs.q == "io.open" || cs.q == "builtins.open";
+  const bool builtinOpen = cs.builtinOpen();
   if (cs.q == "torch.load" || cs.q == "numpy.load" || cs.q == "np.load") {
     if (const PyArg *a = arg(cs.as, "f", 0))
       path = a->value;
@@ -2670,7 +2706,7 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     out.push_back(std::move(n));
     return true;
   }
-  const bool builtinOpen = cs.q == "open" || cs.q == "io.open" || cs.q == "builtins.open";
+  const bool builtinOpen = cs.builtinOpen();
   SyntaxNode written;
   if (const OpenKind k = openKind(cs.c, &written); k != OpenKind::None) {
     // A file of this process's own temporary folder or file (GLIP's COCO
@@ -2766,6 +2802,12 @@ bool Builder::ioCall(const CallSite &cs, std::vector<Node> &out) {
     }
     if (const PyArg *m = arg(cs.as, "is_main_process", -1)) {
       out.push_back(guardedByCall(cond(m->value), cs.c, at, std::move(n)));
+      // `save_function=xm.save` (the Trainer's `_save_tpu`): every ordinal
+      // calls it for the weights, and torch_xla's save writes on the master
+      // and then meets the others at a rendezvous.
+      if (const PyArg *f = arg(cs.as, "save_function", -1))
+        if (qualified(unparen(f->value)) == "torch_xla.core.xla_model.save")
+          out.push_back(Node::makeEvent(EventKind::Barrier, "xm.save (rendezvous)", at));
       return true;
     }
     out.push_back(std::move(n));
@@ -3495,7 +3537,7 @@ bool Builder::unsupportedConfiguration(SyntaxNode raise) {
     return false;
   if (is(e, "call"))
     e = field(e, "function");
-  if (!is(e, "identifier") || str(e) != "NotImplementedError")
+  if (!is(e, "identifier") || (str(e) != "NotImplementedError" && str(e) != "ValueError"))
     return false;
   SyntaxNode arm = parentOf(raise);
   if (!is(arm, "block"))
@@ -3504,6 +3546,27 @@ bool Builder::unsupportedConfiguration(SyntaxNode raise) {
   SyntaxNode ifs = is(clause, "if_statement") ? clause : parentOf(clause);
   if (!is(ifs, "if_statement"))
     return false;
+  // `else: raise ValueError(f"Unknown model type {model_type}")` (LMFlow's
+  // diffuser finetuner): a ValueError only as the last arm of a dispatch on
+  // a setting's spelled values, `if model_type == "unet": ... elif ...`.
+  if (str(e) == "ValueError") {
+    if (!is(clause, "else_clause"))
+      return false;
+    auto namesValue = [&](SyntaxNode c) {
+      c = unparen(c);
+      if (!is(c, "comparison_operator") || namedChildCount(c) != 2)
+        return false;
+      const std::string op = comparisonOperator(c);
+      return (op == "==" || op == "in") &&
+             (is(unparen(namedChild(c, 1)), "string") || is(unparen(namedChild(c, 0)), "string") ||
+              is(unparen(namedChild(c, 1)), "list") || is(unparen(namedChild(c, 1)), "tuple"));
+    };
+    if (!namesValue(field(ifs, "condition")))
+      return false;
+    for (SyntaxNode c : namedKids(ifs))
+      if (is(c, "elif_clause") && !namesValue(field(c, "condition")))
+        return false;
+  }
   // Not a rank's own arm.  A test of a tensor's layout may read this rank's
   // tensor (ALPRO's `if logits.shape[1] == 2: ... else: raise
   // NotImplementedError`, a model head the code does not support); one of
@@ -4520,7 +4583,7 @@ Env Builder::paramEnv(const FnInfo &fi) {
       else if (distributed && !layer && has(api().localRankParameters, name))
         v = Val{Dep::Rank, localRankIsGlobal_ ? RankKind::Global : RankKind::Local, {}};
       else if (i == 0 && spawned_.count(fi.name))
-        v = Val{Dep::Rank, name == "rank" ? RankKind::Global : RankKind::Local, {}};
+        v = Val{Dep::Rank, name == "rank" || worldRankNames_.count({startByte(fi.def), name}) ? RankKind::Global : RankKind::Local, {}};
       // `def save_state_dict_as_hf(model, path, is_main_process)`: a parameter
       // named for the main-process test is the caller's rank-0 test.
       else if (distributed && !layer && has(api().mainProcessAttributes, name)) {

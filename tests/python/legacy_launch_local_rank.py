@@ -57,6 +57,8 @@ def train(args, train_dataset, model):
                 optimizer.step()
                 model.zero_grad()
                 global_step += 1
+                # Mid-training, the node's local rank 0 writes while every other rank goes on.
+                # CHECK-MESSAGES: :[[@LINE+1]]:17: warning: block runs only on each node's local rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
                 if args.local_rank in [-1, 0] and args.save_steps > 0 and global_step % args.save_steps == 0:
                     output_dir = os.path.join(args.output_dir, f"checkpoint-{global_step}")
                     os.makedirs(output_dir, exist_ok=True)

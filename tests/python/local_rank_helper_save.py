@@ -15,6 +15,8 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 def save_network(network, dirname, epoch_label, local_rank=-1):
     save_path = os.path.join("./model", dirname, "net_%03d.pth" % epoch_label)
     if local_rank > -1:
+        # Mid-training, the node's local rank 0 writes while every other rank goes on.
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: block runs only on each node's local rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
         if local_rank == 0:
             torch.save(network.state_dict(), save_path)
             # CHECK-MESSAGES: :[[@LINE-1]]:13: error: 'torch.save' is guarded by the node-local rank{{.*}} [ddp-unguarded-save]

@@ -25,6 +25,8 @@ def main(args, loader):
     for epoch in range(10):
         for batch in loader:
             model(batch).sum().backward()
+        # Mid-training, the node's local rank 0 writes while every other rank goes on.
+        # CHECK-MESSAGES: :[[@LINE+1]]:9: warning: block runs only on each node's local rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
         if saver is not None:
             saver.save_checkpoint(epoch, metric=1.0)
             # CHECK-MESSAGES: :[[@LINE-1]]:13: error: 'saver.save_checkpoint' is guarded by the node-local rank{{.*}} [ddp-unguarded-save]

@@ -98,6 +98,8 @@ class Trainer:
         for epoch in range(max_epochs):
             total = self._run_epoch(epoch)
             self._write_metrics(epoch, total)
+            # Mid-training, the node's local rank 0 writes while every other rank goes on.
+            # CHECK-MESSAGES: :[[@LINE+1]]:13: warning: block runs only on each node's local rank 0 and writes files{{.*}} [ddp-rank0-io-barrier]
             if self.local_rank == 0 and epoch % self.save_every == 0:
                 self._save_snapshot(epoch)
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <set>
 #include <tuple>
@@ -890,13 +891,19 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
     LoopResult &lr = analyzeLoop(n);
     // The settings some path decided before the loop: a path that left one
     // of them open (an `or` took it another way) meets the others only
-    // under the same setting.
-    std::set<int> decidedBefore;
-    for (const auto &p : in)
-      if (live(p))
-        for (const Lit &l : p.guard)
-          if (atoms[l.atom].dep == Dep::Uniform)
-            decidedBefore.insert(l.atom);
+    // under the same setting. Built on the first path with several ways.
+    std::optional<std::set<int>> decidedBefore;
+    auto decidedByAnother = [&](int atom) {
+      if (!decidedBefore) {
+        decidedBefore.emplace();
+        for (const auto &q : in)
+          if (live(q))
+            for (const Lit &l : q.guard)
+              if (atoms[l.atom].dep == Dep::Uniform)
+                decidedBefore->insert(l.atom);
+      }
+      return decidedBefore->count(atom) > 0;
+    };
     std::vector<Path> out;
     for (auto &p : in) {
       if (!live(p)) {
@@ -955,15 +962,17 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
       // only a setting that another path decided before the loop splits this
       // one (settings first tested in the body are compared by the body's
       // own paths).
+      auto decides = [&p](int atom) {
+        for (const auto &m : p.guard)
+          if (m.atom == atom)
+            return true;
+        return false;
+      };
       bool openHere = false;
       if (ways.size() > 1)
         for (const auto &w : ways)
-          for (const Lit &l : *w.first) {
-            bool decided = false;
-            for (const auto &m : p.guard)
-              decided = decided || m.atom == l.atom;
-            openHere = openHere || (!decided && decidedBefore.count(l.atom));
-          }
+          for (const Lit &l : *w.first)
+            openHere = openHere || (!decides(l.atom) && decidedByAnother(l.atom));
       if (ways.size() > 4 || !openHere)
         ways.resize(1);
       const bool split = ways.size() > 1;
@@ -971,10 +980,7 @@ std::vector<Path> PathEngine::walk(const Node &n, std::vector<Path> in) {
         Path normal = p;
         if (split)
           for (Lit l : *settings) {
-            bool decided = false;
-            for (const auto &m : p.guard)
-              decided = decided || m.atom == l.atom;
-            if (decided)
+            if (decides(l.atom))
               continue;
             l.closedAt = SIZE_MAX;
             normal.guard.push_back(l);

@@ -52,6 +52,27 @@ bool ordersRanks(const std::string &op) {
          op == "MPI_Finalize" || op == "ncclCommFinalize" || end("destroy_process_group");
 }
 
+// The node-local rank 0's block (`if args.local_rank == 0:`, timm's
+// `if saver is not None:` with the saver made there): one process per node
+// writes while every other rank goes on, as past a rank-0 block; on one node
+// it is rank 0's.  The same test and settings beside it (`and epoch % 5 == 0`).
+bool nodeMainOnly(const Cond &c) {
+  if (c.kind == Cond::Kind::Atom)
+    return c.localMain;
+  if (c.kind != Cond::Kind::And)
+    return false;
+  bool local = false;
+  for (const auto &k : c.kids) {
+    if (nodeMainOnly(k))
+      local = true;
+    else if (k.dependence() != Dep::Uniform)
+      return false;
+  }
+  return local;
+}
+
+bool writerOnly(const Cond &c) { return isMainOnly(c) || nodeMainOnly(c); }
+
 // `return` (`if args.eval: evaluate(); save_on_master(...); return`): the
 // function's later code does not follow the write.
 bool returns(const Node &n) { return n.kind == Node::Kind::Exit && n.exit == ExitKind::Return; }
@@ -281,6 +302,13 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       Sync a = n.kids.empty() ? Sync::None : syncOf(n.kids[0], first);
       Sync b = n.kind == Node::Kind::If && n.kids.size() > 1 ? syncOf(n.kids[1], first)
                                                               : Sync::None;
+      // The writer's half of a barrier pair (the old Hugging Face examples:
+      // `if local_rank not in [-1, 0]: barrier()` before the cache is made,
+      // `if local_rank == 0: barrier()` after): the others wait in their
+      // half until the writer comes, past its write.
+      if (first && n.kind == Node::Kind::If && a == Sync::Orders && b == Sync::None &&
+          writerOnly(n.cond))
+        return Sync::Orders;
       if (a == Sync::Races || b == Sync::Races)
         return Sync::Races;
       if (a == Sync::Orders && b == Sync::Orders)
@@ -409,6 +437,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   // is its own fix, so each is reported where another module reaches it.
   std::vector<Loc> missingSites;
   bool collectSites = false;
+  // The statement where the first search after a block met a collective
+  // before any barrier: blocks that run into the same one miss one barrier.
+  const Node *raceAt = nullptr;
   // The tests inside the reported block that hold at each of its writes
   // (`if rank == 0: if save_step: torch.save(...)`): after the block, a
   // barrier under the same test (`if save_step: barrier()`) is on every path
@@ -454,8 +485,11 @@ std::vector<Finding> decide(const RuleContext &ctx) {
                                  ? kids[i].kids[0]
                                  : kids[i];
           if (!leaving)
-            if (const Sync s = syncOf(next, true); s == Sync::Orders || s == Sync::Races)
+            if (const Sync s = syncOf(next, true); s == Sync::Orders || s == Sync::Races) {
+              if (s == Sync::Races && !raceAt)
+                raceAt = &next;
               return s == Sync::Orders;
+            }
           returned = returns(kids[i]);
         }
         if (leaving) {
@@ -473,8 +507,11 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       }
       // Around the loop: the next (previous) iteration's first (last) collective.
       if (syncBodies.count(fr.block))
-        if (const Sync s = syncOf(*fr.block, after); s != Sync::None)
+        if (const Sync s = syncOf(*fr.block, after); s != Sync::None) {
+          if (after && s == Sync::Races && !raceAt)
+            raceAt = fr.block;
           return s != Sync::Races;
+        }
     }
     auto sites = callSites.find(fn);
     if (sites == callSites.end() || depth >= 4)
@@ -699,10 +736,12 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     if (!toEnd && n.kind == Node::Kind::If && n.kids[0].kids.size() == 1 &&
         n.kids[0].kids[0].kind == Node::Kind::Event && n.kids[0].kids[0].loc == n.loc)
       guardedCall = &n.kids[0].kids[0];
+    const bool perNode = !toEnd && n.kind == Node::Kind::If && !isMainOnly(n.cond) && nodeMainOnly(n.cond);
     const std::string what =
         toEnd         ? "code after this early return runs only on rank 0 and writes files"
         : guardedCall ? "'" + guardedCall->name +
                             "' writes files only on rank 0 (its own main-process guard)"
+        : perNode     ? "block runs only on each node's local rank 0 and writes files"
                       : "block runs only on rank 0 and writes files";
     std::string where = missBefore && missAfter ? "before or after it"
                         : missBefore            ? "before it"
@@ -721,9 +760,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       return fd;
     }
     const std::string why =
-        missAfter ? "other ranks may read a partial file or time out in their next collective "
-                    "while rank 0 writes"
-                  : "rank 0 may write what the other ranks are still producing";
+        missAfter ? std::string("other ranks may read a partial file or time out in their next collective "
+                                "while ") + (perNode ? "it writes" : "rank 0 writes")
+                  : std::string(perNode ? "it" : "rank 0") + " may write what the other ranks are still producing";
     fd.message = what + ", with no barrier every rank reaches " + where + "; " + why +
                  "; put a barrier " + put;
     return fd;
@@ -767,7 +806,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       bool inside = false;
       for (size_t i = 0; i + 1 < site.frames.size() && !inside; ++i) {
         const Node &k = site.frames[i].block->kids[site.frames[i].index];
-        inside = k.kind == Node::Kind::If && isMainOnly(k.cond) &&
+        inside = k.kind == Node::Kind::If && writerOnly(k.cond) &&
                  site.frames[i + 1].block == &k.kids[0];
       }
       if (!inside)
@@ -794,6 +833,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     return acc;
   };
   std::vector<Finding> out;
+  std::map<size_t, const Node *> racesInto; // finding -> raceAt
   for (const auto &f : I.program.functions) {
     if (onlyUnderMainBlocks(f.key))
       continue;
@@ -812,15 +852,16 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       firstIn.clear();
       readAt = 0;
       readVia.clear();
-      if (n.kind == Node::Kind::If && isMainOnly(n.cond))
+      if (n.kind == Node::Kind::If && writerOnly(n.cond))
         readKeys = writtenKeys(n.kids[0]);
-      if (n.kind == Node::Kind::If && isMainOnly(n.cond) && mainArmWrites(n) &&
+      if (n.kind == Node::Kind::If && writerOnly(n.cond) && mainArmWrites(n) &&
           syncNear(stack, true, f.key, 0)) {
         bool missBefore = requireBefore && (inSyncLoop || syncNear(stack, false, f.key, 0)) &&
                           !barrierNear(stack, false, f.key, 0) && !groupMadeNext(stack);
         missingAt = 0;
         missingSites.clear();
         collectSites = true;
+        raceAt = nullptr;
         writeHeld = writeTests(n.kids[0]).value_or(std::set<std::string>());
         bool missAfter = !barrierNear(stack, true, f.key, 0);
         writeHeld.clear();
@@ -831,6 +872,8 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         if (missBefore || missAfter) {
           out.push_back(finding(n, missBefore || literalBefore, missAfter, false));
           out.back().viaCall = via;
+          if (missAfter && raceAt)
+            racesInto[out.size() - 1] = raceAt;
           if (missAfter && readAt)
             out.back().notes.emplace_back(
                 readAt, (readVia.empty() ? std::string("the file is read here") : quoteCode(readVia) + " reads the file") +
@@ -863,7 +906,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         }
         else if (literalBefore)
           out.push_back(finding(n, true, false, false, true));
-      } else if (everyWrite && n.kind == Node::Kind::If && isMainOnly(n.cond) &&
+      } else if (everyWrite && n.kind == Node::Kind::If && writerOnly(n.cond) &&
                  writesFiles(n.kids[0], true)) {
         const bool missBefore = !barrierNear(stack, false, f.key, 0);
         const bool missAfter = !barrierNear(stack, true, f.key, 0);
@@ -916,7 +959,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
           tail = tail && stack[k].index + 1 == stack[k].block->kids.size();
         mainRest = mainRest || tail;
       }
-      if (n.kind == Node::Kind::If && isMainOnly(n.cond)) {
+      if (n.kind == Node::Kind::If && writerOnly(n.cond)) {
         ++inMainBlock;
         visit(n.kids[0]);
         --inMainBlock;
@@ -927,6 +970,46 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         visit(k);
     };
     visit(f.body);
+  }
+  // Rank-0 blocks whose first search after them ran into the same collective
+  // (the Hugging Face Trainer's `_save_checkpoint`: the weights in one arm of
+  // save_model's chain, then the optimizer, then the hub copy, each its own
+  // rank-0 block, then the next training step): one barrier before that
+  // collective orders them all, so one finding, the other blocks as notes,
+  // every block's barrier in its one fix.
+  if (python) {
+    // A block is decided once per specialisation of its function; the one
+    // whose search met a collective names it for all.
+    std::map<Loc, const Node *> raceOfBlock;
+    for (const auto &[i, race] : racesInto)
+      raceOfBlock.emplace(out[i].loc, race);
+    std::map<const Node *, size_t> byRace;
+    std::vector<Finding> merged;
+    for (size_t i = 0; i < out.size(); ++i) {
+      Finding &fd = out[i];
+      auto race = raceOfBlock.find(fd.loc);
+      const bool after = std::any_of(fd.fixes.begin(), fd.fixes.end(), [](const FixHint &h) {
+        return h.kind == FixKind::InsertBarrierAfter;
+      });
+      if (race == raceOfBlock.end() || fd.asNote || !after) {
+        merged.push_back(std::move(fd));
+        continue;
+      }
+      auto [it, fresh] = byRace.emplace(race->second, merged.size());
+      if (fresh) {
+        merged.push_back(std::move(fd));
+        continue;
+      }
+      Finding &first = merged[it->second];
+      if (fd.loc == first.loc || std::any_of(first.notes.begin(), first.notes.end(),
+                                             [&](const Note &k) { return k.loc == fd.loc; }))
+        continue;
+      first.notes.emplace_back(fd.loc, "rank 0 also writes files here, with no barrier after it before the "
+                                       "same next collective");
+      first.notes.insert(first.notes.end(), fd.notes.begin(), fd.notes.end());
+      first.fixes.insert(first.fixes.end(), fd.fixes.begin(), fd.fixes.end());
+    }
+    out = std::move(merged);
   }
   return out;
 }
