@@ -125,6 +125,14 @@ inline std::string comparisonOperator(SyntaxNode cmp) {
 }
 
 // The name node of a parameter (`x`, `x=1`, `x: int`, `x: int = 1`).
+inline std::string withoutSpaces(std::string_view t) {
+  std::string out;
+  for (char ch : t)
+    if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r' && ch != '\\')
+      out += ch;
+  return out;
+}
+
 inline SyntaxNode parameterName(SyntaxNode p) {
   if (is(p, "identifier"))
     return p;
@@ -465,6 +473,9 @@ private:
   // A function's names handed as init_process_group's `rank=` (by the
   // function's start byte).
   std::set<std::pair<unsigned, std::string>> worldRankNames_;
+  // The tests (spaces out) of the `if`s whose then-arm makes the world.
+  std::set<std::string> distSwitches_;
+  bool askingSwitch_ = false;
   std::set<std::string> loaderNames_; // names assigned a loader's iteration (`pbar = enumerate(loader)`)
   // `data_iter = enumerate(train_loader)`, then `for i, b in data_iter`: the call.
   std::map<std::string, SyntaxNode> enumeratedNames_;
@@ -750,6 +761,7 @@ private:
   void recordArguments(const std::string &callee, const CallSite &cs, bool constructor = false);
   // An exit with a failure status in a handler round the script's top level.
   bool crashHandlerExit(const CallSite &cs) const;
+  bool entryWrapper(SyntaxNode def, SyntaxNode tryAt) const;
   // The rank decision one arm of which holds a call directly (`if rank == 0:
   // Trainer(logger=l)` / `else: Trainer()`), and whether it is the then-arm.
   std::optional<std::pair<Cond, bool>> enclosingRankArm(SyntaxNode call);

@@ -761,6 +761,26 @@ void Builder::collectObjects(SyntaxNode n) {
   while (!stack.empty()) {
     SyntaxNode s = stack.back();
     stack.pop_back();
+    // `if parallel == True:` whose arm makes the world (cond() reads it).
+    if (is(s, "if_statement")) {
+      SyntaxNode c = unparen(field(s, "condition"));
+      bool makes = false;
+      if (is(c, "identifier") || is(c, "attribute") || is(c, "comparison_operator")) {
+        std::vector<SyntaxNode> todo{field(s, "consequence")};
+        while (!todo.empty() && !makes) {
+          SyntaxNode k = todo.back();
+          todo.pop_back();
+          if (is(k, "function_definition") || is(k, "class_definition"))
+            continue;
+          if (is(k, "call") && lastPart(qualified(field(k, "function"))) == "init_process_group")
+            makes = true;
+          for (SyntaxNode kk : namedKids(k))
+            todo.push_back(kk);
+        }
+      }
+      if (makes)
+        distSwitches_.insert(withoutSpaces(text(c)));
+    }
     // `init_process_group(..., rank=config.local_rank)` (CDARTS): the
     // program's global rank is its local rank, one node, so a local rank 0
     // test picks one process of the job.
@@ -2935,12 +2955,42 @@ bool Builder::crashHandlerExit(const CallSite &cs) const {
   if (!failure)
     return false;
   bool handler = false;
+  SyntaxNode tryAt;
   for (SyntaxNode up = parentOf(cs.c); !up.isNull(); up = parentOf(up)) {
-    if (is(up, "function_definition") || is(up, "lambda") || is(up, "class_definition"))
+    if (is(up, "lambda") || is(up, "class_definition"))
       return false;
+    if (is(up, "function_definition"))
+      return handler && !tryAt.isNull() && entryWrapper(up, tryAt);
     handler = handler || is(up, "except_clause");
+    if (handler && tryAt.isNull() && is(up, "try_statement"))
+      tryAt = up;
   }
   return handler;
+}
+
+// denoiser's and svoice's `@hydra.main def main(args): try: _main(args)
+// except Exception: ...; os._exit(1)`: a function whose whole body is the
+// try, called from the script's top level, is the script's outermost frame.
+bool Builder::entryWrapper(SyntaxNode def, SyntaxNode tryAt) const {
+  const std::vector<SyntaxNode> body = realStatements(field(def, "body"));
+  SyntaxNode outer = is(parentOf(def), "decorated_definition") ? parentOf(def) : def;
+  if (body.size() != 1 || body[0] != tryAt || !is(parentOf(outer), "module"))
+    return false;
+  const std::string name = str(field(def, "name"));
+  for (SyntaxNode st : namedKids(tree_.root())) {
+    if (is(st, "function_definition") || is(st, "class_definition") || is(st, "decorated_definition"))
+      continue;
+    std::vector<SyntaxNode> stack{st};
+    while (!stack.empty()) {
+      SyntaxNode n = stack.back();
+      stack.pop_back();
+      if (is(n, "call") && is(field(n, "function"), "identifier") && str(field(n, "function")) == name)
+        return true;
+      for (SyntaxNode k : namedKids(n))
+        stack.push_back(k);
+    }
+  }
+  return false;
 }
 
 std::optional<std::pair<Cond, bool>> Builder::enclosingRankArm(SyntaxNode call) {

@@ -1048,6 +1048,22 @@ static bool distributedRunFlag(std::string name) {
 Cond Builder::cond(SyntaxNode e) {
   e = unparen(e);
   const std::string_view k = kindOf(e);
+  // transfuser's `if parallel == True: ... init_process_group(...)`: the
+  // test under which this module makes the world holds in every run whose
+  // ranks can diverge; its other arm is the one-process run.
+  if (!distSwitches_.empty() && !askingSwitch_ &&
+      (k == "identifier" || k == "attribute" || k == "comparison_operator") &&
+      distSwitches_.count(withoutSpaces(text(e)))) {
+    askingSwitch_ = true; // value() of a comparison asks cond() of it
+    const Val v = value(e);
+    const Dep d = cond(e).dependence();
+    askingSwitch_ = false;
+    if (v.dep == Dep::Uniform && v.rank == RankKind::None && d == Dep::Uniform) {
+      Cond c = Cond::constant(true);
+      c.text = str(e);
+      return c;
+    }
+  }
   if (k == "not_operator")
     return Cond::negate(cond(field(e, "argument")));
   if (k == "boolean_operator") {
