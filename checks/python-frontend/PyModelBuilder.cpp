@@ -5810,6 +5810,26 @@ PyModel Builder::run() {
   // its `rank` parameters are the rank, as in one that imports torch.distributed.
   const bool launcherEnv = readsLauncherEnv(root);
   usesDist_ = usesDist_ || launcherEnv;
+  // A script that trains with the Hugging Face Trainer or TRL's
+  // (`DPOTrainer(...)`, then `.train()`): the Trainer makes the process group
+  // under torchrun, accelerate or deepspeed, and every line around it runs
+  // in each process (LMFlow's DPO aligners save the final model on every
+  // rank afterwards).
+  if (!usesDist_ && text(root).find(".train(") != std::string_view::npos) {
+    std::vector<SyntaxNode> st{root};
+    while (!st.empty() && !usesDist_) {
+      SyntaxNode n = st.back();
+      st.pop_back();
+      if (is(n, "call")) {
+        const std::string q = qualified(field(n, "function"));
+        if ((startsWith(q, "transformers.") || startsWith(q, "trl.")) &&
+            api().mainProcessOverrideBases.count(q))
+          usesDist_ = true;
+      }
+      for (SyntaxNode k : namedKids(n))
+        st.push_back(k);
+    }
+  }
   if (project_ && project_->imported())
     usesDist_ = true;
   // A module distributed only through its helpers (the linker said so, see

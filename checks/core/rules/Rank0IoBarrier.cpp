@@ -73,6 +73,25 @@ bool nodeMainOnly(const Cond &c) {
 
 bool writerOnly(const Cond &c) { return isMainOnly(c) || nodeMainOnly(c); }
 
+// The other half of a barrier pair's test: every rank but the writer
+// (`if local_rank not in [-1, 0] and not evaluate:`, `if rank != 0:`).
+bool othersOnly(const Cond &c) {
+  if (c.kind == Cond::Kind::And) {
+    bool others = false;
+    for (const auto &k : c.kids) {
+      if (othersOnly(k))
+        others = true;
+      else if (k.dependence() != Dep::Uniform)
+        return false;
+    }
+    return others;
+  }
+  if (c.kind == Cond::Kind::Not && c.kids[0].kind == Cond::Kind::Atom && c.kids[0].localMain)
+    return true;
+  return c.dependence() == Dep::Rank && engine::evalTri(c, 0) == engine::Tri::False &&
+         engine::evalTri(c, 1) == engine::Tri::True;
+}
+
 // `return` (`if args.eval: evaluate(); save_on_master(...); return`): the
 // function's later code does not follow the write.
 bool returns(const Node &n) { return n.kind == Node::Kind::Exit && n.exit == ExitKind::Return; }
@@ -262,6 +281,33 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   // setting every rank shares (`if args.manifest: all_gather_object(...)`)
   // orders the write on the runs that take it; the runs that skip it meet
   // whatever follows (the epoch loop's unconditional barrier).
+  // The writer's halves of barrier pairs: `if <writer>: barrier()` in a
+  // function that also has `if <every other rank>: barrier()`; alone, a
+  // barrier only the writer reaches is a divergence, not an order.
+  std::set<const Node *> pairHalves;
+  {
+    auto barrierFirst = [&](const Node &arm) {
+      std::string op;
+      return edge(arm, true, op) && ordersRanks(op);
+    };
+    for (const auto &f : I.program.functions) {
+      std::vector<const Node *> writers;
+      bool others = false;
+      std::function<void(const Node &)> scan = [&](const Node &n) {
+        if (n.kind == Node::Kind::If && !n.kids.empty() && barrierFirst(n.kids[0])) {
+          if (writerOnly(n.cond))
+            writers.push_back(&n);
+          else if (othersOnly(n.cond))
+            others = true;
+        }
+        for (const auto &k : n.kids)
+          scan(k);
+      };
+      scan(f.body);
+      if (others)
+        pairHalves.insert(writers.begin(), writers.end());
+    }
+  }
   enum class Sync { None, Orders, Partly, Races };
   std::function<Sync(const Node &, bool)> syncOf = [&](const Node &n, bool first) -> Sync {
     switch (n.kind) {
@@ -307,7 +353,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       // `if local_rank == 0: barrier()` after): the others wait in their
       // half until the writer comes, past its write.
       if (first && n.kind == Node::Kind::If && a == Sync::Orders && b == Sync::None &&
-          writerOnly(n.cond))
+          writerOnly(n.cond) && pairHalves.count(&n))
         return Sync::Orders;
       if (a == Sync::Races || b == Sync::Races)
         return Sync::Races;
@@ -980,27 +1026,40 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   if (python) {
     // A block is decided once per specialisation of its function; the one
     // whose search met a collective names it for all.
+    // A block's copies for its other calls (another `viaCall`) are fixes
+    // of their own and keep their own report.
+    std::map<std::pair<Loc, Loc>, const Node *> raceOfSite;
     std::map<Loc, const Node *> raceOfBlock;
-    for (const auto &[i, race] : racesInto)
+    for (const auto &[i, race] : racesInto) {
+      raceOfSite.emplace(std::make_pair(out[i].loc, out[i].viaCall), race);
       raceOfBlock.emplace(out[i].loc, race);
+    }
     std::map<const Node *, size_t> byRace;
     std::vector<Finding> merged;
     for (size_t i = 0; i < out.size(); ++i) {
       Finding &fd = out[i];
-      auto race = raceOfBlock.find(fd.loc);
+      const Node *race = nullptr;
+      if (auto r = raceOfSite.find({fd.loc, fd.viaCall}); r != raceOfSite.end())
+        race = r->second;
+      else if (auto b = raceOfBlock.find(fd.loc); b != raceOfBlock.end() && !fd.viaCall)
+        race = b->second;
       const bool after = std::any_of(fd.fixes.begin(), fd.fixes.end(), [](const FixHint &h) {
         return h.kind == FixKind::InsertBarrierAfter;
       });
-      if (race == raceOfBlock.end() || fd.asNote || !after) {
+      if (!race || fd.asNote || !after) {
         merged.push_back(std::move(fd));
         continue;
       }
-      auto [it, fresh] = byRace.emplace(race->second, merged.size());
+      auto [it, fresh] = byRace.emplace(race, merged.size());
       if (fresh) {
         merged.push_back(std::move(fd));
         continue;
       }
       Finding &first = merged[it->second];
+      if (fd.loc == first.loc && fd.viaCall && first.viaCall && fd.viaCall != first.viaCall) {
+        merged.push_back(std::move(fd));
+        continue;
+      }
       if (fd.loc == first.loc || std::any_of(first.notes.begin(), first.notes.end(),
                                              [&](const Note &k) { return k.loc == fd.loc; }))
         continue;
