@@ -5825,6 +5825,11 @@ PyModel Builder::run() {
         if ((startsWith(q, "transformers.") || startsWith(q, "trl.")) &&
             api().mainProcessOverrideBases.count(q))
           usesDist_ = true;
+        // A project's subclass (LMFlow's DPOv2Trainer of TRL's DPOTrainer),
+        // asked only of names that say Trainer: resolving builds its module.
+        else if (project_ && endsWith(q, "Trainer") && q.find('.') != std::string::npos &&
+                 project_->hfTrainerClass(q))
+          usesDist_ = true;
       }
       for (SyntaxNode k : namedKids(n))
         st.push_back(k);

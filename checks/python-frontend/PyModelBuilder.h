@@ -118,6 +118,9 @@ public:
   // Whether a dotted name is a project class that defines a method of its
   // own besides `__init__` (one its bases' methods may call on `self`).
   virtual bool classDefinesMethods(const std::string & /*dotted*/) { return false; }
+  // Whether a dotted name is a project class derived, through the project's
+  // modules, from the Hugging Face or TRL Trainer (LMFlow's DPOv2Trainer).
+  virtual bool hfTrainerClass(const std::string & /*dotted*/) { return false; }
 };
 
 struct PyModel {

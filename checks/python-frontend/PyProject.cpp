@@ -291,6 +291,12 @@ public:
       it->second = p_.classDefinesMethods(dotted, roots_);
     return it->second;
   }
+  bool hfTrainerClass(const std::string &dotted) override {
+    auto [it, fresh] = hfTrainer_.try_emplace(dotted, false);
+    if (fresh)
+      it->second = p_.hfTrainerClass(dotted, roots_, 0);
+    return it->second;
+  }
   bool classBufferFree(const std::string &dotted) override {
     auto [it, fresh] = bufferFree_.try_emplace(dotted, false);
     if (fresh)
@@ -317,6 +323,7 @@ private:
   bool imported_;
   std::unordered_map<std::string, const ExternalFunction *> functions_;
   std::unordered_map<std::string, bool> bufferFree_;
+  std::unordered_map<std::string, bool> hfTrainer_;
   std::unordered_map<std::string, bool> definesMethods_;
   std::unordered_map<std::string, bool> classes_;
 };
@@ -744,6 +751,30 @@ bool PyProject::classDefinesMethods(const std::string &dotted, const Roots &root
        it != mod->model.summaries.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
     if (it->first != prefix + "__init__")
       return true;
+  return false;
+}
+
+bool PyProject::hfTrainerClass(const std::string &dotted, const Roots &roots, int depth) {
+  auto [mod, name] = classModule(dotted, roots, 0);
+  if (!mod || depth > 4)
+    return false;
+  auto c = mod->model.classes.find(name);
+  if (c == mod->model.classes.end())
+    return false;
+  const std::string modName = dotted.substr(0, dotted.size() - name.size() - (dotted.size() > name.size() ? 1 : 0));
+  for (const auto &b : c->second) {
+    const std::string head = b.substr(0, b.find('.'));
+    std::string full = b;
+    if (auto imp = mod->model.imports.find(head); imp != mod->model.imports.end())
+      full = imp->second + b.substr(head.size());
+    else if (mod->model.classes.count(b) && !modName.empty())
+      full = modName + "." + b; // a base of the same module
+    if ((full.rfind("transformers.", 0) == 0 || full.rfind("trl.", 0) == 0) &&
+        core::builtinPythonApi().mainProcessOverrideBases.count(full))
+      return true;
+    if (full.find('.') != std::string::npos && hfTrainerClass(full, roots, depth + 1))
+      return true;
+  }
   return false;
 }
 

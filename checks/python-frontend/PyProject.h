@@ -193,6 +193,7 @@ private:
   bool isClass(const std::string &dotted, const Roots &roots);
   bool classBufferFree(const std::string &dotted, const Roots &roots);
   bool classDefinesMethods(const std::string &dotted, const Roots &roots);
+  bool hfTrainerClass(const std::string &dotted, const Roots &roots, int depth);
   std::shared_ptr<const Module> byName(const std::string &name);
   // The module built again with the specialisation `key` ("fn{rank=-1}") of one
   // of its functions (see Builder::specialize); once per run.

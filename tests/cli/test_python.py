@@ -430,6 +430,55 @@ class PythonOneReportPerBug(PythonProject):
         self.assertEqual([(f["line"], f["rule"]) for f in got if f["rule"] == "ddp-rank0-io-barrier"],
                          [(13, "ddp-rank0-io-barrier")], out)
 
+    def test_a_project_subclass_of_a_trl_trainer_runs_in_every_process(self):
+        # LMFlow's DPOv2Trainer (a subclass of TRL's DPOTrainer in another
+        # module, imported under `if is_trl_available():`): the aligner that
+        # trains with it runs in every process of its launcher, and its final
+        # save_pretrained is every rank's.  A class of another base is not.
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/versioning.py", "def is_trl_available():\n    return True\n")
+        self.write("pkg/trainer.py", """\
+            from pkg.versioning import is_trl_available
+
+            if is_trl_available():
+                from trl import DPOTrainer
+
+
+            class DPOv2Trainer(DPOTrainer):
+                def extra(self):
+                    return 1
+
+
+            class Runner:
+                def train(self):
+                    return 1
+            """)
+        self.write("pkg/align.py", """\
+            import os
+
+            from pkg.trainer import DPOv2Trainer
+
+
+            def align(model, data, out):
+                trainer = DPOv2Trainer(model=model, train_dataset=data)
+                trainer.train()
+                trainer.model.save_pretrained(os.path.join(out, "final_checkpoint"))
+            """)
+        self.write("pkg/run.py", """\
+            import os
+
+            from pkg.trainer import Runner
+
+
+            def run(model, out):
+                Runner().train()
+                model.save_pretrained(os.path.join(out, "final_checkpoint"))
+            """)
+        got, out = self.findings("pkg/align.py")
+        self.assertEqual([(f["line"], f["rule"]) for f in got], [(9, "ddp-unguarded-save")], out)
+        got, out = self.findings("pkg/run.py")
+        self.assertEqual(got, [], out)
+
     def test_a_loader_helper_called_in_two_loops_is_one_finding(self):
         # Oscar's `evaluate` builds its loader and is called every N steps
         # and every epoch: one loader to hoist, one report, the other call a

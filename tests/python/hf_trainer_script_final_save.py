@@ -16,5 +16,7 @@ def align(model, train_dataset, output_dir):
     trainer.save_model(output_dir)
     if trainer.is_world_process_zero():
         trainer.model.config.save_pretrained(os.path.join(output_dir, "config_only"))
+    if trainer.is_world_master():  # transformers 3's name for is_world_process_zero
+        trainer.model.save_pretrained(os.path.join(output_dir, "master_copy"))
     # CHECK-MESSAGES: :[[@LINE+1]]:5: error: every rank runs 'trainer.model.save_pretrained' to the same path{{.*}} [ddp-unguarded-save]
     trainer.model.save_pretrained(os.path.join(output_dir, "final_checkpoint"))
