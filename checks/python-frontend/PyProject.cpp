@@ -211,6 +211,17 @@ bool distributedThroughLinks(const LinkResult &linked, const std::string &path, 
   return true;
 }
 
+// Whether a body makes the world on some path its known tests leave open.
+bool reachesRendezvous(const core::Node &n) {
+  if (n.kind == core::Node::Kind::Event && n.event == core::EventKind::Rendezvous)
+    return true;
+  if (n.kind == core::Node::Kind::If && n.cond.kind == core::Cond::Kind::Const && n.kids.size() >= 1) {
+    const size_t arm = n.cond.constValue ? 0 : 1;
+    return arm < n.kids.size() && reachesRendezvous(n.kids[arm]);
+  }
+  return std::any_of(n.kids.begin(), n.kids.end(), [](const core::Node &k) { return reachesRendezvous(k); });
+}
+
 // A collective or barrier the code names itself (not a backward() that is
 // DDP's all-reduce only when an importer wraps the model).
 bool runsCollective(const core::Node &n) {
@@ -1094,8 +1105,12 @@ LinkResult PyProject::link(PyModel &model) {
       res.modules.push_back({b->second + 1, static_cast<core::Loc>(model.positions.size()),
                              mod->path, mod->name});
     }
+    // A specialisation whose bindings decide the group away (fast-autoaugment's
+    // Ray search calls `train_and_eval(..., local_rank=-1)`, whose `if
+    // local_rank >= 0: init_process_group(...)` is then dead) makes none.
     if (auto s = mod->model.summaries.find(local.substr(0, local.find('{')));
-        s != mod->model.summaries.end() && s->second.initsProcessGroup) {
+        s != mod->model.summaries.end() && s->second.initsProcessGroup &&
+        (local.find('{') == std::string::npos || reachesRendezvous(fn->body))) {
       res.distributed = true;
       res.initializers.insert(key);
     }

@@ -31,6 +31,14 @@ std::optional<RankKind> Builder::rankSourceAsWritten(SyntaxNode e) {
       return rb;
     return std::nullopt;
   }
+  // VL-BERT's `int(os.environ['RANK'] or 0)`: the rank, with a fallback for
+  // a variable set empty.
+  if (is(e, "boolean_operator") && text(field(e, "operator")) == "or") {
+    SyntaxNode b = unparen(field(e, "right"));
+    if (is(b, "integer") || is(b, "none") || is(b, "string"))
+      return rankSource(field(e, "left"));
+    return std::nullopt;
+  }
   // `node_rank * ngpus_per_node + gpu`: the global rank computed from a node's
   // offset and the process's index on its node (mp.spawn's first argument).
   // Only a product on the other side: `local_rank + 1` is not a rank.
@@ -1207,6 +1215,14 @@ Cond Builder::cond(SyntaxNode e) {
     if ((op == "is" || op == "is not" || op == "==" || op == "!=") &&
         (is(unparen(rhs), "none") || is(unparen(lhs), "none"))) {
       Val obj = value(is(unparen(rhs), "none") ? lhs : rhs);
+      // VL-BERT's `rank is None or rank == 0` with `rank =
+      // distributed.get_rank()`: a rank is a number in every run whose ranks
+      // can diverge (None is its one-process run).
+      if (obj.rank != RankKind::None && !obj.existsWhen && !obj.cond) {
+        Cond c = Cond::constant(op == "is not" || op == "!=");
+        c.text = str(e);
+        return c;
+      }
       if (obj.existsWhen) {
         Cond c = *obj.existsWhen;
         unstamp(c);

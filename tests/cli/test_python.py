@@ -479,6 +479,52 @@ class PythonOneReportPerBug(PythonProject):
         got, out = self.findings("pkg/run.py")
         self.assertEqual(got, [], out)
 
+    def test_a_caller_that_binds_the_group_away_runs_alone(self):
+        # fast-autoaugment's Ray search: `train_and_eval(tag, save_path=...)`
+        # leaves local_rank at -1, so the trainer's `if local_rank >= 0:
+        # init_process_group(...)` never runs and the trial is one process;
+        # its every-epoch save is that process's.  The trainer's own lint
+        # (launched with a local rank) keeps its rank-0 checkpoint finding.
+        self.write("faa_train.py", """\
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel
+
+
+            def train_and_eval(tag, save_path=None, local_rank=-1):
+                if local_rank >= 0:
+                    dist.init_process_group(backend="nccl", init_method="env://")
+                    torch.cuda.set_device(local_rank)
+                is_master = local_rank < 0 or dist.get_rank() == 0
+
+                model = torch.nn.Linear(4, 4).cuda()
+                if local_rank >= 0:
+                    model = DistributedDataParallel(model, device_ids=[local_rank])
+                if local_rank >= 0:
+                    for x in model.state_dict().values():
+                        dist.broadcast(x, 0)
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                for epoch in range(3):
+                    loss = model(torch.randn(2, 4).cuda()).sum()
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    if is_master and save_path:
+                        torch.save({"epoch": epoch, "model": model.state_dict()}, save_path)
+            """)
+        self.write("faa_search.py", """\
+            from faa_train import train_and_eval
+
+
+            def train_model(save_path):
+                result = train_and_eval(None, save_path=save_path)
+                return result
+            """)
+        got, out = self.findings("faa_search.py")
+        self.assertEqual(got, [], out)
+        got, out = self.findings("faa_train.py")
+        self.assertIn((24, "ddp-rank0-io-barrier"), [(f["line"], f["rule"]) for f in got], out)
+
     def test_a_loader_helper_called_in_two_loops_is_one_finding(self):
         # Oscar's `evaluate` builds its loader and is called every N steps
         # and every epoch: one loader to hoist, one report, the other call a
