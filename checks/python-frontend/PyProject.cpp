@@ -215,7 +215,7 @@ bool distributedThroughLinks(const LinkResult &linked, const std::string &path, 
 bool reachesRendezvous(const core::Node &n) {
   if (n.kind == core::Node::Kind::Event && n.event == core::EventKind::Rendezvous)
     return true;
-  if (n.kind == core::Node::Kind::If && n.cond.kind == core::Cond::Kind::Const && n.kids.size() >= 1) {
+  if (n.kind == core::Node::Kind::If && n.cond.kind == core::Cond::Kind::Const && !n.kids.empty()) {
     const size_t arm = n.cond.constValue ? 0 : 1;
     return arm < n.kids.size() && reachesRendezvous(n.kids[arm]);
   }
@@ -772,14 +772,13 @@ bool PyProject::hfTrainerClass(const std::string &dotted, const Roots &roots, in
   auto c = mod->model.classes.find(name);
   if (c == mod->model.classes.end())
     return false;
-  const std::string modName = dotted.substr(0, dotted.size() - name.size() - (dotted.size() > name.size() ? 1 : 0));
   for (const auto &b : c->second) {
     const std::string head = b.substr(0, b.find('.'));
     std::string full = b;
     if (auto imp = mod->model.imports.find(head); imp != mod->model.imports.end())
       full = imp->second + b.substr(head.size());
-    else if (mod->model.classes.count(b) && !modName.empty())
-      full = modName + "." + b; // a base of the same module
+    else if (mod->model.classes.count(b) && !mod->name.empty())
+      full = mod->name + '.' + b; // a base of the same module
     if ((full.rfind("transformers.", 0) == 0 || full.rfind("trl.", 0) == 0) &&
         core::builtinPythonApi().mainProcessOverrideBases.count(full))
       return true;
