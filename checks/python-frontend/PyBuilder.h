@@ -555,6 +555,8 @@ private:
   bool wrappedLater(const std::string &spelling, SyntaxNode at) const;
   bool loadedPlain(SyntaxNode arg, SyntaxNode at) const;
   std::string fileKey(SyntaxNode path) const;
+  // Whether some call under `root` satisfies `pred` (walks the whole tree).
+  bool anyCall(SyntaxNode root, const std::function<bool(SyntaxNode)> &pred) const;
   bool callsWritten(SyntaxNode root, std::initializer_list<std::string_view> spellings) const;
   bool beforeAnyDdp(SyntaxNode at) const;
   bool bufferFree(SyntaxNode e, int depth) const;

@@ -1850,6 +1850,19 @@ bool Builder::wrappedLater(const std::string &spelling, SyntaxNode at) const {
 // code, not in a comment or a docstring (LoftQ's run_glue.py keeps its
 // Accelerate version as `# accelerator.prepare(...)` lines and runs in one
 // process).  Skipped when no spelling is in the text at all.
+bool Builder::anyCall(SyntaxNode root, const std::function<bool(SyntaxNode)> &pred) const {
+  std::vector<SyntaxNode> stack{root};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "call") && pred(n))
+      return true;
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return false;
+}
+
 bool Builder::callsWritten(SyntaxNode root, std::initializer_list<std::string_view> spellings) const {
   const std::string_view src = text(root);
   bool mentioned = false;
@@ -5815,26 +5828,16 @@ PyModel Builder::run() {
   // under torchrun, accelerate or deepspeed, and every line around it runs
   // in each process (LMFlow's DPO aligners save the final model on every
   // rank afterwards).
-  if (!usesDist_ && text(root).find(".train(") != std::string_view::npos) {
-    std::vector<SyntaxNode> st{root};
-    while (!st.empty() && !usesDist_) {
-      SyntaxNode n = st.back();
-      st.pop_back();
-      if (is(n, "call")) {
-        const std::string q = qualified(field(n, "function"));
-        if ((startsWith(q, "transformers.") || startsWith(q, "trl.")) &&
-            api().mainProcessOverrideBases.count(q))
-          usesDist_ = true;
-        // A project's subclass (LMFlow's DPOv2Trainer of TRL's DPOTrainer),
-        // asked only of names that say Trainer: resolving builds its module.
-        else if (project_ && endsWith(q, "Trainer") && q.find('.') != std::string::npos &&
-                 project_->hfTrainerClass(q))
-          usesDist_ = true;
-      }
-      for (SyntaxNode k : namedKids(n))
-        st.push_back(k);
-    }
-  }
+  if (!usesDist_ && text(root).find(".train(") != std::string_view::npos)
+    usesDist_ = anyCall(root, [&](SyntaxNode c) {
+      const std::string q = qualified(field(c, "function"));
+      if ((startsWith(q, "transformers.") || startsWith(q, "trl.")) && api().mainProcessOverrideBases.count(q))
+        return true;
+      // A project's subclass (LMFlow's DPOv2Trainer of TRL's DPOTrainer),
+      // asked only of names that say Trainer: resolving builds its module.
+      return project_ && endsWith(q, "Trainer") && q.find('.') != std::string::npos &&
+             project_->hfTrainerClass(q);
+    });
   if (project_ && project_->imported())
     usesDist_ = true;
   // A module distributed only through its helpers (the linker said so, see
@@ -5844,21 +5847,12 @@ PyModel Builder::run() {
   // its `rank` parameters are the rank too.
   if (!usesDist_ && distributedByLinks_)
     usesDist_ = m_.distributedByLinks = true;
-  if (!usesDist_ && project_ && !project_->inTestFolder()) {
-    std::vector<SyntaxNode> st{root};
-    while (!st.empty() && !usesDist_) {
-      SyntaxNode n = st.back();
-      st.pop_back();
-      if (is(n, "call")) {
-        const std::string q = qualified(field(n, "function"));
-        if (q.find('.') != std::string::npos)
-          if (const ExternalFunction *f = project_->function(q); f && f->summary.initsProcessGroup)
-            usesDist_ = m_.distributedByLinks = true;
-      }
-      for (SyntaxNode k : namedKids(n))
-        st.push_back(k);
-    }
-  }
+  if (!usesDist_ && project_ && !project_->inTestFolder() && anyCall(root, [&](SyntaxNode c) {
+        const std::string q = qualified(field(c, "function"));
+        const ExternalFunction *f = q.find('.') != std::string::npos ? project_->function(q) : nullptr;
+        return f && f->summary.initsProcessGroup;
+      }))
+    usesDist_ = m_.distributedByLinks = true;
   collectFunctions(root, "", "");
   collectSignalFlags(root);
   collectObjects(root);

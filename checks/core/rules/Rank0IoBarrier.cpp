@@ -52,23 +52,27 @@ bool ordersRanks(const std::string &op) {
          op == "MPI_Finalize" || op == "ncclCommFinalize" || end("destroy_process_group");
 }
 
-// The node-local rank 0's block (`if args.local_rank == 0:`, timm's
-// `if saver is not None:` with the saver made there): one process per node
-// writes while every other rank goes on, as past a rank-0 block; on one node
-// it is rank 0's.  The same test and settings beside it (`and epoch % 5 == 0`).
-bool nodeMainOnly(const Cond &c) {
-  if (c.kind == Cond::Kind::Atom)
-    return c.localMain;
+// A test that `leaf` picks the ranks of, alone or beside settings every rank
+// shares (`and epoch % 5 == 0`, `and not evaluate`).
+bool amongSettings(const Cond &c, bool (*leaf)(const Cond &)) {
   if (c.kind != Cond::Kind::And)
-    return false;
-  bool local = false;
+    return leaf(c);
+  bool picks = false;
   for (const auto &k : c.kids) {
-    if (nodeMainOnly(k))
-      local = true;
+    if (amongSettings(k, leaf))
+      picks = true;
     else if (k.dependence() != Dep::Uniform)
       return false;
   }
-  return local;
+  return picks;
+}
+
+// The node-local rank 0's block (`if args.local_rank == 0:`, timm's
+// `if saver is not None:` with the saver made there): one process per node
+// writes while every other rank goes on, as past a rank-0 block; on one node
+// it is rank 0's.
+bool nodeMainOnly(const Cond &c) {
+  return amongSettings(c, [](const Cond &k) { return k.kind == Cond::Kind::Atom && k.localMain; });
 }
 
 bool writerOnly(const Cond &c) { return isMainOnly(c) || nodeMainOnly(c); }
@@ -76,20 +80,12 @@ bool writerOnly(const Cond &c) { return isMainOnly(c) || nodeMainOnly(c); }
 // The other half of a barrier pair's test: every rank but the writer
 // (`if local_rank not in [-1, 0] and not evaluate:`, `if rank != 0:`).
 bool othersOnly(const Cond &c) {
-  if (c.kind == Cond::Kind::And) {
-    bool others = false;
-    for (const auto &k : c.kids) {
-      if (othersOnly(k))
-        others = true;
-      else if (k.dependence() != Dep::Uniform)
-        return false;
-    }
-    return others;
-  }
-  if (c.kind == Cond::Kind::Not && c.kids[0].kind == Cond::Kind::Atom && c.kids[0].localMain)
-    return true;
-  return c.dependence() == Dep::Rank && engine::evalTri(c, 0) == engine::Tri::False &&
-         engine::evalTri(c, 1) == engine::Tri::True;
+  return amongSettings(c, [](const Cond &k) {
+    if (k.kind == Cond::Kind::Not && k.kids[0].kind == Cond::Kind::Atom && k.kids[0].localMain)
+      return true;
+    return k.dependence() == Dep::Rank && engine::evalTri(k, 0) == engine::Tri::False &&
+           engine::evalTri(k, 1) == engine::Tri::True;
+  });
 }
 
 // `return` (`if args.eval: evaluate(); save_on_master(...); return`): the
