@@ -479,6 +479,38 @@ class PythonOneReportPerBug(PythonProject):
         got, out = self.findings("pkg/run.py")
         self.assertEqual(got, [], out)
 
+    def test_blocks_racing_into_one_collective_are_one_finding(self):
+        # A rank-0 block and a node-local one at an epoch's end, both before
+        # the next epoch's gradient all-reduce: one barrier orders both, one
+        # finding, the other block a note naming its own writer.
+        self.write("train.py", """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+
+
+            def main(args, loader):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))
+                for epoch in range(3):
+                    for x in loader:
+                        model(x).sum().backward()
+                    if dist.get_rank() == 0:
+                        torch.save(model.state_dict(), "b.pt")
+                    if args.local_rank == 0:
+                        torch.save(model.state_dict(), "a.pt")
+            """)
+        got, out = self.findings("train.py")
+        barrier = [f for f in got if f["rule"] == "ddp-rank0-io-barrier"]
+        self.assertEqual([f["line"] for f in barrier], [13], out)
+        self.assertIn("rank 0 and writes files", barrier[0]["message"], out)
+        notes = [n for n in barrier[0].get("notes", []) if "also writes" in n["message"]]
+        self.assertEqual([n["line"] for n in notes], [15], out)
+        self.assertTrue(notes[0]["message"].startswith("each node's local rank 0 also writes"), out)
+        # Each block's barrier is in the one fix.
+        self.assertEqual(len(barrier[0].get("fixes", [])), 2, out)
+
     def test_a_caller_that_binds_the_group_away_runs_alone(self):
         # fast-autoaugment's Ray search: `train_and_eval(tag, save_path=...)`
         # leaves local_rank at -1, so the trainer's `if local_rank >= 0:

@@ -1059,8 +1059,11 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       if (fd.loc == first.loc || std::any_of(first.notes.begin(), first.notes.end(),
                                              [&](const Note &k) { return k.loc == fd.loc; }))
         continue;
-      first.notes.emplace_back(fd.loc, "rank 0 also writes files here, with no barrier after it before the "
-                                       "same next collective");
+      // The writer as the block's own message names it.
+      const bool perNodeBlock = fd.message.find("each node's local rank 0") != std::string::npos;
+      first.notes.emplace_back(fd.loc, std::string(perNodeBlock ? "each node's local rank 0" : "rank 0") +
+                                           " also writes files here, with no barrier after it before the "
+                                           "same next collective");
       first.notes.insert(first.notes.end(), fd.notes.begin(), fd.notes.end());
       first.fixes.insert(first.fixes.end(), fd.fixes.begin(), fd.fixes.end());
     }
