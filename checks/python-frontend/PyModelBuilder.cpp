@@ -2993,15 +2993,10 @@ bool Builder::entryWrapper(SyntaxNode def, SyntaxNode tryAt) const {
   for (SyntaxNode st : namedKids(tree_.root())) {
     if (is(st, "function_definition") || is(st, "class_definition") || is(st, "decorated_definition"))
       continue;
-    std::vector<SyntaxNode> stack{st};
-    while (!stack.empty()) {
-      SyntaxNode n = stack.back();
-      stack.pop_back();
-      if (is(n, "call") && is(field(n, "function"), "identifier") && str(field(n, "function")) == name)
-        return true;
-      for (SyntaxNode k : namedKids(n))
-        stack.push_back(k);
-    }
+    if (anyCall(st, [&](SyntaxNode c) {
+          return is(field(c, "function"), "identifier") && str(field(c, "function")) == name;
+        }))
+      return true;
   }
   return false;
 }
