@@ -493,6 +493,19 @@ private:
   // (api.yaml every_rank_checkpointer_classes, or a wrapper of one).
   std::set<std::string> everyRankCheckpointers_;
   void noteCheckpointer(SyntaxNode left, SyntaxNode right);
+  // Where a library checkpointer made by (or held in) `made` writes.
+  enum class CheckpointerWrites { None, Main, Every };
+  CheckpointerWrites checkpointerWrites(SyntaxNode made);
+  // The text of a main-process test that a call sits under within its
+  // function (`if comm.is_main_process(): ret.append(...)`, `hook if
+  // comm.is_main_process() else None`); empty when none.
+  std::string mainGuardText(SyntaxNode call);
+  // A library's checkpoint hook made here (api.yaml
+  // step_checkpoint_hook_classes) that saves on rank 0 alone becomes a
+  // function of its own that runs every step (Function::libraryHook), one per
+  // location (noteStepCheckpointHook).
+  std::vector<core::Function> stepHookFns_;
+  std::set<Loc> stepHookSites_;
   // Names this function rebinds to a wrapper's bare module (`model =
   // accelerator.unwrap_model(model)`): their forward is no DDP forward.
   // Functions registered with register_save_state_pre_hook, in order (run
@@ -769,6 +782,7 @@ private:
   std::optional<std::pair<Cond, bool>> enclosingRankArm(SyntaxNode call);
   CallSite callSite(SyntaxNode c) const;
   void call(SyntaxNode c, std::vector<Node> &out);
+  void noteStepCheckpointHook(const CallSite &cs);
   bool collectiveCall(const CallSite &cs, std::vector<Node> &out);
   bool ioCall(const CallSite &cs, std::vector<Node> &out);
   void fileRead(const CallSite &cs, std::vector<Node> &out);

@@ -1530,6 +1530,9 @@ bool Builder::bufferFree(SyntaxNode e, int depth) const {
     const std::string l = lastPart(qualified(fn).empty() ? std::string(text(fn)) : qualified(fn));
     if (is(fn, "attribute") && isMoveOrCastMethod(l))
       return bufferFree(field(fn, "object"), depth + 1);
+    // `nn.Parameter(torch.zeros(...))`: its argument is a tensor, no module.
+    if (l == "Parameter")
+      return true;
     if (bufferFreeLayer(l)) {
       // Sequential(Linear(...), BatchNorm1d(...)) and the containers'
       // ModuleDict(dict(wte=Embedding(...))), ModuleList([Block(c) for ...]):
@@ -1539,6 +1542,8 @@ bool Builder::bufferFree(SyntaxNode e, int depth) const {
           return false;
       return true;
     }
+    if (has(api().bufferFreeModules, qualified(fn)))
+      return true;
     if (classDefs_.count(l))
       return classBufferFree(l, depth + 1);
     return classBufferFree(qualified(fn), depth + 1);
@@ -1991,7 +1996,9 @@ void Builder::call(SyntaxNode c, std::vector<Node> &out) {
             std::find(saveStateHooks_.begin(), saveStateHooks_.end(), key) == saveStateHooks_.end())
           saveStateHooks_.push_back(key);
       }
-  if (startsRanks(cs.q, cs.l))
+  if (has(api().stepCheckpointHookClasses, cs.q))
+    noteStepCheckpointHook(cs);
+  if (startsRanks(cs.q, cs.l) || has(api().rankLaunchers, cs.q))
     launches_.insert(fnKey());
   fileRead(cs, out);
   if (processGroupCall(cs, out) || dataLoaderCall(cs) || collectiveCall(cs, out) ||
@@ -2091,41 +2098,88 @@ bool Builder::memoisedCreation(SyntaxNode call) const {
 // Where a library checkpointer made here writes: detectron2's on the main
 // process, fvcore's on every rank unless its `save_to_disk` is a main-process
 // test, a PeriodicCheckpointer where the checkpointer it wraps does.
+Builder::CheckpointerWrites Builder::checkpointerWrites(SyntaxNode made) {
+  made = unparen(made);
+  if (is(made, "identifier") || is(made, "attribute")) {
+    const std::string t = str(made);
+    return mainCheckpointers_.count(t)        ? CheckpointerWrites::Main
+           : everyRankCheckpointers_.count(t) ? CheckpointerWrites::Every
+                                              : CheckpointerWrites::None;
+  }
+  if (!is(made, "call"))
+    return CheckpointerWrites::None;
+  const std::string q = qualified(field(made, "function"));
+  const CallSite cs = callSite(made);
+  if (has(api().mainProcessCheckpointerClasses, q))
+    return CheckpointerWrites::Main;
+  if (has(api().everyRankCheckpointerClasses, q)) {
+    const PyArg *disk = arg(cs.as, "save_to_disk", -1);
+    if (!disk || disk->text == "True")
+      return CheckpointerWrites::Every;
+    const Val v = value(disk->value);
+    return v.cond && isMainOnly(*v.cond) ? CheckpointerWrites::Main : CheckpointerWrites::None;
+  }
+  if (has(api().wrappingCheckpointerClasses, q))
+    if (const PyArg *inner = arg(cs.as, "checkpointer", 0))
+      return checkpointerWrites(inner->value);
+  return CheckpointerWrites::None;
+}
+
+// Where a library checkpointer made here writes: detectron2's on the main
+// process, fvcore's on every rank unless its `save_to_disk` is a main-process
+// test, a PeriodicCheckpointer where the checkpointer it wraps does.
 void Builder::noteCheckpointer(SyntaxNode left, SyntaxNode right) {
-  enum class Where { None, Main, Every };
-  std::function<Where(SyntaxNode)> where = [&](SyntaxNode made) -> Where {
-    made = unparen(made);
-    if (is(made, "identifier") || is(made, "attribute")) {
-      const std::string t = str(made);
-      return mainCheckpointers_.count(t) ? Where::Main : everyRankCheckpointers_.count(t) ? Where::Every : Where::None;
-    }
-    if (!is(made, "call"))
-      return Where::None;
-    const std::string q = qualified(field(made, "function"));
-    const CallSite cs = callSite(made);
-    if (has(api().mainProcessCheckpointerClasses, q))
-      return Where::Main;
-    if (has(api().everyRankCheckpointerClasses, q)) {
-      const PyArg *disk = arg(cs.as, "save_to_disk", -1);
-      if (!disk || disk->text == "True")
-        return Where::Every;
-      const Val v = value(disk->value);
-      return v.cond && isMainOnly(*v.cond) ? Where::Main : Where::None;
-    }
-    if (has(api().wrappingCheckpointerClasses, q))
-      if (const PyArg *inner = arg(cs.as, "checkpointer", 0))
-        return where(inner->value);
-    return Where::None;
-  };
-  const Where w = where(right);
+  const CheckpointerWrites w = checkpointerWrites(right);
   const std::string name = str(left);
-  if (w == Where::Main) {
+  if (w == CheckpointerWrites::Main) {
     mainCheckpointers_.insert(name);
     everyRankCheckpointers_.erase(name);
-  } else if (w == Where::Every) {
+  } else if (w == CheckpointerWrites::Every) {
     everyRankCheckpointers_.insert(name);
     mainCheckpointers_.erase(name);
   }
+}
+
+std::string Builder::mainGuardText(SyntaxNode call) {
+  for (SyntaxNode kid = call, up = parentOf(call); !up.isNull(); kid = up, up = parentOf(up)) {
+    if (is(up, "function_definition") || is(up, "lambda") || is(up, "class_definition"))
+      break;
+    SyntaxNode test;
+    if (is(up, "conditional_expression") && namedChildCount(up) == 3 && namedChild(up, 0) == kid)
+      test = namedChild(up, 1);
+    else if (is(up, "if_statement") && field(up, "consequence") == kid)
+      test = field(up, "condition");
+    if (!test.isNull() && isMainOnly(cond(test)))
+      return std::string(text(test));
+  }
+  return "";
+}
+
+// `hooks.PeriodicCheckpointer(self.checkpointer, period)` in a trainer's
+// build_hooks: the trainer calls the hook's after_step between iterations,
+// and every period it saves on the ranks where its checkpointer writes and
+// where it was registered.  Rank 0 alone: its own function, run every step,
+// whose one write sits at the hook's making.
+void Builder::noteStepCheckpointHook(const CallSite &cs) {
+  const std::string guard = mainGuardText(cs.c);
+  const PyArg *inner = arg(cs.as, "checkpointer", 0);
+  if (guard.empty() && !(inner && checkpointerWrites(inner->value) == CheckpointerWrites::Main))
+    return;
+  const Loc at = loc(cs.c);
+  if (!stepHookSites_.insert(at).second)
+    return; // a specialisation builds the call again
+  const std::string name(text(cs.fn));
+  core::Function f;
+  f.key = fnKey() + ".<" + name + " hook at " + std::to_string(at) + ">";
+  f.name = name + " hook";
+  f.loc = at;
+  f.runsEveryStep = true;
+  f.libraryHook = true;
+  Node write = Node::makeEvent(EventKind::CheckpointWrite, name, at);
+  f.body = Node::block({guardedByCall(
+      mainProcessCond(false, guard.empty() ? "its checkpointer's own main-process guard" : "registered under " + guard),
+      cs.c, at, std::move(write))});
+  stepHookFns_.push_back(std::move(f));
 }
 
 // Explicit collectives, the user's wrappers, Accelerate's and Lightning's, and
@@ -3720,6 +3774,36 @@ static bool endsInBreak(SyntaxNode body) {
   return is(last, "try_statement") && endsInBreak(field(last, "body"));
 }
 
+// A loop whose only events are DDP forwards under no_grad (MCC's chunked
+// queries, MONAI's tiles): the first iteration's forward issues the next
+// training forward's buffer broadcast and clears DDP's
+// require_forward_param_sync, so the later ones issue none.  For the ranks'
+// sequences of collectives the loop is its body run once: how many chunks a
+// rank's input makes changes nothing, and an `else:` that runs one plain
+// no_grad forward matches it.  Only where nothing else in it would tell
+// (no call of the program's functions, no exit, no file).
+static bool onlyNoGradForwards(const Node &n, bool &any) {
+  if (n.kind == Node::Kind::Call || n.kind == Node::Kind::Exit)
+    return false;
+  if (n.kind == Node::Kind::Event) {
+    if (!endsWith(n.name, " under no_grad"))
+      return false;
+    any = true;
+  }
+  for (const auto &k : n.kids)
+    if (!onlyNoGradForwards(k, any))
+      return false;
+  return true;
+}
+
+static bool noGradForwardsOnly(const std::vector<Node> &body) {
+  bool any = false;
+  for (const auto &k : body)
+    if (!onlyNoGradForwards(k, any))
+      return false;
+  return any;
+}
+
 // A for loop: its trip count and its elements depend on what it iterates.
 void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   SyntaxNode left = field(s, "left"), right = field(s, "right");
@@ -3751,6 +3835,22 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   bool loader = isLoaderIterable(iter) || it.batch;
   Dep trip = loader ? Dep::Uniform : it.dep;
   Dep elems = loader ? Dep::Local : it.dep;
+  // `for i, aux in enumerate(outputs["aux_outputs"])` (the criteria of DETR's
+  // family, ODISE's): a model's result holds one entry per decoder layer, as
+  // many on every rank whatever this rank's values in them.
+  if (!loader && trip == Dep::Local) {
+    SyntaxNode base;
+    if (is(iter, "subscript") && is(unparen(field(iter, "subscript")), "string"))
+      base = unparen(field(iter, "value"));
+    else if (is(iter, "attribute"))
+      base = unparen(field(iter, "object"));
+    if (!base.isNull() && is(base, "identifier")) {
+      std::string o = str(base);
+      std::transform(o.begin(), o.end(), o.begin(), ::tolower);
+      if (o.find("output") != std::string::npos || o == "out" || o == "outs")
+        trip = Dep::Uniform;
+    }
+  }
   // `zip(phases, all_gen_z, all_gen_c)` (eg3d): parallel sequences, one per
   // entry of the first; a sequence the same on every rank sets the count
   // even where the others hold this rank's values.  (Not a `range(n)`: it
@@ -3876,9 +3976,14 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
     if (reduced)
       bind(field(field(iter, "function"), "object"), Val{Dep::Uniform, RankKind::None, std::nullopt, true});
   }
-  Node loop = Node::makeLoop(trip, lc.text, loc(right), Node::block(std::move(body)), at);
-  loop.perEpoch = lc.perEpoch;
-  out.push_back(std::move(loop));
+  if (noGradForwardsOnly(body)) {
+    for (auto &k : body)
+      out.push_back(std::move(k));
+  } else {
+    Node loop = Node::makeLoop(trip, lc.text, loc(right), Node::block(std::move(body)), at);
+    loop.perEpoch = lc.perEpoch;
+    out.push_back(std::move(loop));
+  }
   if (SyntaxNode e = field(s, "alternative"); !e.isNull())
     block(field(e, "body"), out);
 }
@@ -3905,6 +4010,11 @@ void Builder::whileStatement(SyntaxNode s, std::vector<Node> &out) {
     trip = Dep::Uniform;
   env_ = joinEnv(before, env_);
   loops_.pop_back();
+  if (noGradForwardsOnly(body)) {
+    for (auto &k : body)
+      out.push_back(std::move(k));
+    return;
+  }
   Node loop = Node::makeLoop(trip, lc.text, loc(c), Node::block(std::move(body)), at);
   loop.perEpoch = lc.perEpoch;
   out.push_back(std::move(loop));
@@ -5347,6 +5457,12 @@ void Builder::markLaunchers() {
     if (dot != std::string::npos && stepHooks.count(k.substr(dot + 1)) &&
         isLightningModule(k.substr(0, dot)))
       f.runsEveryStep = true;
+    // detectron2's hooks: the trainer calls their before_step and after_step
+    // between iterations.
+    if (dot != std::string::npos && has(api().stepHookMethods, k.substr(dot + 1)))
+      for (const auto &base : api().stepHookBases)
+        if (const std::string b = lastPart(base); derivesFrom(k.substr(0, dot), {b.c_str()}))
+          f.runsEveryStep = true;
     // A signal handler (CompVis' `melk` on SIGUSR1, which saves a checkpoint
     // on rank 0): it interrupts the run, whose next collectives follow it.
     if (signalHandlers_.count(dot == std::string::npos ? k : k.substr(dot + 1)))
@@ -5630,29 +5746,41 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body, int depth) const {
     return any && !other;
   };
   // `if world_size < 2: return input_dict`: the one-process run's early
-  // return, not taken where ranks can disagree.
+  // return, not taken where ranks can disagree.  Also the `else:` of the
+  // test that there are several (MAE's `all_reduce_mean`: `if world_size >
+  // 1: ... return x_reduce.item()` / `else: return x`).
+  auto singleProcessTest = [&](SyntaxNode c, bool several) {
+    c = unparen(c);
+    // `if not is_distributed(): return tensor`, `if not dist.is_initialized()`.
+    const bool negated = is(c, "not_operator");
+    SyntaxNode a = negated ? unparen(field(c, "argument")) : c;
+    if (is(a, "call")) {
+      std::string name = lastPart(qualified(field(a, "function")));
+      std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+      return negated != several && args(a).empty() &&
+             (name.find("initialized") != std::string::npos || name.find("is_dist") != std::string::npos ||
+              name == "is_distributed");
+    }
+    if (!is(c, "comparison_operator") || namedChildCount(c) != 2)
+      return false;
+    std::string side(text(namedChild(c, 0)));
+    std::transform(side.begin(), side.end(), side.begin(), ::tolower);
+    const std::string op = comparisonOperator(c), lit(text(namedChild(c, 1)));
+    const bool world = side.find("world_size") != std::string::npos ||
+                       side.find("num_gpus") != std::string::npos;
+    if (several)
+      return world && ((op == ">" && lit == "1") || (op == ">=" && lit == "2") || (op == "!=" && lit == "1"));
+    return world && ((op == "<" && lit == "2") || (op == "==" && lit == "1") || (op == "<=" && lit == "1"));
+  };
   auto singleProcessReturn = [&](SyntaxNode r) {
-    for (SyntaxNode n = parentOf(r); !n.isNull() && !is(n, "function_definition"); n = parentOf(n)) {
+    for (SyntaxNode kid = r, n = parentOf(r); !n.isNull() && !is(n, "function_definition");
+         kid = n, n = parentOf(n)) {
       if (!is(n, "if_statement"))
         continue;
-      SyntaxNode c = unparen(field(n, "condition"));
-      // `if not is_distributed(): return tensor`, `if not dist.is_initialized()`.
-      if (is(c, "not_operator")) {
-        SyntaxNode a = unparen(field(c, "argument"));
-        std::string name = is(a, "call") ? lastPart(qualified(field(a, "function"))) : "";
-        std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-        return is(a, "call") && args(a).empty() &&
-               (name.find("initialized") != std::string::npos || name.find("is_dist") != std::string::npos ||
-                name == "is_distributed");
-      }
-      if (!is(c, "comparison_operator") || namedChildCount(c) != 2)
-        return false;
-      std::string side(text(namedChild(c, 0)));
-      std::transform(side.begin(), side.end(), side.begin(), ::tolower);
-      const std::string op = comparisonOperator(c), lit(text(namedChild(c, 1)));
-      const bool world = side.find("world_size") != std::string::npos ||
-                         side.find("num_gpus") != std::string::npos;
-      return world && ((op == "<" && lit == "2") || (op == "==" && lit == "1") || (op == "<=" && lit == "1"));
+      SyntaxNode c = field(n, "condition");
+      if (field(n, "consequence") == kid ? singleProcessTest(c, false)
+                                        : is(kid, "else_clause") && singleProcessTest(c, true))
+        return true;
     }
     return false;
   };
@@ -5833,6 +5961,9 @@ PyModel Builder::run() {
       return project_ && endsWith(q, "Trainer") && q.find('.') != std::string::npos &&
              project_->hfTrainerClass(q);
     });
+  // detectron2's `launch(main, ...)`: the script runs as the job's ranks.
+  if (!usesDist_)
+    usesDist_ = anyCall(root, [&](SyntaxNode c) { return has(api().rankLaunchers, qualified(field(c, "function"))); });
   if (project_ && project_->imported())
     usesDist_ = true;
   // A module distributed only through its helpers (the linker said so, see
@@ -6088,6 +6219,8 @@ PyModel Builder::run() {
   m_.positions.clear();
   m_.byteOffsets.clear();
   m_.ifNodes.clear();
+  stepHookFns_.clear(); // the predicate pass's, at its positions
+  stepHookSites_.clear();
   const bool usesCuda = facts().usesCuda, shardsData = facts().shardsData;
   m_.program.facts = core::Facts{};
   facts().usesCuda = usesCuda;
@@ -6231,6 +6364,9 @@ PyModel Builder::run() {
   for (const auto &[key, fi] : fns_)
     buildFunction(fi);
   buildSpecializations();
+  for (auto &f : stepHookFns_)
+    m_.program.functions.push_back(std::move(f));
+  stepHookFns_.clear();
   markLaunchers();
   // A function that only waits: barriers, under any guard, and nothing else.
   std::set<std::string> barrierOnly;

@@ -107,6 +107,9 @@ public:
   // A settings attribute (`args.save_logs`) that the project's modules set
   // only from the main-process test.
   virtual bool mainProcessSetting(const std::string & /*attr*/) { return false; }
+  // A field that every constructor call of the project hands a main-process
+  // test by keyword (`DistEnv(master=(dist.get_rank() == 0))`): `x.master`.
+  virtual bool mainProcessField(const std::string & /*attr*/) { return false; }
   // Whether a dotted name is a class of a project module known to hold no
   // buffers (PyModel::bufferFreeClasses): a DDP forward of it broadcasts none.
   virtual bool classBufferFree(const std::string & /*dotted*/) { return false; }

@@ -38,6 +38,7 @@ struct PyProject::Index {
   // import resolves, so stored callers' calls made under another list are stale.
   std::uint64_t filesKey = 0;
   std::map<std::string, int> settingsFlags; // see noteSettingsFlag
+  std::map<std::string, int> fieldFlags;    // see noteFieldFlag
 };
 
 struct PyProject::Module {
@@ -327,6 +328,14 @@ public:
     return it != flags.end() && it->second > 0;
   }
 
+  bool mainProcessField(const std::string &attr) override {
+    if (roots_.root.empty())
+      return false;
+    const auto &flags = p_.indexOf(roots_.root).fieldFlags;
+    auto it = flags.find(attr);
+    return it != flags.end() && it->second > 0;
+  }
+
 private:
   PyProject &p_;
   Roots roots_;
@@ -574,6 +583,35 @@ std::string PyProject::pathOf(const std::string &dotted, const Roots &roots) {
         else if (isFile(p / "__init__.py"))
           path = (p / "__init__.py").lexically_normal().string();
       }
+    }
+    // mvit's `import vision.fair.mvit.mvit.utils.checkpoint as cu`: code
+    // published out of a monorepo keeps the monorepo's prefix.  Where no root
+    // holds the first part, the longest tail of at least three parts that a
+    // root holds, after at least two dropped (`torch.utils.data` never
+    // becomes a project's `utils/data.py`).
+    auto lookup = [&](size_t from) -> std::string {
+      for (const auto &dir : roots.dirs) {
+        fs::path p = dir;
+        for (size_t i = from; i < parts.size(); ++i)
+          p /= parts[i];
+        fs::path asFile = p;
+        asFile += ".py";
+        if (isFile(asFile))
+          return asFile.lexically_normal().string();
+        if (isFile(p / "__init__.py"))
+          return (p / "__init__.py").lexically_normal().string();
+      }
+      return "";
+    };
+    if (path.empty() && parts.size() >= 5) {
+      bool firstHeld = false;
+      for (const auto &dir : roots.dirs) {
+        std::error_code ec;
+        firstHeld = firstHeld || fs::exists(fs::path(dir) / parts[0], ec) ||
+                    isFile(fs::path(dir) / (parts[0] + ".py"));
+      }
+      for (size_t from = 2; !firstHeld && path.empty() && from + 3 <= parts.size(); ++from)
+        path = lookup(from);
     }
     std::lock_guard<std::mutex> lock(mu_);
     pathOf_[{roots.id, dotted}] = path;
@@ -1154,6 +1192,16 @@ bool skippedDir(const std::string &name) {
          name == "site-packages" || name == "venv" || name == "build" || name == "dist";
 }
 
+// An expression that holds on the main process only, by its words.
+bool saysMainProcess(std::string_view rhs) {
+  bool main = false;
+  for (const char *t : {"is_master(", "is_main_process", "is_global_zero", "is_rank_zero(",
+                        "rank == 0", "rank==0", "rank() == 0", "rank()==0"})
+    main = main || rhs.find(t) != std::string_view::npos;
+  // `rank == 0 or` / `not is_master(...)` say something else.
+  return main && rhs.find(" or ") == std::string_view::npos && rhs.find("not ") == std::string_view::npos;
+}
+
 // `args.save_logs = args.logs and is_master(args)` (open_clip's, MetaCLIP's
 // main.py): a setting that holds on the main process only, read as
 // `if args.save_logs:` by the training module.  Per attribute of a settings
@@ -1174,20 +1222,48 @@ void noteSettingsFlag(std::string_view l, std::map<std::string, int> &flags) {
   if (end == dot + 1 || eq >= l.size() || l[eq] != '=' || (eq + 1 < l.size() && l[eq + 1] == '='))
     return;
   const std::string attr(l.substr(dot + 1, end - dot - 1));
-  const std::string_view rhs = l.substr(eq + 1);
-  bool main = false;
-  for (const char *t : {"is_master(", "is_main_process", "is_global_zero", "is_rank_zero(",
-                        "rank == 0", "rank==0"})
-    main = main || rhs.find(t) != std::string_view::npos;
-  // `rank == 0 or` / `not is_master(...)` say something else.
-  main = main && rhs.find(" or ") == std::string_view::npos && rhs.find("not ") == std::string_view::npos;
   int &f = flags[attr];
-  f = main && f >= 0 ? 1 : -1;
+  f = saysMainProcess(l.substr(eq + 1)) && f >= 0 ? 1 : -1;
+}
+
+// `DistEnv(..., master=(dist.get_rank() == 0), ...)` (rq-vae-transformer's
+// dist.py): a field a constructor is handed as a main-process test, read as
+// `if distenv.master:` in other modules.  Per keyword name: 1 while every
+// keyword argument of that name in the project is such a test, -1 once one
+// is not (a keyword is `name=` with no space, after `(`, `,` or the line's
+// start).  Read from the text, as the settings flags are.
+void noteFieldFlags(std::string_view l, std::map<std::string, int> &flags) {
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 1; i < l.size(); ++i) {
+    if (l[i] != '=' || (i + 1 < l.size() && l[i + 1] == '=') || !word(l[i - 1]))
+      continue;
+    size_t b = i;
+    while (b > 0 && word(l[b - 1]))
+      --b;
+    size_t p = b;
+    while (p > 0 && l[p - 1] == ' ')
+      --p;
+    if (std::isdigit(static_cast<unsigned char>(l[b])) || (p > 0 && l[p - 1] != '(' && l[p - 1] != ','))
+      continue;
+    size_t e = i + 1;
+    for (int depth = 0; e < l.size(); ++e) {
+      const char c = l[e];
+      if (c == '(' || c == '[' || c == '{')
+        ++depth;
+      else if ((c == ')' || c == ']' || c == '}') && depth-- == 0)
+        break;
+      else if (c == ',' && depth == 0)
+        break;
+    }
+    int &f = flags[std::string(l.substr(b, i - b))];
+    f = saysMainProcess(l.substr(i + 1, e - i - 1)) && f >= 0 ? 1 : -1;
+  }
 }
 
 // The identifiers on a file's import lines (`from a.b import c as d`: a, b, c, d),
 // and the settings flags its lines set (noteSettingsFlag).
-std::set<std::string> importWords(const std::string &path, std::map<std::string, int> &flags) {
+std::set<std::string> importWords(const std::string &path, std::map<std::string, int> &flags,
+                                  std::map<std::string, int> &fields) {
   std::set<std::string> out;
   std::ifstream in(path, std::ios::binary);
   std::string line;
@@ -1200,6 +1276,8 @@ std::set<std::string> importWords(const std::string &path, std::map<std::string,
     l.remove_prefix(b);
     if (!continued && l.find('=') != std::string_view::npos && l.find('.') != std::string_view::npos)
       noteSettingsFlag(l, flags);
+    if (!continued && l.find('=') != std::string_view::npos)
+      noteFieldFlags(l.substr(0, l.find('#')), fields);
     if (!continued && l.substr(0, 7) != "import " && l.substr(0, 5) != "from ")
       continue;
     continued = l.find('(') != std::string_view::npos && l.find(')') == std::string_view::npos;
@@ -1244,7 +1322,8 @@ const PyProject::Index &PyProject::indexOf(const std::string &root) {
       idx->truncated = true;
       break;
     }
-    idx->files.emplace_back(p.lexically_normal().string(), importWords(p.string(), idx->settingsFlags));
+    idx->files.emplace_back(p.lexically_normal().string(),
+                            importWords(p.string(), idx->settingsFlags, idx->fieldFlags));
   }
   std::sort(idx->files.begin(), idx->files.end()); // the walk's order is the file system's
   std::uint64_t key = hashBytes("");
@@ -1255,6 +1334,9 @@ const PyProject::Index &PyProject::indexOf(const std::string &root) {
   for (const auto &[attr, flag] : idx->settingsFlags)
     if (flag > 0)
       key = hashBytes(attr + "=main\n", key);
+  for (const auto &[attr, flag] : idx->fieldFlags)
+    if (flag > 0)
+      key = hashBytes(attr + "=(main)\n", key);
   idx->filesKey = key;
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, fresh] = indexes_.emplace(root, std::move(idx));

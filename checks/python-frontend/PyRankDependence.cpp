@@ -332,6 +332,10 @@ Val Builder::value(SyntaxNode e) {
          str(field(e, "object")) == "cfg" || str(field(e, "object")) == "config") &&
         project_->mainProcessSetting(attr))
       return mainProcessFlag(false, t);
+    // `if distenv.master:` where the project builds its DistEnv with
+    // `master=(dist.get_rank() == 0)` (rq-vae-transformer).
+    if (project_ && project_->mainProcessField(attr))
+      return mainProcessFlag(false, t);
     // `self.is_data_parallel_master`, a @property of the class (fairseq's
     // Trainer): what its body returns, as a call of a method would.
     if (auto f = fns_.find(resolveCallee(e)); f != fns_.end() && isProperty(f->second)) {

@@ -636,6 +636,53 @@ class PythonSourceRoots(PythonProject):
         self.assertEqual(got, [("tools/train.py", 14, "ddp-rank0-io-barrier")], p.stdout)
 
 
+    def test_monorepo_prefix_on_the_projects_own_imports(self):
+        # mvit's tools/engine.py: `import vision.fair.mvit.mvit.utils.checkpoint
+        # as cu`, the monorepo's prefix kept in the published code.  No root
+        # holds `vision`, so the tail under the root is the module; a name
+        # whose first part the project holds is not shortened.
+        self.write("mvit/mvit/__init__.py", "")
+        self.write("mvit/mvit/utils/__init__.py", "")
+        self.write("mvit/mvit/utils/checkpoint.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def save_checkpoint(model, path):
+                if dist.get_rank() != 0:
+                    return
+                torch.save(model.state_dict(), path)
+            """)
+        self.write("mvit/tools/engine.py", """\
+            import datetime
+            import torch
+            import torch.distributed as dist
+            import vision.fair.mvit.mvit.utils.checkpoint as cu
+
+
+            def train(model, loader, opt, epochs):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                model = torch.nn.parallel.DistributedDataParallel(model)
+                for epoch in range(epochs):
+                    for x in loader:
+                        model(x).sum().backward()
+                        opt.step()
+                    cu.save_checkpoint(model.module, "last.pth")
+            """)
+        p = self.lint("--no-cache", "--root", "mvit", "--format", "json", "mvit")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
+        self.assertEqual(got, [("tools/engine.py", 14, "ddp-rank0-io-barrier")], p.stdout)
+        # `mvit.vision.fair.mvit.utils.checkpoint`: the project holds `mvit`,
+        # which has no such module; nothing is shortened.
+        self.write("mvit/tools/engine.py", open(os.path.join(self.tmp, "mvit/tools/engine.py")).read()
+                   .replace("import vision.fair.mvit.mvit.utils.checkpoint as cu",
+                            "import mvit.vision.fair.mvit.utils.checkpoint as cu"))
+        p = self.lint("--no-cache", "--root", "mvit", "--format", "json", "mvit")
+        doc = json.loads(p.stdout)
+        self.assertEqual([f for f in doc["findings"] if f["rule"] == "ddp-rank0-io-barrier"], [], p.stdout)
+
+
 class PythonAcrossModules(PythonProject):
     """Helpers in other modules of the project are followed (issue 16)."""
 

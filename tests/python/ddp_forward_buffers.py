@@ -197,3 +197,81 @@ def sharded_eval_normed(rank, world):
             model(torch.zeros(1, 8))
             # CHECK-MESSAGES: :[[@LINE-1]]:13: error: collective `forward of the DistributedDataParallel model 'model' (buffer broadcast) under no_grad` is never reached by ranks where 'i % world != rank' holds: {{.*}} [ddp-divergent-collective]
     dist.barrier()
+
+
+from timm.models.vision_transformer import Block, PatchEmbed
+from timm.models.layers import DropPath
+
+
+class TimmEncoder(nn.Module):
+    # timm's ViT pieces hold parameters only (MAE's family, MCC's encoder)
+    def __init__(self):
+        super().__init__()
+        self.patch_embed = PatchEmbed(224, 16, 3, 64)
+        self.blocks = nn.ModuleList([Block(64, 4) for _ in range(2)])
+        self.drop_path = DropPath(0.1)
+        self.pos_embed = nn.Parameter(torch.zeros(1, 197, 64), requires_grad=False)
+
+    def forward(self, x):
+        x = self.patch_embed(x) + self.pos_embed[:, 1:]
+        for blk in self.blocks:
+            x = x + self.drop_path(blk(x))
+        return x
+
+
+class TimmWithNorm(TimmEncoder):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(64)
+
+
+def evaluate_timm_blocks(rank):
+    # hard negative: timm's Block, PatchEmbed and DropPath register no buffers
+    model = DDP(TimmEncoder().to(rank))
+    if rank == 0:
+        model(torch.ones(1, 3, 224, 224))
+    dist.barrier()
+
+
+def evaluate_timm_with_norm(rank):
+    model = DDP(TimmWithNorm().to(rank))
+    if rank == 0:
+        model(torch.ones(1, 3, 224, 224))
+        # CHECK-MESSAGES: :[[@LINE-1]]:9: error: collective `forward of the DistributedDataParallel model 'model' (buffer broadcast)` runs only on ranks where 'rank == 0' holds; {{.*}} [ddp-divergent-collective]
+    dist.barrier()
+
+
+def evaluate_in_chunks(rank, loader):
+    # hard negative: the forwards of a no_grad loop (MCC's chunked queries):
+    # the first issues the next training forward's buffer broadcast and the
+    # rest none, however many chunks this rank's batch makes
+    model = DDP(WithNorm().to(rank))
+    for x in loader:
+        for p in range(int(x.shape[1] / 5000) + 1):
+            with torch.no_grad():
+                model(x[:, p * 5000:(p + 1) * 5000])
+
+
+def evaluate_in_chunks_reduced(rank, loader):
+    model = DDP(WithNorm().to(rank))
+    for x in loader:
+        for p in range(int(x.shape[1] / 5000) + 1):
+            with torch.no_grad():
+                # the all_reduce makes the trip count matter; the loop's first collective is named
+                out = model(x[:, p * 5000:(p + 1) * 5000])
+                # CHECK-MESSAGES: :[[@LINE-1]]:23: error: collective `forward of the DistributedDataParallel model 'model' (buffer broadcast) under no_grad` runs in a loop whose trip count depends on {{.*}} [ddp-divergent-collective]
+            dist.all_reduce(out)
+
+
+def evaluate_tiles(rank, loader, max_tiles):
+    # hard negative: MONAI's MIL validation, the tiles of a big bag in chunks
+    # and a small bag at once; under no_grad either way issues one broadcast
+    model = DDP(WithNorm().to(rank))
+    with torch.no_grad():
+        for x in loader:
+            if x.shape[1] > max_tiles:
+                logits = []
+                for i in range(int(x.shape[1] / max_tiles) + 1):
+                    logits.append(model(x[:, i * max_tiles:(i + 1) * max_tiles]))
+            else:
+                logits = [model(x)]

@@ -213,3 +213,48 @@ def raise_on_own_mean(model, loader, optimizer, local_count):
         if math.isnan(mean_loss):
             raise RuntimeError("loss is NaN")
         optimizer.step()
+
+
+def all_reduce_mean(x):
+    # MAE's util/misc.py: the input itself only in the one-process run
+    world_size = dist.get_world_size()
+    if world_size > 1:
+        x_reduce = torch.tensor(x).cuda()
+        dist.all_reduce(x_reduce)
+        x_reduce /= world_size
+        return x_reduce.item()
+    else:
+        return x
+
+
+def all_reduce_mean_or_own(x, several):
+    # the input where a rank-local flag says so: not agreed
+    if several:
+        x_reduce = torch.tensor(x).cuda()
+        dist.all_reduce(x_reduce)
+        return x_reduce.item()
+    else:
+        return x
+
+
+def exit_on_reduced_mean(model, loader, optimizer):
+    # hard negative: Adan's MAE scripts test the mean every rank computes
+    model = DDP(model)
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        loss_value_reduce = all_reduce_mean(loss.item())
+        if not math.isfinite(loss_value_reduce):
+            sys.exit(1)
+        optimizer.step()
+
+
+def exit_on_maybe_reduced(model, loader, optimizer, several):
+    model = DDP(model)
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)  # CHECK-MESSAGES: :[[@LINE]]:45: error: {{.*}} [ddp-divergent-collective]
+        loss.backward()
+        value = all_reduce_mean_or_own(loss.item(), several)
+        if not math.isfinite(value):
+            sys.exit(1)
+        optimizer.step()

@@ -1013,6 +1013,32 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     };
     visit(f.body);
   }
+  // A library's hook (detectron2's PeriodicCheckpointer): its write is the
+  // library's, made where the hook is; the barrier belongs after the hook's
+  // save in the loop that runs it, not in the code that makes it.
+  for (const auto &f : I.program.functions) {
+    if (!f.libraryHook || f.body.kids.size() != 1 || f.body.kids[0].kind != Node::Kind::If)
+      continue;
+    const Node &guard = f.body.kids[0];
+    for (auto &fd : out) {
+      const size_t rest = fd.message.find(", with no barrier");
+      if (fd.loc != guard.loc || rest == std::string::npos)
+        continue;
+      fd.fixes.clear();
+      std::string tail = fd.message.substr(rest);
+      if (const size_t put = tail.rfind("; put a barrier after it"); put != std::string::npos) {
+        tail.resize(put);
+        tail += "; put a barrier after the hook's save: register after it, on every rank, a hook "
+                "whose after_step waits at a barrier in the iterations it saves";
+      }
+      const std::string &hook = guard.kids[0].kids.empty() ? f.name : guard.kids[0].kids[0].name;
+      std::string message = "'" + hook + "' hook writes checkpoints only on rank 0 (";
+      message += guard.cond.text;
+      message += "), every period between training steps";
+      message += tail;
+      fd.message = std::move(message);
+    }
+  }
   // Rank-0 blocks whose first search after them ran into the same collective
   // (the Hugging Face Trainer's `_save_checkpoint`: the weights in one arm of
   // save_model's chain, then the optimizer, then the hub copy, each its own

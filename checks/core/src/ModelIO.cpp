@@ -63,7 +63,7 @@ void ModelWriter::function(const Function &f) {
   string(f.key);
   string(f.name);
   loc(f.loc);
-  integer((f.launchesRanks ? 1 : 0) | (f.runsEveryStep ? 2 : 0));
+  integer((f.launchesRanks ? 1 : 0) | (f.runsEveryStep ? 2 : 0) | (f.libraryHook ? 4 : 0));
   node(f.body);
 }
 
@@ -176,6 +176,7 @@ bool ModelReader::function(Function &f) {
     return false;
   f.launchesRanks = (flags & 1) != 0;
   f.runsEveryStep = (flags & 2) != 0;
+  f.libraryHook = (flags & 4) != 0;
   return node(f.body);
 }
 

@@ -191,6 +191,13 @@ struct PythonApi {
   // Checkpointers that call the one they are handed (PeriodicCheckpointer):
   // they write where it writes.
   NameSet wrappingCheckpointerClasses; // qualified
+  // A framework's hook classes whose methods it calls between training steps
+  // (detectron2's HookBase: before_step, after_step).
+  NameSet stepHookBases; // qualified
+  NameSet stepHookMethods;
+  // A framework's hooks that save through the checkpointer they are handed
+  // every period of the training loop (detectron2's PeriodicCheckpointer hook).
+  NameSet stepCheckpointHookClasses; // qualified
   // Methods that register a function run inside a checkpoint call (Accelerate's
   // register_save_state_pre_hook): the ranks that call the checkpoint run it.
   NameSet saveStateHookRegistrars;
@@ -206,6 +213,11 @@ struct PythonApi {
   // Names only Lightning 1.x code uses: a module that uses one is 1.x code.
   NameSet lightning1Markers;
   NameSet exitFunctions;      // qualified
+  // Library modules with no buffers (timm's ViT blocks).
+  NameSet bufferFreeModules; // qualified
+  // A framework's launchers: they start the ranks and run the function
+  // they are handed in each (detectron2's launch).
+  NameSet rankLaunchers; // qualified
   std::vector<ImplicitCollective> implicitCollectives;
   std::vector<PyProcessGroupInit> processGroupInits;
 };

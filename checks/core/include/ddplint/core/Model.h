@@ -188,6 +188,11 @@ struct Function {
   // `on_train_batch_end`, `training_step`): the next step's collectives follow
   // it, though no caller in the program shows them.
   bool runsEveryStep = false;
+  // It stands for a library's hook made at `loc` (detectron2's
+  // PeriodicCheckpointer, which saves every period): its body is the
+  // library's code, so a finding in it names the hook and offers no fix-it
+  // (the barrier belongs in the loop that runs the hook, not here).
+  bool libraryHook = false;
 };
 
 // True when exactly one of the representative ranks satisfies `c` and it is
