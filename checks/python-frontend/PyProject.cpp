@@ -321,22 +321,18 @@ public:
   std::string moduleName() const override { return name_; }
   std::string name_; // set by its maker
   bool mainProcessSetting(const std::string &attr) override {
-    if (roots_.root.empty())
-      return false;
-    const auto &flags = p_.indexOf(roots_.root).settingsFlags;
-    auto it = flags.find(attr);
-    return it != flags.end() && it->second > 0;
+    return !roots_.root.empty() && mainOnly(p_.indexOf(roots_.root).settingsFlags, attr);
   }
-
   bool mainProcessField(const std::string &attr) override {
-    if (roots_.root.empty())
-      return false;
-    const auto &flags = p_.indexOf(roots_.root).fieldFlags;
-    auto it = flags.find(attr);
-    return it != flags.end() && it->second > 0;
+    return !roots_.root.empty() && mainOnly(p_.indexOf(roots_.root).fieldFlags, attr);
   }
 
 private:
+  // Every assignment of the name in the project was a main-process test.
+  static bool mainOnly(const std::map<std::string, int> &flags, const std::string &attr) {
+    auto it = flags.find(attr);
+    return it != flags.end() && it->second > 0;
+  }
   PyProject &p_;
   Roots roots_;
   std::string package_;
