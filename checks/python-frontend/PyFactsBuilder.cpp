@@ -186,13 +186,17 @@ void Builder::forwardFacts(const FnInfo &fi) {
         if (is(l, "attribute") && str(field(l, "object")) == "self" && is(r, "call"))
           attrType[str(field(l, "attribute"))] = lastPart(qualified(field(r, "function")));
         // `self.disc_loss = hinge_d_loss` (or `a if c else b` of such): a
-        // plain function of the module, which holds no parameters.
+        // plain function of the module, or of torch.nn.functional, which
+        // holds no parameters.
         if (is(l, "attribute") && str(field(l, "object")) == "self" &&
             !attrType.count(str(field(l, "attribute")))) {
           std::function<bool(SyntaxNode)> plainFunction = [&](SyntaxNode v) {
             v = unparen(v);
             if (is(v, "conditional_expression") && namedChildCount(v) == 3)
               return plainFunction(namedChild(v, 0)) && plainFunction(namedChild(v, 2));
+            // `self.loss_fn = F.l1_loss` (ST-P3's losses): torch's functional API.
+            if (is(v, "attribute"))
+              return startsWith(qualified(v), "torch.nn.functional.");
             if (!is(v, "identifier"))
               return false;
             auto fn = fns_.find(str(v));
