@@ -2125,9 +2125,8 @@ Builder::CheckpointerWrites Builder::checkpointerWrites(SyntaxNode made) {
   return CheckpointerWrites::None;
 }
 
-// Where a library checkpointer made here writes: detectron2's on the main
-// process, fvcore's on every rank unless its `save_to_disk` is a main-process
-// test, a PeriodicCheckpointer where the checkpointer it wraps does.
+// `checkpointer = DetectionCheckpointer(...)`: the name holds a checkpointer
+// that writes where checkpointerWrites says, for the calls of its methods.
 void Builder::noteCheckpointer(SyntaxNode left, SyntaxNode right) {
   const CheckpointerWrites w = checkpointerWrites(right);
   const std::string name = str(left);
