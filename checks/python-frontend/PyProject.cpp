@@ -38,7 +38,7 @@ struct PyProject::Index {
   // import resolves, so stored callers' calls made under another list are stale.
   std::uint64_t filesKey = 0;
   std::map<std::string, int> settingsFlags; // see noteSettingsFlag
-  std::map<std::string, int> fieldFlags;    // see noteFieldFlag
+  std::map<std::string, int> fieldFlags;    // see noteFieldFlags
 };
 
 struct PyProject::Module {
@@ -548,21 +548,22 @@ std::string PyProject::pathOf(const std::string &dotted, const Roots &roots) {
   }
   {
     const std::vector<std::string> parts = split(dotted);
-    for (const auto &dir : roots.dirs) {
-      fs::path p = dir;
-      for (const auto &part : parts)
-        p /= part;
-      fs::path asFile = p;
-      asFile += ".py";
-      if (isFile(asFile)) {
-        path = asFile.lexically_normal().string();
-        break;
+    // The module of parts[from:] under the first root that holds it.
+    auto lookup = [&](size_t from) -> std::string {
+      for (const auto &dir : roots.dirs) {
+        fs::path p = dir;
+        for (size_t i = from; i < parts.size(); ++i)
+          p /= parts[i];
+        fs::path asFile = p;
+        asFile += ".py";
+        if (isFile(asFile))
+          return asFile.lexically_normal().string();
+        if (isFile(p / "__init__.py"))
+          return (p / "__init__.py").lexically_normal().string();
       }
-      if (isFile(p / "__init__.py")) {
-        path = (p / "__init__.py").lexically_normal().string();
-        break;
-      }
-    }
+      return "";
+    };
+    path = lookup(0);
     // mae_st's `from mae_st.util import misc` in a clone named mae_st: the
     // project's folder is the package its modules import themselves by.
     if (path.empty() && parts.size() >= 2 && !roots.root.empty()) {
@@ -585,20 +586,6 @@ std::string PyProject::pathOf(const std::string &dotted, const Roots &roots) {
     // holds the first part, the longest tail of at least three parts that a
     // root holds, after at least two dropped (`torch.utils.data` never
     // becomes a project's `utils/data.py`).
-    auto lookup = [&](size_t from) -> std::string {
-      for (const auto &dir : roots.dirs) {
-        fs::path p = dir;
-        for (size_t i = from; i < parts.size(); ++i)
-          p /= parts[i];
-        fs::path asFile = p;
-        asFile += ".py";
-        if (isFile(asFile))
-          return asFile.lexically_normal().string();
-        if (isFile(p / "__init__.py"))
-          return (p / "__init__.py").lexically_normal().string();
-      }
-      return "";
-    };
     if (path.empty() && parts.size() >= 5) {
       bool firstHeld = false;
       for (const auto &dir : roots.dirs) {
@@ -1257,7 +1244,8 @@ void noteFieldFlags(std::string_view l, std::map<std::string, int> &flags) {
 }
 
 // The identifiers on a file's import lines (`from a.b import c as d`: a, b, c, d),
-// and the settings flags its lines set (noteSettingsFlag).
+// and the settings flags and constructor fields its lines set
+// (noteSettingsFlag, noteFieldFlags).
 std::set<std::string> importWords(const std::string &path, std::map<std::string, int> &flags,
                                   std::map<std::string, int> &fields) {
   std::set<std::string> out;

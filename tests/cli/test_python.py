@@ -387,6 +387,43 @@ PROJECT = {
 }
 
 
+class PythonLibraryHooks(PythonProject):
+    def test_a_library_hook_gets_no_fix_it_and_a_project_hook_does(self):
+        # detectron2's PeriodicCheckpointer saves in the library's after_step:
+        # a barrier where the hook is made would run once, not after each
+        # save.  A project's own HookBase gets the barrier after its block.
+        self.write("train.py", """\
+            import torch
+            import detectron2.utils.comm as comm
+            from detectron2.checkpoint import DetectionCheckpointer
+            from detectron2.engine import HookBase, SimpleTrainer, hooks, launch
+
+
+            class Save(HookBase):
+                def after_step(self):
+                    if comm.is_main_process():
+                        torch.save(self.trainer.model.state_dict(), "hook.pth")
+
+
+            def main(model, loader, optim):
+                trainer = SimpleTrainer(model, loader, optim)
+                ckpt = DetectionCheckpointer(model, "out")
+                trainer.register_hooks([hooks.PeriodicCheckpointer(ckpt, 1000), Save()])
+                trainer.train(0, 10000)
+
+
+            if __name__ == "__main__":
+                launch(main, 2)
+            """)
+        p = self.lint("--format", "json", "train.py")
+        doc = json.loads(p.stdout)
+        got = {f["line"]: f for f in doc["findings"] if f["rule"] == "ddp-rank0-io-barrier"}
+        self.assertEqual(sorted(got), [9, 16], p.stdout)
+        self.assertEqual(got[16]["fixes"], [], p.stdout)
+        self.assertIn("'hooks.PeriodicCheckpointer' hook writes checkpoints only on rank 0", got[16]["message"])
+        self.assertNotEqual(got[9]["fixes"], [], p.stdout)
+
+
 class PythonOneReportPerBug(PythonProject):
     """One bug, one report: the other places of the same bug are its notes."""
 

@@ -759,6 +759,8 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     }
     return out;
   };
+  // The function whose blocks are being decided (for a library hook's wording).
+  const Function *current = nullptr;
   auto finding = [&](const Node &n, bool missBefore, bool missAfter, bool toEnd,
                      bool policy = false) {
     Finding fd;
@@ -779,8 +781,16 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         n.kids[0].kids[0].kind == Node::Kind::Event && n.kids[0].kids[0].loc == n.loc)
       guardedCall = &n.kids[0].kids[0];
     const bool perNode = !toEnd && n.kind == Node::Kind::If && !isMainOnly(n.cond) && nodeMainOnly(n.cond);
+    // A library's hook (detectron2's PeriodicCheckpointer): its write is the
+    // library's, made where the hook is; the barrier belongs after the hook's
+    // save in the loop that runs it, not in the code that makes it.
+    const bool hook = current && current->libraryHook && guardedCall;
+    if (hook)
+      fd.fixes.clear();
     const std::string what =
-        toEnd         ? "code after this early return runs only on rank 0 and writes files"
+        toEnd  ? "code after this early return runs only on rank 0 and writes files"
+        : hook ? "'" + guardedCall->name + "' hook writes checkpoints only on rank 0 (" + n.cond.text +
+                     "), every period between training steps"
         : guardedCall ? "'" + guardedCall->name +
                             "' writes files only on rank 0 (its own main-process guard)"
         : perNode     ? "block runs only on each node's local rank 0 and writes files"
@@ -805,8 +815,10 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         missAfter ? std::string("other ranks may read a partial file or time out in their next collective "
                                 "while ") + (perNode ? "it writes" : "rank 0 writes")
                   : std::string(perNode ? "it" : "rank 0") + " may write what the other ranks are still producing";
-    fd.message = what + ", with no barrier every rank reaches " + where + "; " + why +
-                 "; put a barrier " + put;
+    fd.message = what + ", with no barrier every rank reaches " + where + "; " + why + "; put a barrier " +
+                 (hook && !missBefore ? "after the hook's save: register after it, on every rank, a hook whose "
+                                        "after_step waits at a barrier in the iterations it saves"
+                                      : put);
     return fd;
   };
   // vits' `if rank == 0: train_and_evaluate(..., writers) else:
@@ -879,6 +891,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   for (const auto &f : I.program.functions) {
     if (onlyUnderMainBlocks(f.key))
       continue;
+    current = &f;
     std::vector<Frame> stack;
     int inSyncLoop = 0;
     // Inside a rank-0 block a second rank-0 test (`if is_main and not skip:`)
@@ -1012,32 +1025,6 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         visit(k);
     };
     visit(f.body);
-  }
-  // A library's hook (detectron2's PeriodicCheckpointer): its write is the
-  // library's, made where the hook is; the barrier belongs after the hook's
-  // save in the loop that runs it, not in the code that makes it.
-  for (const auto &f : I.program.functions) {
-    if (!f.libraryHook || f.body.kids.size() != 1 || f.body.kids[0].kind != Node::Kind::If)
-      continue;
-    const Node &guard = f.body.kids[0];
-    for (auto &fd : out) {
-      const size_t rest = fd.message.find(", with no barrier");
-      if (fd.loc != guard.loc || rest == std::string::npos)
-        continue;
-      fd.fixes.clear();
-      std::string tail = fd.message.substr(rest);
-      if (const size_t put = tail.rfind("; put a barrier after it"); put != std::string::npos) {
-        tail.resize(put);
-        tail += "; put a barrier after the hook's save: register after it, on every rank, a hook "
-                "whose after_step waits at a barrier in the iterations it saves";
-      }
-      const std::string &hook = guard.kids[0].kids.empty() ? f.name : guard.kids[0].kids[0].name;
-      std::string message = "'" + hook + "' hook writes checkpoints only on rank 0 (";
-      message += guard.cond.text;
-      message += "), every period between training steps";
-      message += tail;
-      fd.message = std::move(message);
-    }
   }
   // Rank-0 blocks whose first search after them ran into the same collective
   // (the Hugging Face Trainer's `_save_checkpoint`: the weights in one arm of
