@@ -384,6 +384,24 @@ class BadInputs(Project):
         self.assertIn("src/gone.cpp: error: listed in the compilation database but does not exist", out)
         self.assertEqual(sorted(findings(p.stdout)), self.expected_train())
 
+    def test_database_entry_in_a_directory_that_is_gone(self):
+        # A database generated on another machine, or its build folder
+        # removed: Clang's tool would abort the whole process on entering it.
+        db_path = os.path.join(self.build, "compile_commands.json")
+        with open(db_path, encoding="utf-8") as f:
+            db = json.load(f)
+        for entry in db:
+            entry["directory"] = os.path.join(self.tmp, "gone-build")
+        with open(db_path, "w", encoding="utf-8") as f:
+            json.dump(db, f)
+        p = run(["-p", self.build, self.train], cwd=self.src)
+        self.assertEqual(p.returncode, 2)
+        out = p.stdout + p.stderr
+        self.assertNotIn("crashed", out)
+        self.assertNotIn("LLVM ERROR", out)
+        self.assertIn("train.cpp: error: the compilation database runs this file's compile command in", out)
+        self.assertIn("gone-build", out)
+
     def test_translation_unit_that_does_not_compile_keeps_its_findings(self):
         with open(self.train, "a", encoding="utf-8") as f:
             f.write("\nvoid broken() { int x = ; }\n")

@@ -368,6 +368,19 @@ RunStatus runOnce(const std::string &absFile, const clang::tooling::CompilationD
     mem->addFile(preamble->headerPath, 0, llvm::MemoryBuffer::getMemBufferCopy(preamble->text));
     fs->pushOverlay(mem);
   }
+  // ClangTool aborts the whole process (report_fatal_error) when it cannot
+  // enter a command's directory: a database moved or generated elsewhere.
+  for (const auto &cmd : db.getCompileCommands(absFile))
+    if (!llvm::sys::fs::is_directory(cmd.Directory)) {
+      ToolError e;
+      e.location.file = absFile;
+      e.message = "the compilation database runs this file's compile command in '" + cmd.Directory +
+                  "', which is not a directory here; regenerate compile_commands.json on this "
+                  "machine (or pass the flags after --)";
+      out.errors.push_back(e);
+      status.failed = true;
+      return status;
+    }
   clang::tooling::ClangTool tool(db, {absFile}, std::make_shared<clang::PCHContainerOperations>(),
                                  fs);
   tool.setPrintErrorMessage(false);
@@ -536,6 +549,10 @@ bool buildPreamblePch(const PreambleSpec &spec, const std::string &outPch,
   auto mem = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   mem->addFile(spec.headerPath, 0, llvm::MemoryBuffer::getMemBufferCopy(spec.text));
   fs->pushOverlay(mem);
+  if (!llvm::sys::fs::is_directory(spec.pchCommand.Directory)) {
+    error = "its compile command's directory '" + spec.pchCommand.Directory + "' is not a directory";
+    return false; // runOnce says so for the unit
+  }
   OneCommandDatabase db(spec.pchCommand);
   clang::tooling::ClangTool tool(db, {spec.headerPath},
                                  std::make_shared<clang::PCHContainerOperations>(), fs);
