@@ -60,7 +60,7 @@ inline bool perRankDataName(std::string_view name) {
       "with", "without", "use", "reduce", "compute", "log", "skip", "no", "enable", "enabled",
       "disable", "sync", "gather", "save", "print", "return", "track", "should", "do", "clip",
       "accumulate", "scale", "set", "get", "num", "max", "min", "freq", "every", "is", "has",
-      "apply", "normalize", "report", "keep", "allow", "need", "needs"};
+      "apply", "normalize", "report", "keep", "allow", "need", "needs", "update", "freeze"};
   for (std::string_view rest = name; !rest.empty();) {
     const size_t u = rest.find('_');
     if (flagWords.count(rest.substr(0, u)))
@@ -180,6 +180,10 @@ struct Val {
   // The value is, or on some path may be, the world size (`m = per_node if
   // local else cfg.NUM_GPUS`): `rank % m == 0` is then rank 0's test.
   bool worldSize = false;
+  // A literal True or False: a flag that one arm of a rank decision sets and
+  // the other leaves as it was (`default_gpu = False`, then `if rank == 0:
+  // default_gpu = True`) is that decision (see joinArms).
+  std::optional<bool> literal;
 };
 
 inline bool sameCond(const Cond &a, const Cond &b) {
@@ -222,6 +226,8 @@ inline Val joinVal(const Val &a, const Val &b) {
   if (a.known == b.known)
     v.known = a.known;
   v.worldSize = a.worldSize || b.worldSize;
+  if (a.literal == b.literal)
+    v.literal = a.literal;
   // A batch joined with what every rank shares is still a batch (`samples += [next(it)]`).
   v.batch = v.dep == Dep::Local && (a.batch || a.dep != Dep::Local) && (b.batch || b.dep != Dep::Local);
   return v;
@@ -289,6 +295,13 @@ inline Val joinArms(const Val &t, const Val &f, const Cond &c) {
   auto plain = [](const Val &v) {
     return !v.cond && v.dep == Dep::Uniform && v.rank == RankKind::None && !v.existsWhen;
   };
+  // vilbert's `default_gpu = False`, then `if rank == 0: default_gpu =
+  // True`: the flag is the decision itself.
+  if (rankDecision && t.literal && f.literal && *t.literal != *f.literal && !t.cond && !f.cond) {
+    Val j;
+    j.cond = *t.literal ? c : Cond::negate(c);
+    return j;
+  }
   if (!rankDecision && flag(t) && plain(f))
     return t;
   if (!rankDecision && flag(f) && plain(t))
@@ -532,8 +545,8 @@ private:
   std::map<std::uint32_t, FunctionWrites> writtenNames_;
   // Names bound to this process's own temporary folder or file, by function.
   std::set<std::pair<std::string, std::string>> privateFiles_;
-  // returnedInstance's answers, by the definition's start byte.
-  mutable std::map<std::uint32_t, std::string> instanceMemo_;
+  // returnedInstance's and returnedClass's answers, by the definition's start byte.
+  mutable std::map<std::uint32_t, std::string> instanceMemo_, classMemo_;
   // A nested function's enclosing names, as they are where it is defined.
   std::map<std::string, std::map<std::string, Val>> closures_;
   bool probeRacesWrite(SyntaxNode probeCall);
@@ -718,6 +731,13 @@ private:
   // Every return hands back a new DDP model (`def smart_DDP(model): return DDP(model, ...)`).
   bool returnsDdpModel(SyntaxNode def) const;
   std::string returnedInstance(SyntaxNode def) const;
+  // Every return hands back one class itself, not an instance (rq-vae's
+  // `def create_trainer(config): return TrainerRQVAE`): its name, dotted
+  // where it is another module's.
+  std::string returnedClass(SyntaxNode def) const;
+  std::string returnedClassOrInstance(SyntaxNode def, bool classObject) const;
+  // The class a call of `callee` hands back, if a factory of this module or another's.
+  std::string returnedClassOf(SyntaxNode callee) const;
   bool isNnModule(const std::string &cls, int depth = 0) const;
   bool derivesFrom(const std::string &cls, std::initializer_list<const char *> bases,
                    int depth = 0) const;
@@ -784,6 +804,10 @@ private:
   void call(SyntaxNode c, std::vector<Node> &out);
   void noteStepCheckpointHook(const CallSite &cs);
   bool collectiveCall(const CallSite &cs, std::vector<Node> &out);
+  bool worldGroupValue(SyntaxNode v, int depth) const;
+  bool fixedLengthSequence(SyntaxNode v) const;
+  bool modelForward(SyntaxNode fn) const;
+  bool onWorldGroup(const CallSite &cs) const;
   bool ioCall(const CallSite &cs, std::vector<Node> &out);
   void fileRead(const CallSite &cs, std::vector<Node> &out);
   // What an open() call writes: None (reads), a log, or another file.
@@ -856,6 +880,9 @@ private:
   std::string methodOf(std::string cls, const std::string &m, std::string *external) const;
   std::string absoluteModule(const std::string &mod) const; // ".misc" -> "util.misc"
   std::map<std::string, std::string> externInstances_; // variable -> dotted class of another module
+  // Variables bound to a class itself (`trainer = create_trainer(config)`),
+  // so that calling them makes an instance (`trainer = trainer(model, ...)`).
+  std::map<std::string, std::string> classValues_;
   void forwardFacts(const FnInfo &fi);
   Env paramEnv(const FnInfo &fi);
   void buildFunctionRest(const FnInfo &fi, std::vector<Node> body);

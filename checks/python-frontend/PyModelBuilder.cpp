@@ -559,13 +559,30 @@ std::string Builder::firstLocalImport(SyntaxNode def, const std::string &name) c
   return found;
 }
 
-std::string Builder::returnedInstance(SyntaxNode def) const {
+std::string Builder::returnedInstance(SyntaxNode def) const { return returnedClassOrInstance(def, false); }
+
+std::string Builder::returnedClass(SyntaxNode def) const { return returnedClassOrInstance(def, true); }
+
+std::string Builder::returnedClassOf(SyntaxNode callee) const {
+  if (auto f = fns_.find(resolveCallee(callee)); f != fns_.end())
+    return returnedClass(f->second.def);
+  const ExternalFunction *ext = externalCallee(callee);
+  if (!ext || ext->summary.returnsClass.empty() || ext->key.find(':') == std::string::npos)
+    return "";
+  // The factory's own module's class, or a class it imported (qualified).
+  return ext->summary.returnsClass.find('.') != std::string::npos
+             ? ext->summary.returnsClass
+             : ext->key.substr(0, ext->key.find(':')) + "." + ext->summary.returnsClass;
+}
+
+std::string Builder::returnedClassOrInstance(SyntaxNode def, bool classObject) const {
   if (def.isNull())
     return "";
   // Asked at every `x = f(...)` of the module: each body is read once.
-  if (auto memo = instanceMemo_.find(startByte(def)); memo != instanceMemo_.end())
-    return memo->second;
-  std::string &result = instanceMemo_[startByte(def)];
+  auto &memo = classObject ? classMemo_ : instanceMemo_;
+  if (auto m = memo.find(startByte(def)); m != memo.end())
+    return m->second;
+  std::string &result = memo[startByte(def)];
   std::map<std::string, std::string> made; // local name -> class
   std::string cls;
   bool other = false;
@@ -577,12 +594,15 @@ std::string Builder::returnedInstance(SyntaxNode def) const {
     // import ModelPlain as M` ... `m = M(opt)`).
     auto classOf = [&](SyntaxNode v) -> std::string {
       v = unparen(v);
-      if (!is(v, "call") || !is(field(v, "function"), "identifier"))
+      if (!classObject && (!is(v, "call") || !is(field(v, "function"), "identifier")))
         return "";
-      std::string c = str(field(v, "function"));
+      if (classObject && !is(v, "identifier"))
+        return "";
+      SyntaxNode name = classObject ? v : field(v, "function");
+      std::string c = str(name);
       if (classDefs_.count(c))
         return c;
-      std::string q = qualified(field(v, "function"));
+      std::string q = qualified(name);
       // Imported in the factory under one name per branch (`if model ==
       // 'plain': from models.model_plain import ModelPlain as M` ...): the
       // first, the default the branches begin with.
@@ -985,7 +1005,17 @@ void Builder::collectObjects(SyntaxNode n) {
           !nullObjectClass(field(right, "function"))) {
         const std::string q = qualified(field(right, "function"));
         std::string cls = lastPart(q);
-        if (classBases_.count(cls))
+        auto classValue = classValues_.find(str(field(right, "function")));
+        if (classValue != classValues_.end()) {
+          // `trainer = trainer(model, ...)`: an instance of the class the
+          // factory handed back.
+          if (classValue->second.find('.') != std::string::npos)
+            externInstances_[str(left)] = classValue->second;
+          else
+            instances_[str(left)] = classValue->second;
+        } else if (std::string made = returnedClassOf(field(right, "function")); !made.empty())
+          classValues_[str(left)] = made;
+        else if (classBases_.count(cls))
           instances_[str(left)] = cls;
         else if (project_ && !q.empty() && q.find('.') != std::string::npos &&
                  project_->isClass(q))
@@ -2032,6 +2062,100 @@ static bool positionalSubgroup(const std::string &op, const std::vector<PyArg> &
   return g != "None" && g.find("WORLD") == std::string_view::npos && g.find("world") == std::string_view::npos;
 }
 
+// A group that spans the world: `None`, `group.WORLD`, a `new_group` of no
+// ranks (every rank's, detectron2's gloo twin of the world), or a function's
+// result that is always one of those (detectron2's `_get_global_gloo_group()`,
+// copied into the projects built on its comm module).
+bool Builder::worldGroupValue(SyntaxNode v, int depth) const {
+  v = unparen(v);
+  if (v.isNull())
+    return false;
+  if (is(v, "none") || text(v).find("group.WORLD") != std::string_view::npos)
+    return true;
+  if (!is(v, "call"))
+    return false;
+  SyntaxNode fn = field(v, "function");
+  if (lastPart(qualified(fn)) == "new_group") {
+    for (const PyArg &a : args(v))
+      if (a.name.empty() || a.name == "ranks")
+        return false;
+    return true;
+  }
+  auto f = depth < 2 ? fns_.find(resolveCallee(fn)) : fns_.end();
+  if (f == fns_.end() || f->second.def.isNull())
+    return false;
+  bool any = false, other = false;
+  std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+    if (other || is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      return;
+    if (is(n, "return_statement")) {
+      any = true;
+      other = namedChildCount(n) != 1 || !worldGroupValue(namedChild(n, 0), depth + 1);
+      return;
+    }
+    for (SyntaxNode k : namedKids(n))
+      scan(k);
+  };
+  scan(field(f->second.def, "body"));
+  return any && !other;
+}
+
+// A collective handed `group=<name>` where the name only ever holds the
+// world's group in this function: a parameter that defaults to None, set
+// from worldGroupValue's forms (`if group is None: group =
+// _get_global_gloo_group()`).  Its members are every rank, so it is compared
+// as the world's collective, not left out as a subgroup's.
+bool Builder::onWorldGroup(const CallSite &cs) const {
+  SyntaxNode g;
+  for (const PyArg &a : cs.as)
+    if (a.name == "group" || a.name == "process_group")
+      g = a.value;
+  if (g.isNull()) {
+    static const std::map<std::string, size_t> at = {
+        {"broadcast", 2}, {"all_reduce", 2}, {"all_gather", 2}, {"all_gather_object", 2},
+        {"broadcast_object_list", 2}, {"all_to_all", 2}, {"all_gather_into_tensor", 2},
+        {"reduce", 3}, {"gather", 3}, {"scatter", 3}, {"reduce_scatter", 3},
+        {"reduce_scatter_tensor", 3}, {"barrier", 0}};
+    auto it = at.find(cs.l);
+    if (it == at.end() || cs.as.size() <= it->second || !cs.as[it->second].name.empty())
+      return false;
+    g = cs.as[it->second].value;
+  }
+  g = unparen(g);
+  if (!is(g, "identifier"))
+    return worldGroupValue(g, 0);
+  auto self = fns_.find(curFn_);
+  if (self == fns_.end() || self->second.def.isNull())
+    return false;
+  const std::string name = str(g);
+  SyntaxNode def = self->second.def;
+  bool param = false;
+  for (SyntaxNode p : namedKids(field(def, "parameters")))
+    if (SyntaxNode id = parameterName(p); is(id, "identifier") && str(id) == name) {
+      if (!is(p, "default_parameter") && !is(p, "typed_default_parameter"))
+        return false;
+      if (!is(unparen(field(p, "value")), "none"))
+        return false;
+      param = true;
+    }
+  bool assigned = false, other = false;
+  std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+    if (other || is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      return;
+    if (is(n, "assignment") && is(field(n, "left"), "identifier") && str(field(n, "left")) == name) {
+      assigned = true;
+      other = !worldGroupValue(field(n, "right"), 0);
+    } else if ((is(n, "augmented_assignment") || is(n, "for_statement")) && text(n).find(name) != std::string_view::npos &&
+               is(field(n, "left"), "identifier") && str(field(n, "left")) == name) {
+      other = true;
+    }
+    for (SyntaxNode k : namedKids(n))
+      scan(k);
+  };
+  scan(field(def, "body"));
+  return (param || assigned) && !other;
+}
+
 // A collective's output buffer, the same on its ranks once it returns; for
 // `all_reduce(reduced_loss.data)` (GLM) the tensor whose storage it is, too.
 void Builder::bindAgreed(SyntaxNode buffer) {
@@ -2202,7 +2326,8 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
     return true;
   }
   if (cs.dist && (onSubgroup(text(field(cs.c, "arguments"))) || positionalSubgroup(cs.l, cs.as)) &&
-      (has(api().barriers, cs.l) || has(api().collectives, cs.l)) && cs.l != "new_group") {
+      (has(api().barriers, cs.l) || has(api().collectives, cs.l)) && cs.l != "new_group" &&
+      !onWorldGroup(cs)) {
     emit(out, cs.c, has(api().barriers, cs.l) ? EventKind::GroupBarrier : EventKind::PointToPoint,
          cs.l + " on a subgroup");
     // dinov3's `broadcast_object_list(exists, src=0, group=process_group)`:
@@ -3583,8 +3708,11 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
           !literalCall(unparen(right)) &&
           !constructs(unparen(right)) &&
           (is(unparen(right), "call") || is(unparen(right), "subscript") ||
-           is(unparen(right), "attribute")))
+           is(unparen(right), "attribute"))) {
         v.dep = Dep::Local;
+        // The model's own shape filled with this rank's values (see modelForward).
+        v.batch = is(unparen(right), "call") && modelForward(field(unparen(right), "function"));
+      }
       // An assignment chain `a = b = x`: the right of the inner is the value.
       while (is(right, "assignment")) {
         bind(field(right, "left"), v);
@@ -3803,6 +3931,58 @@ static bool noGradForwardsOnly(const std::vector<Node> &body) {
   return any;
 }
 
+// A list or tuple literal with no splat, or a name of this function bound
+// once to one and never grown or shrunk: its length is the code's.
+bool Builder::fixedLengthSequence(SyntaxNode v) const {
+  v = unparen(v);
+  auto literal = [&](SyntaxNode l) {
+    l = unparen(l);
+    if (!is(l, "list") && !is(l, "tuple"))
+      return false;
+    for (SyntaxNode k : namedKids(l))
+      if (is(k, "list_splat") || is(k, "dictionary_splat") || is(k, "parenthesized_list_splat"))
+        return false;
+    return true;
+  };
+  if (literal(v))
+    return true;
+  if (!is(v, "identifier"))
+    return false;
+  auto self = fns_.find(curFn_);
+  if (self == fns_.end() || self->second.def.isNull())
+    return false;
+  const std::string name = str(v);
+  int bound = 0;
+  bool changed = false;
+  std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
+    if (changed || is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
+      return;
+    if (is(n, "assignment") || is(n, "augmented_assignment")) {
+      SyntaxNode left = field(n, "left");
+      if (is(left, "identifier") && str(left) == name) {
+        ++bound;
+        changed = changed || is(n, "augmented_assignment") || !literal(field(n, "right"));
+      } else if ((is(left, "pattern_list") || is(left, "tuple_pattern")) &&
+                 text(left).find(name) != std::string_view::npos) {
+        changed = true;
+      }
+    } else if ((is(n, "for_statement") || is(n, "with_item")) && text(n).find(name) != std::string_view::npos &&
+               is(field(n, "left"), "identifier") && str(field(n, "left")) == name) {
+      changed = true;
+    } else if (is(n, "call") && is(field(n, "function"), "attribute") &&
+               str(field(field(n, "function"), "object")) == name) {
+      static const std::set<std::string> grow = {"append", "extend", "insert", "pop", "remove", "clear"};
+      changed = grow.count(str(field(field(n, "function"), "attribute"))) > 0;
+    } else if (is(n, "delete_statement") && text(n).find(name) != std::string_view::npos) {
+      changed = true;
+    }
+    for (SyntaxNode k : namedKids(n))
+      scan(k);
+  };
+  scan(field(self->second.def, "body"));
+  return bound == 1 && !changed;
+}
+
 // A for loop: its trip count and its elements depend on what it iterates.
 void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   SyntaxNode left = field(s, "left"), right = field(s, "right");
@@ -3834,6 +4014,11 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   bool loader = isLoaderIterable(iter) || it.batch;
   Dep trip = loader ? Dep::Uniform : it.dep;
   Dep elems = loader ? Dep::Local : it.dep;
+  // `for idx, array in enumerate([labels, logits, mask])`, or over a name
+  // bound once to such a literal (AlgoPerf's ogbg metrics): as many
+  // iterations as elements written, whatever this rank's values in them.
+  if (!loader && trip != Dep::Uniform && fixedLengthSequence(iter))
+    trip = Dep::Uniform;
   // `for i, aux in enumerate(outputs["aux_outputs"])` (the criteria of DETR's
   // family, ODISE's): a model's result holds one entry per decoder layer, as
   // many on every rank whatever this rank's values in them.
@@ -3878,6 +4063,15 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
           : std::string();
   if ((dictView == "values" || dictView == "items" || dictView == "keys") && trip == Dep::Local)
     trip = Dep::Uniform;
+  // `for key in losses:` over a model's loss dict (FLAVA's): its keys too.
+  bool resultKeys = false;
+  if (!loader && trip == Dep::Local && is(iter, "identifier")) {
+    std::string o = str(iter);
+    std::transform(o.begin(), o.end(), o.begin(), ::tolower);
+    resultKeys = o == "losses" || o == "loss_dict" || o == "loss_dicts";
+    if (resultKeys)
+      trip = Dep::Uniform;
+  }
   LoopCtx lc;
   lc.text = str(right);
   if (SyntaxNode lit = unparen(right); is(lit, "list") || is(lit, "tuple")) {
@@ -3928,7 +4122,7 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   // wrote, the same on every rank whatever the values hold (1d-tokenizer's
   // `if k in ["d_weight"]: ... else: accelerator.gather(v)`).
   if (!enumerated && trip == Dep::Uniform) {
-    if (dictView == "keys")
+    if (dictView == "keys" || resultKeys)
       bind(left, Val{Dep::Uniform, RankKind::None, std::nullopt});
     else if (dictView == "items" && (is(left, "pattern_list") || is(left, "tuple_pattern")) &&
              namedChildCount(left) == 2)
@@ -4461,6 +4655,22 @@ void Builder::tryStatement(SyntaxNode s, std::vector<Node> &out) {
       // False` (D-FINE's setup): a rank that fails to join leaves no group
       // for the others to wait in; they fail in the rendezvous too.
       alike = alike || initsProcessGroupIn(field(s, "body"));
+      // AlgoPerf's `try: dist.barrier()` `except RuntimeError: sys.exit()`:
+      // a try that only runs collectives catches their own failure (a peer
+      // gone, a timeout), which every rank still in them meets.
+      {
+        bool onlySync = false, other = false;
+        for (SyntaxNode st : namedKids(field(s, "body"))) {
+          if (is(st, "comment"))
+            continue;
+          SyntaxNode e = is(st, "expression_statement") ? unparen(namedChild(st, 0)) : SyntaxNode();
+          if (!e.isNull() && is(e, "call") && synchronisingCall(field(e, "function")))
+            onlySync = true;
+          else
+            other = true;
+        }
+        alike = alike || (onlySync && !other);
+      }
       for (SyntaxNode kk : namedKids(c))
         if (!is(kk, "block") && !is(kk, "comment")) {
           const std::string t(text(kk));
@@ -5748,8 +5958,13 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body, int depth) const {
   // return, not taken where ranks can disagree.  Also the `else:` of the
   // test that there are several (MAE's `all_reduce_mean`: `if world_size >
   // 1: ... return x_reduce.item()` / `else: return x`).
-  auto singleProcessTest = [&](SyntaxNode c, bool several) {
+  std::function<bool(SyntaxNode, bool)> singleProcessTest = [&](SyntaxNode c, bool several) {
     c = unparen(c);
+    // `if not dist.is_available() or not dist.is_initialized(): return
+    // input_dict` (TorchMultimodal's reduce_dict): every way in is the
+    // one-process run; the else of `is_available() and is_initialized()` too.
+    if (is(c, "boolean_operator") && text(field(c, "operator")) == (several ? "and" : "or"))
+      return singleProcessTest(field(c, "left"), several) && singleProcessTest(field(c, "right"), several);
     // `if not is_distributed(): return tensor`, `if not dist.is_initialized()`.
     const bool negated = is(c, "not_operator");
     SyntaxNode a = negated ? unparen(field(c, "argument")) : c;
@@ -5758,7 +5973,7 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body, int depth) const {
       std::transform(name.begin(), name.end(), name.begin(), ::tolower);
       return negated != several && args(a).empty() &&
              (name.find("initialized") != std::string::npos || name.find("is_dist") != std::string::npos ||
-              name == "is_distributed");
+              name == "is_distributed" || name == "is_available");
     }
     if (!is(c, "comparison_operator") || namedChildCount(c) != 2)
       return false;
@@ -6396,6 +6611,7 @@ PyModel Builder::run() {
     fs.params = signature(fi, fs.method);
     fs.returnsDdp = returnsDdpModel(fi.def);
     fs.returnsInstance = returnedInstance(fi.def);
+    fs.returnsClass = returnedClass(fi.def);
     fs.writesThroughSplat = writesThroughSplat(fi.def);
     fs.returnsParameter = fi.returnsParameter;
     fs.key = key;

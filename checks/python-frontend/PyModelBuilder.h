@@ -57,6 +57,7 @@ struct FunctionSummary {
   int returnsRankAt = -1;                // `return rank, world_size`: element 0 is the rank
   bool returnsDdp = false;               // `def smart_DDP(model): return DDP(model, ...)`
   std::string returnsInstance;           // `def make_state(): s = TrainState(...); return s`: "TrainState"
+  std::string returnsClass;              // `def create_trainer(cfg): return TrainerRQVAE`: "TrainerRQVAE"
   std::string returnsParameter;          // `def step(model, batch, info): ...; return info`: "info"
   bool writesThroughSplat = false;       // `def save_on_all(*args): torch.save(*args)`
   std::vector<ParamSig> params;          // `self` left out of a method's

@@ -843,6 +843,55 @@ size_t wordOccurrences(std::string_view source, const std::string &word, bool as
   }
   return n;
 }
+// How often the code names the module-level `name` (its own `def` counts
+// once): not another object's attribute (`torch.save`), a keyword
+// argument's name, or a parameter or local of that name and its uses in the
+// function that binds it (NVAE's `def save_checkpoint(state, is_best, save)`
+// beside its `def save(model, model_path)`).
+size_t moduleNameUses(const SyntaxTree &tree, const std::string &name) {
+  size_t n = 0;
+  auto bindsLocally = [&](SyntaxNode def) {
+    for (SyntaxNode p : namedKids(field(def, "parameters"))) {
+      SyntaxNode id = is(p, "identifier") ? p
+                      : is(p, "typed_parameter") && namedChildCount(p) > 0 ? namedChild(p, 0)
+                                                                              : field(p, "name");
+      if (is(id, "identifier") && tree.text(id) == name)
+        return true;
+    }
+    bool assigned = false;
+    forEachOwnNode(field(def, "body"), [&](SyntaxNode k) {
+      if ((is(k, "assignment") || is(k, "for_statement")) && is(field(k, "left"), "identifier") &&
+          tree.text(field(k, "left")) == name)
+        assigned = true;
+      return !assigned;
+    });
+    return assigned;
+  };
+  std::function<void(SyntaxNode)> walk = [&](SyntaxNode x) {
+    if (is(x, "function_definition")) {
+      if (tree.text(field(x, "name")) == name)
+        ++n;
+      if (bindsLocally(x))
+        return;
+      walk(field(x, "body"));
+      for (SyntaxNode p : namedKids(field(x, "parameters")))
+        walk(field(p, "value")); // defaults are read where the def runs
+      return;
+    }
+    if (is(x, "identifier")) {
+      SyntaxNode up = parentOf(x);
+      const bool attr = is(up, "attribute") && field(up, "attribute") == x;
+      const bool keyword = is(up, "keyword_argument") && field(up, "name") == x;
+      if (!attr && !keyword && tree.text(x) == name)
+        ++n;
+      return;
+    }
+    for (SyntaxNode k : namedKids(x))
+      walk(k);
+  };
+  walk(tree.root());
+  return n;
+}
 } // namespace
 
 // No rank decision, no collective or barrier and no loop in `n`: a writer
@@ -862,7 +911,8 @@ static bool decidesNothing(const core::Node &n) {
   return true;
 }
 
-void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
+void PyProject::markUncalledApis(PyModel &model, const SyntaxTree &tree) {
+  const std::string_view source = tree.source();
   std::set<std::string> called;
   std::function<void(const core::Node &)> visit = [&](const core::Node &n) {
     if (n.kind == core::Node::Kind::Call)
@@ -1014,7 +1064,7 @@ void PyProject::markUncalledApis(PyModel &model, std::string_view source) {
       continue;
     // Named again as code: handed to mp.spawn, a callback, __all__; a
     // docstring's ":func:`save_alignments`" (icefall's utils) is prose.
-    if (!hasCheckpointWrite(f.body) || wordOccurrences(source, f.key, true) != 1)
+    if (!hasCheckpointWrite(f.body) || moduleNameUses(tree, f.key) != 1)
       continue;
     uncalled.push_back(f.key);
   }
@@ -1807,6 +1857,7 @@ core::Loc settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tr
   // modules write (sd-scripts' train_util hands its callers' checkpoints to
   // model_util): the callers' guards say on which ranks that runs.
   const bool writesCheckpoints = hasCheckpointWrite(model.program);
+
   bool throughLinksOnly = (!model.program.distributed || model.distributedByLinks) &&
                           distributedThroughLinks(linked, path, model.trainsHere);
   // Read again with its `rank` parameters as the rank (OpenPCDet's
@@ -1852,7 +1903,7 @@ core::Loc settleProgram(PyModel &model, LinkResult &linked, const SyntaxTree &tr
   if (writesCheckpoints) {
     model.program.externalCalls = project.callersOf(path, &truncated);
     if (!truncated)
-      PyProject::markUncalledApis(model, tree.source());
+      PyProject::markUncalledApis(model, tree);
     if (model.program.distributed && !truncated && model.program.externalCalls.empty() &&
         neverJoinsAGroup(model.program, linked, tree.source()))
       model.program.distributed = false;

@@ -137,7 +137,7 @@ public:
   // `save_checkpoint(model, filename)`): who runs them is their caller's
   // decision, so they are not read as code every rank runs.  After
   // program.externalCalls holds the module's callers.
-  static void markUncalledApis(PyModel &model, std::string_view source);
+  static void markUncalledApis(PyModel &model, const SyntaxTree &tree);
   // A module that runs distributed only because some of its functions call a
   // linked initializer (a click CLI whose `infer` command starts the group):
   // its entry functions that reach none, nothing calls and nothing names

@@ -275,7 +275,7 @@ Val Builder::value(SyntaxNode e) {
     {
       const std::string a = lastPart(t);
       if (a == "requires_grad" || a == "dtype" || a == "ndim" || a == "is_cuda" ||
-          a == "is_leaf" || a == "layout")
+          a == "is_leaf" || a == "layout" || a == "is_sparse" || a == "is_quantized" || a == "is_meta")
         return v;
     }
     if (signalFlagAttribute(lastPart(t))) {
@@ -402,6 +402,8 @@ Val Builder::value(SyntaxNode e) {
     v.none = true;
     return v;
   }
+  if (k == "true" || k == "false")
+    v.literal = k == "true";
   if (k == "integer" || k == "float" || k == "true" || k == "false")
     return v;
   if (k == "conditional_expression" && namedChildCount(e) == 3) {
@@ -877,8 +879,30 @@ Val Builder::callValue(SyntaxNode c) {
     v.dep = core::join(v.dep, av.dep);
     onlyBatches = onlyBatches && (av.dep != Dep::Local || av.batch);
   }
-  v.batch = v.dep == Dep::Local && onlyBatches;
+  v.batch = v.dep == Dep::Local && (onlyBatches || modelForward(fn));
   return v;
+}
+
+// `logits, log_q, log_p, kl_all, kl_diag = model(x)` (NVAE): what a model's
+// forward returns has the model's shape (a list per latent group, a tuple
+// of heads) filled with this rank's values, so its lengths are alike on
+// every rank, as a batch's are (Val::batch).
+bool Builder::modelForward(SyntaxNode fn) const {
+  std::string name;
+  if (is(fn, "identifier"))
+    name = str(fn);
+  else if (is(fn, "attribute") && str(field(fn, "object")) == "self")
+    name = str(field(fn, "attribute"));
+  else
+    return false;
+  const ObjKind k = objectKind(str(fn));
+  if (k == ObjKind::Ddp || k == ObjKind::Fsdp || k == ObjKind::Prepared || k == ObjKind::DeepSpeedEngine)
+    return true;
+  if (auto in = instances_.find(str(fn)); in != instances_.end() && isNnModule(in->second))
+    return true;
+  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  return name == "model" || name == "net" || name == "network" || endsWith(name, "_model") ||
+         endsWith(name, "_net") || startsWith(name, "model_");
 }
 
 // `wandb_project=cfg.wandb if is_master(cfg) else None`: a setting that the
@@ -1291,6 +1315,12 @@ Cond Builder::cond(SyntaxNode e) {
           structural = o.find("output") != std::string::npos || o == "out" || o == "outs" || batchName(o);
         } else if (is(tested, "subscript") && is(field(tested, "value"), "identifier")) {
           structural = batchName(str(field(tested, "value"))) && is(unparen(field(tested, "subscript")), "string");
+          // `losses[key] is not None` over a model's loss dict (TorchMultimodal's
+          // FLAVA): which losses a result holds is the code's that made it.
+          std::string o = str(field(tested, "value"));
+          std::transform(o.begin(), o.end(), o.begin(), ::tolower);
+          structural = structural || o == "losses" || o == "loss_dict" || o.find("output") != std::string::npos ||
+                       o == "out" || o == "outs";
         } else if (is(tested, "identifier")) {
           auto f = fns_.find(curFn_);
           // Or any function's optional argument left at None or handed one
@@ -1757,11 +1787,47 @@ bool Builder::probeRacesWrite(SyntaxNode probe) {
         return contains(field(p, "body"), probe);
     return false;
   };
+  // The string literals a path is spelled with (`osp.join(out,
+  // 'checkpoint_best.pt')`): a probe and a write in one folder whose
+  // literals share nothing name different files (LaViLa's narrator probes
+  // the trained checkpoint and writes its caches beside it).
+  auto literals = [&](SyntaxNode from) {
+    std::set<std::string> out;
+    std::vector<SyntaxNode> st{from};
+    while (!st.empty()) {
+      SyntaxNode n = st.back();
+      st.pop_back();
+      if (n.isNull())
+        continue;
+      if (is(n, "string")) {
+        std::string t(text(n));
+        const size_t open = t.find_first_of("'\"");
+        if (open != std::string::npos)
+          t = t.substr(open);
+        t.erase(std::remove(t.begin(), t.end(), '\''), t.end());
+        t.erase(std::remove(t.begin(), t.end(), '"'), t.end());
+        if (!t.empty())
+          out.insert(t);
+        continue;
+      }
+      for (SyntaxNode k : namedKids(n))
+        st.push_back(k);
+    }
+    return out;
+  };
+  const std::set<std::string> probeLiterals = literals(field(probe, "arguments"));
   for (const auto &w : fw.writes) {
     if (std::none_of(asked.begin(), asked.end(), [&](const std::string &n) { return w.names.count(n); }))
       continue;
     if (afterFailedLoad(w.call))
       continue;
+    if (!probeLiterals.empty()) {
+      const std::set<std::string> writeLiterals = literals(field(w.call, "arguments"));
+      if (!writeLiterals.empty() &&
+          std::none_of(probeLiterals.begin(), probeLiterals.end(),
+                       [&](const std::string &l) { return writeLiterals.count(l) > 0; }))
+        continue;
+    }
     // Every rank asks, then waits, and only then does anyone write
     // (LLaMA2-Accessory's evaluation scripts: skip a finished task, run
     // it, barrier, rank 0 writes the result): no rank asks after a write.

@@ -945,6 +945,103 @@ class PythonAcrossModules(PythonProject):
         self.assertEqual(got, [("train_ltr.py", 15, "ddp-error-path-exit")], p.stdout)
         self.assertIn("self.train_epoch", doc["findings"][0]["message"], p.stdout)
 
+    def test_a_factory_that_returns_a_class(self):
+        # rq-vae-transformer: `trainer = create_trainer(config)` hands back the
+        # class, `trainer = trainer(model, ...)` makes it, and the base's
+        # run_epoch (another module) calls the subclass's overrides: its
+        # train's all_reduce on every rank, and its save_ckpt on the master
+        # only.  The override's torch.save is rank 0's, not every rank's; the
+        # write with no barrier before the next epoch's all_reduce is the
+        # finding, at the script's call.
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/trainers/__init__.py", """\
+            from .trainer_vae import Trainer as TrainerVAE
+
+
+            def create_trainer(config):
+                if config.arch == "vae":
+                    return TrainerVAE
+                else:
+                    raise ValueError("architecture type not supported")
+            """)
+        self.write("pkg/trainers/base.py", """\
+            import os
+
+            import torch
+
+
+            class TrainerTemplate:
+                def __init__(self, model, loader, config, rank):
+                    self.model = model
+                    self.loader = loader
+                    self.config = config
+                    self.master = rank == 0
+
+                def train(self, optimizer, epoch=0):
+                    raise NotImplementedError
+
+                def run_epoch(self, optimizer, epochs):
+                    for i in range(epochs):
+                        summary = self.train(optimizer, epoch=i)
+                        if self.master:
+                            print(summary)
+                            self.save_ckpt(optimizer, i + 1)
+
+                def save_ckpt(self, optimizer, epoch):
+                    torch.save(self.model.state_dict(), os.path.join(self.config.out, "e%d.pt" % epoch))
+            """)
+        self.write("pkg/trainers/trainer_vae.py", """\
+            import os
+
+            import torch
+            import torch.distributed as dist
+
+            from .base import TrainerTemplate
+
+
+            class Trainer(TrainerTemplate):
+                def train(self, optimizer, epoch=0):
+                    for x in self.loader:
+                        loss = self.model(x).sum()
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+                    dist.all_reduce(loss)
+                    return loss.item()
+
+                def save_ckpt(self, optimizer, epoch):
+                    ckpt = {"state_dict": self.model.module.state_dict(), "optimizer": optimizer.state_dict()}
+                    torch.save(ckpt, os.path.join(self.config.out, "epoch%d_model.pt" % epoch))
+            """)
+        self.write("main.py", """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            from pkg.trainers import create_trainer
+
+
+            def main(config, loader):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                rank = dist.get_rank()
+                trainer = create_trainer(config)
+                model = DDP(torch.nn.Linear(8, 8).cuda())
+                optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+                trainer = trainer(model, loader, config, rank)
+                trainer.run_epoch(optimizer, config.epochs)
+                dist.barrier()
+            """)
+        self.write(".ddplint.yaml", "")
+        p = self.lint("--format", "json", "main.py", "pkg/trainers/__init__.py",
+                      "pkg/trainers/base.py", "pkg/trainers/trainer_vae.py")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
+        self.assertEqual(got, [("main.py", 17, "ddp-rank0-io-barrier")], p.stdout)
+        notes = doc["findings"][0]["notes"]
+        self.assertTrue(any(n["file"].endswith("base.py") and n["line"] == 19 for n in notes), p.stdout)
+
     def test_a_script_that_picks_its_own_random_port_runs_alone(self):
         # CodeGeeX's checkpoint converters: `MASTER_PORT` set to a random
         # port, then the project's initialize helper, run with plain

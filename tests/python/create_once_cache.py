@@ -101,3 +101,22 @@ def train(model, loader, out_dir):
         for x in loader:
             model(x).sum().backward()
         checkpointer.save_checkpoint(model.state_dict(), epoch)
+
+
+def narrate(args):
+    # LaViLa's narrator: the probe asks for the trained checkpoint in the
+    # output folder; the function writes only other files there (per-rank
+    # caches, a merged file), so every rank answers alike (hard negative).
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    rank = dist.get_rank()
+    if args.resume:
+        ckpt_path = args.resume
+    elif os.path.isfile(os.path.join(args.output_dir, "checkpoint_best.pt")):
+        ckpt_path = os.path.join(args.output_dir, "checkpoint_best.pt")
+    else:
+        raise Exception("no checkpoint found")
+    ckpt = torch.load(ckpt_path, map_location="cpu")
+    torch.save(ckpt["state_dict"], os.path.join(args.output_dir, "cache.{}.pkl".format(rank)))
+    dist.barrier()
+    if rank == 0:
+        torch.save(ckpt, os.path.join(args.output_dir, "total.pkl"))

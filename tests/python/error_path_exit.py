@@ -519,3 +519,23 @@ def fp16_step_skips_on_overflow(model, batch, scaler, t):
         overflow = True
     dist.all_reduce(t)
     return overflow
+
+
+def exit_when_the_barrier_fails(path, t):
+    # AlgoPerf's logger_utils: the try holds the barrier alone, so what it
+    # catches is the barrier's own failure, which every rank in it meets
+    # (hard negative).
+    try:
+        dist.barrier()
+    except RuntimeError:
+        sys.exit()
+    dist.all_reduce(t)
+
+
+def exit_when_the_step_fails(model, batch, t):
+    try:
+        dist.barrier()
+        loss = model(batch).sum()
+    except RuntimeError:
+        sys.exit()  # CHECK-MESSAGES: :[[@LINE]]:9: warning: error-path exit: when an exception is caught on one rank, that rank exits ('sys.exit') here while the other ranks wait in barrier{{.*}} [ddp-error-path-exit]
+    dist.all_reduce(t)

@@ -66,3 +66,17 @@ def skip_exhausted(model, loader, opt):
             break
         model(batch).sum().backward()  # CHECK-MESSAGES: :[[@LINE]]:9: error: {{.*}} [ddp-divergent-collective]
         opt.step()
+
+
+def reduce_each_loss(model, batch):
+    # TorchMultimodal's FLAVA: which losses the output holds (None for the
+    # tasks this batch kind lacks) is the model's, and the batch kind is
+    # rank 0's broadcast choice (hard negative).
+    losses = model(batch).losses
+    total = 0
+    for key in losses:
+        if losses[key] is not None:
+            total += losses[key]
+            reduced = losses[key].detach()
+            dist.reduce(reduced, dst=0)
+    return total

@@ -307,3 +307,48 @@ class CascadeTrainer:
     def sync(self, t):
         if self.is_main_node:
             dist.all_reduce(t)  # CHECK-MESSAGES: :[[@LINE]]:13: error: collective 'all_reduce' runs only on ranks where 'self.is_main_node' holds{{.*}} [ddp-divergent-collective]
+
+
+def literal_flag(model, args):
+    # vilbert-multi-task: a flag that starts False and that rank 0 alone sets
+    # True, or every process in a run without ranks: rank 0's test.
+    dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+    default_gpu = False
+    if args.local_rank != -1:
+        if dist.get_rank() == 0:
+            default_gpu = True
+    else:
+        default_gpu = True
+    for epoch in range(3):
+        if default_gpu:
+            # hard negative: rank 0's write
+            torch.save(model.state_dict(), "pytorch_model_" + str(epoch) + ".bin")
+
+
+def literal_flag_rank_local(model, loader):
+    # A flag set under a test of this rank's own loss: the rank that sets it
+    # leaves, the others wait in the next all_reduce.
+    dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+    for x in loader:
+        loss = model(x).sum()
+        stop = False
+        if loss.item() > 10:
+            stop = True
+        if stop:
+            break
+        dist.all_reduce(loss)  # CHECK-MESSAGES: :[[@LINE]]:9: error: collective 'all_reduce' is skipped by ranks where 'loss.item() > 10' holds (a rank-local value): they break out of the loop {{.*}} [ddp-divergent-collective]
+
+
+def literal_flag_agreed(model, loader):
+    # hard negative: the flag is all-reduced before anyone acts on it.
+    dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+    for x in loader:
+        loss = model(x).sum()
+        stop = False
+        if loss.item() > 10:
+            stop = True
+        flag = torch.tensor(float(stop))
+        dist.all_reduce(flag)
+        if flag.item() > 0:
+            break
+        dist.all_reduce(loss)
