@@ -371,6 +371,8 @@ struct FnInfo {
   bool returnsRankDependent = false;
   // Returns a tuple whose element at this index is the rank (`return rank, world_size`).
   int returnsRankAt = -1;
+  bool returnsLocalRankAt = false; // that element is the node-local rank (`return use_ddp, local_rank`)
+  int returnsInitializedAt = -1;   // the element that says the run has ranks (`return use_ddp, rank`)
   // Every `return` hands back a value a collective agreed (`dist.all_reduce(t)`
   // ... `return t[0] / t[1]`): the call's result is the same on every rank.
   // -1 not built yet, 0 no, 1 yes.
@@ -865,7 +867,9 @@ private:
   const ExternalFunction *externalCallee(SyntaxNode fn) const;
   // Which element of the tuple a call returns is the rank (`rank, world =
   // get_dist_info()`), this module's helper or another's; -1 when none.
-  int rankElementOf(SyntaxNode call) const;
+  int rankElementOf(SyntaxNode call, bool *local = nullptr) const;
+  int initializedElementOf(SyntaxNode call) const;
+  bool distributedRunTest(SyntaxNode e);
   bool superCall(SyntaxNode object) const;
   std::string superBase() const;
   std::string firstLocalImport(SyntaxNode def, const std::string &name) const;

@@ -1360,12 +1360,45 @@ std::string Builder::methodOf(std::string cls, const std::string &m, std::string
   return "";
 }
 
-int Builder::rankElementOf(SyntaxNode call) const {
+// True in a run with ranks: `dist.is_initialized()` (initializedTest) or a
+// launcher's variable being set (`'LOCAL_RANK' in os.environ`).
+bool Builder::distributedRunTest(SyntaxNode e) {
+  e = unparen(e);
+  if (is(e, "call"))
+    return initializedTest(e);
+  if (!is(e, "comparison_operator") || namedChildCount(e) != 2 || comparisonOperator(e) != "in")
+    return false;
+  const std::string where(text(unparen(namedChild(e, 1))));
+  bool literal = false;
+  const std::string var = unquote(text(unparen(namedChild(e, 0))), literal);
+  return literal && (where == "os.environ" || where == "environ") &&
+         (var == "LOCAL_RANK" || var == "RANK" || var == "WORLD_SIZE" || var == "SLURM_PROCID" ||
+          var == "OMPI_COMM_WORLD_RANK");
+}
+
+// The element of a call's tuple that says the run has ranks (see
+// FnInfo::returnsInitializedAt), or -1.
+int Builder::initializedElementOf(SyntaxNode call) const {
   SyntaxNode fn = field(call, "function");
   if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end())
-    return f->second.returnsRankAt;
+    return f->second.returnsInitializedAt;
   if (const ExternalFunction *ext = externalCallee(fn))
+    return ext->summary.returnsInitializedAt;
+  return -1;
+}
+
+int Builder::rankElementOf(SyntaxNode call, bool *local) const {
+  SyntaxNode fn = field(call, "function");
+  if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end()) {
+    if (local)
+      *local = f->second.returnsLocalRankAt;
+    return f->second.returnsRankAt;
+  }
+  if (const ExternalFunction *ext = externalCallee(fn)) {
+    if (local)
+      *local = ext->summary.returnsLocalRankAt;
     return ext->summary.returnsRankAt;
+  }
   return -1;
 }
 
@@ -3368,6 +3401,13 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
     if (const std::string init = str(cs.fn) + ".__init__"; fns_.count(init))
       recordArguments(init, cs, true);
   std::string key = resolveCallee(cs.fn);
+  // `VQAClassificationDataset(...)`: making a dataset runs its `__init__`
+  // here, where datasets build their create-once caches (vilbert's, on every
+  // rank).  Only datasets: other classes' constructors (a logger's output
+  // files, a trainer's set-up) are read where their methods are called.
+  if (key.empty() && is(cs.fn, "identifier") && classDefs_.count(str(cs.fn)) &&
+      fns_.count(str(cs.fn) + ".__init__") && derivesFrom(str(cs.fn), {"Dataset", "IterableDataset"}))
+    key = str(cs.fn) + ".__init__";
   std::string name, plainKey;
   std::vector<ParamSig> calleeParams;
   bool calleeMethod = false;
@@ -3729,8 +3769,20 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
         bind(left, v);
         // `rank, world_size = get_dist_info()`: the helper says which is the rank.
         if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call"))
-          if (const int at = rankElementOf(unparen(right)); at >= 0 && uint32_t(at) < namedChildCount(left))
-            bind(namedChild(left, uint32_t(at)), Val{Dep::Rank, RankKind::Global, std::nullopt});
+          if (bool local = false; true)
+            if (const int at = rankElementOf(unparen(right), &local); at >= 0 && uint32_t(at) < namedChildCount(left))
+              bind(namedChild(left, uint32_t(at)),
+                   Val{Dep::Rank, local && !localRankIsGlobal_ ? RankKind::Local : RankKind::Global, std::nullopt});
+        // `USE_PYTORCH_DDP, RANK, DEVICE, N_GPUS = pytorch_setup()`: the flag
+        // that the run has ranks holds in every run where ranks can diverge.
+        if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call"))
+          if (const int at = initializedElementOf(unparen(right)); at >= 0 && uint32_t(at) < namedChildCount(left)) {
+            Val flag;
+            Cond c = Cond::constant(true);
+            c.text = str(namedChild(left, uint32_t(at)));
+            flag.cond = c;
+            bind(namedChild(left, uint32_t(at)), flag);
+          }
         // `n, c, h, w = inputs.shape` (or `.size()`): the batch dimension, as
         // `inputs.shape[0]`, is as many samples on every rank.
         if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && namedChildCount(left) >= 1) {
@@ -6326,9 +6378,13 @@ PyModel Builder::run() {
       // mmengine's get_dist_info(): `return rank, world_size`.
       if (is(unparen(r), "expression_list") || is(unparen(r), "tuple")) {
         SyntaxNode t = unparen(r);
-        for (uint32_t i = 0; i < namedChildCount(t) && fi.returnsRankAt < 0; ++i)
-          if (auto rk = rankSource(namedChild(t, i)); rk && *rk == RankKind::Global)
-            fi.returnsRankAt = int(i);
+        // The global rank where the tuple holds one; else the node-local one.
+        for (RankKind kind : {RankKind::Global, RankKind::Local})
+          for (uint32_t i = 0; i < namedChildCount(t) && fi.returnsRankAt < 0; ++i)
+            if (auto rk = rankSource(namedChild(t, i)); rk && *rk == kind) {
+              fi.returnsRankAt = int(i);
+              fi.returnsLocalRankAt = kind == RankKind::Local;
+            }
         if (fi.returnsRankAt >= 0)
           continue;
       }
@@ -6368,9 +6424,10 @@ PyModel Builder::run() {
   // dist.get_rank()` when the group is up, `return world_size, rank` after
   // setting it up).
   for (auto &[key, fi] : fns_) {
-    if (fi.returnsRankAt >= 0 || fi.returnsRank || fi.def.isNull())
+    if (fi.returnsRank || fi.def.isNull())
       continue;
-    int at = -1;
+    int at = fi.returnsRankAt;
+    const bool known = at >= 0;
     bool conflict = false;
     // The body is not evaluated here (too long for a predicate): a returned
     // name is the rank when every assignment to it in the body reads one
@@ -6396,8 +6453,10 @@ PyModel Builder::run() {
       for (SyntaxNode k : namedKids(n))
         stack.push_back(k);
     }
-    auto globalRank = [&](SyntaxNode e) {
-      if (auto rk = rankSource(e); rk && *rk == RankKind::Global)
+    // `kind`: which rank every way reads (AlgoPerf's `rank =
+    // int(os.environ['LOCAL_RANK']) if use_ddp else 0`: the node-local one).
+    auto rankOf = [&](SyntaxNode e, RankKind kind) {
+      if (auto rk = rankSource(e); rk && *rk == kind)
         return true;
       if (!is(unparen(e), "identifier"))
         return false;
@@ -6409,26 +6468,60 @@ PyModel Builder::run() {
         // `rank = 0` before the group is up: the rank of a run of one.
         if (!rhs.isNull() && is(unparen(rhs), "integer") && str(unparen(rhs)) == "0")
           continue;
-        if (rhs.isNull() || !(rankSource(rhs) == std::optional<RankKind>(RankKind::Global)))
+        if (rhs.isNull() || !(rankSource(rhs) == std::optional<RankKind>(kind)))
           return false;
         rank = true;
       }
       return rank;
     };
+    auto globalRank = [&](SyntaxNode e) { return rankOf(e, RankKind::Global); };
     for (SyntaxNode y : yields)
       if (namedChildCount(y) == 1 && globalRank(namedChild(y, 0)))
         fi.yieldsRank = fi.contextManager;
+    // The global rank where the tuples hold one; else the node-local one.
+    bool local = fi.returnsLocalRankAt;
+    for (RankKind kind : {RankKind::Global, RankKind::Local}) {
+      if (at >= 0 || conflict || known)
+        break;
+      for (SyntaxNode n : returns) {
+        SyntaxNode t = unparen(namedChild(n, 0));
+        if (is(t, "expression_list") || is(t, "tuple"))
+          for (uint32_t i = 0; i < namedChildCount(t); ++i)
+            if (rankOf(namedChild(t, i), kind)) {
+              conflict = conflict || (at >= 0 && at != int(i));
+              at = int(i);
+              local = kind == RankKind::Local;
+            }
+      }
+    }
+    if (at >= 0 && !conflict && !known) {
+      fi.returnsRankAt = at;
+      fi.returnsLocalRankAt = local;
+    }
+    // AlgoPerf's `use_pytorch_ddp = 'LOCAL_RANK' in os.environ` ... `return
+    // use_pytorch_ddp, rank, ...`: the element that says the run has ranks.
+    auto runsDistributed = [&](SyntaxNode e) {
+      if (distributedRunTest(e))
+        return true;
+      if (!is(unparen(e), "identifier"))
+        return false;
+      auto a = assigned.find(str(unparen(e)));
+      return a != assigned.end() && a->second.size() == 1 && !a->second[0].isNull() &&
+             distributedRunTest(a->second[0]);
+    };
+    int dat = -1;
+    bool dconflict = false;
     for (SyntaxNode n : returns) {
       SyntaxNode t = unparen(namedChild(n, 0));
       if (is(t, "expression_list") || is(t, "tuple"))
         for (uint32_t i = 0; i < namedChildCount(t); ++i)
-          if (globalRank(namedChild(t, i))) {
-            conflict = conflict || (at >= 0 && at != int(i));
-            at = int(i);
+          if (runsDistributed(namedChild(t, i))) {
+            dconflict = dconflict || (dat >= 0 && dat != int(i));
+            dat = int(i);
           }
     }
-    if (at >= 0 && !conflict)
-      fi.returnsRankAt = at;
+    if (dat >= 0 && !dconflict && dat != fi.returnsRankAt)
+      fi.returnsInitializedAt = dat;
   }
   m_.positions.clear();
   m_.byteOffsets.clear();
@@ -6484,9 +6577,11 @@ PyModel Builder::run() {
         // sam2's `self.local_rank, self.distributed_rank = get_machine_local_and_dist_rank()`:
         // the helper says which element is the rank.
         if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call"))
-          if (const int at = rankElementOf(unparen(right));
-              at >= 0 && uint32_t(at) < namedChildCount(left) && is(namedChild(left, uint32_t(at)), "attribute"))
-            attrs_[str(namedChild(left, uint32_t(at)))] = Val{Dep::Rank, RankKind::Global, std::nullopt};
+          if (bool local = false; true)
+            if (const int at = rankElementOf(unparen(right), &local);
+                at >= 0 && uint32_t(at) < namedChildCount(left) && is(namedChild(left, uint32_t(at)), "attribute"))
+              attrs_[str(namedChild(left, uint32_t(at)))] =
+                  Val{Dep::Rank, local && !localRankIsGlobal_ ? RankKind::Local : RankKind::Global, std::nullopt};
       }
       auto kids = namedKids(n);
       for (auto it = kids.rbegin(); it != kids.rend(); ++it)
@@ -6624,6 +6719,8 @@ PyModel Builder::run() {
     fs.returnsInitialized = fi.returnsInitialized;
     fs.returnsRankDependent = fi.returnsRankDependent;
     fs.returnsRankAt = fi.returnsRankAt;
+    fs.returnsLocalRankAt = fi.returnsLocalRankAt;
+    fs.returnsInitializedAt = fi.returnsInitializedAt;
     fs.initsProcessGroup = initsGroup_.count(key) > 0;
     fs.initRankParameter = initRankParameter(fi.def);
     fs.launchesRanks = launches_.count(key) > 0;

@@ -55,6 +55,8 @@ struct FunctionSummary {
   bool returnsInitialized = false;       // `def is_dist_avail_and_initialized()`
   bool returnsRankDependent = false;     // `def rankstr(): return f"rank_{get_rank()}"`
   int returnsRankAt = -1;                // `return rank, world_size`: element 0 is the rank
+  bool returnsLocalRankAt = false;       // ...the node-local rank (AlgoPerf's `return use_ddp, rank` of LOCAL_RANK)
+  int returnsInitializedAt = -1;         // ...and element 0 says the run has ranks ('LOCAL_RANK' in os.environ)
   bool returnsDdp = false;               // `def smart_DDP(model): return DDP(model, ...)`
   std::string returnsInstance;           // `def make_state(): s = TrainState(...); return s`: "TrainState"
   std::string returnsClass;              // `def create_trainer(cfg): return TrainerRQVAE`: "TrainerRQVAE"

@@ -142,8 +142,9 @@ std::optional<RankKind> Builder::rankSourceAsWritten(SyntaxNode e) {
       return RankKind::Local;
     // `get_dist_info()[0]`: the element of the helper's tuple that is the rank.
     if (SyntaxNode c = unparen(field(e, "value")); is(c, "call") && is(field(e, "subscript"), "integer"))
-      if (const int at = rankElementOf(c); at >= 0 && text(field(e, "subscript")) == std::to_string(at))
-        return RankKind::Global;
+      if (bool local = false; true)
+        if (const int at = rankElementOf(c, &local); at >= 0 && text(field(e, "subscript")) == std::to_string(at))
+          return local ? RankKind::Local : RankKind::Global;
     return std::nullopt;
   }
   if (is(e, "attribute") || is(e, "identifier")) {

@@ -9,6 +9,7 @@ be each rank's own.
 """
 import datetime
 import os
+import _pickle as cPickle
 
 import torch
 import torch.distributed as dist
@@ -120,3 +121,37 @@ def narrate(args):
     dist.barrier()
     if rank == 0:
         torch.save(ckpt, os.path.join(args.output_dir, "total.pkl"))
+
+
+class VQAClassificationDataset(torch.utils.data.Dataset):
+    # vilbert-multi-task's datasets: every rank that makes the dataset finds
+    # the cache missing on a first run and pickles it (pickle's C module,
+    # `import _pickle as cPickle`) to one path.
+    def __init__(self, cache_path, entries):
+        if not os.path.exists(cache_path):
+            self.entries = entries
+            cPickle.dump(self.entries, open(cache_path, "wb"))  # CHECK-MESSAGES: :[[@LINE]]:13: error: on a first run every rank finds the file missing and runs '_pickle.dump' to the same path{{.*}} [ddp-unguarded-save]
+        else:
+            self.entries = cPickle.load(open(cache_path, "rb"))
+
+
+def load_datasets(cache_path, entries):
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    train = VQAClassificationDataset(cache_path, entries)
+    dist.barrier()
+    return train
+
+
+class OutputFormat:
+    # hard negative: a logger's output file, opened where the logger is
+    # made; only datasets' constructors are read where they are made
+    def __init__(self, path):
+        if not os.path.exists(path):
+            self.file = open(path, "wt")
+
+
+def configure_logger(path):
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    fmt = OutputFormat(path)
+    dist.barrier()
+    return fmt

@@ -228,3 +228,29 @@ def train_with_loss_dict(net, loader, optimizer):
         optimizer.step()
         check_loss_names({"loss": loss}, ("loss",))  # hard negative: names, not values
         raise_if_nan({"loss": loss})
+
+
+def end_epoch(state, score):
+    # XLM's Trainer.end_epoch: the master alone checks the stopping
+    # criterion and exits; the other ranks go on into the next epoch.
+    if dist.get_rank() == 0:
+        if score < state["best"]:
+            sys.exit()
+
+
+def check_epochs(state, cfg):
+    # hard negative: an argument check every rank makes alike
+    if cfg.max_epoch <= 0:
+        sys.exit("max_epoch must be positive")
+
+
+def train_until_stopped(model, loader, optimizer, evaluate, cfg):
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    model = DDP(model)
+    state = {"best": 0}
+    for epoch in range(cfg.max_epoch):
+        check_epochs(state, cfg)
+        for x in loader:
+            model(x).sum().backward()  # CHECK-MESSAGES: :[[@LINE]]:13: error: collective `forward of the DistributedDataParallel model 'model' (buffer broadcast)` is skipped by ranks where 'dist.get_rank() == 0' holds: they exit ('sys.exit') while the other ranks run further iterations{{.*}} [ddp-divergent-collective]
+            optimizer.step()
+        end_epoch(state, evaluate(model))

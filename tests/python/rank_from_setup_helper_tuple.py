@@ -63,3 +63,38 @@ def assigned_twice(args, model):
     world, rank = setup_counted()
     if rank == 0:
         torch.save(model.state_dict(), os.path.join(args.output_dir, "final.pth"))
+
+
+# AlgoPerf's `pytorch_setup()`: `return use_pytorch_ddp, rank, device, n_gpus`
+# where `rank` is LOCAL_RANK: one writer per node, said as such.
+def pytorch_setup():
+    use_ddp = "LOCAL_RANK" in os.environ
+    rank = int(os.environ["LOCAL_RANK"]) if use_ddp else 0
+    return use_ddp, rank
+
+
+def save_on_local_zero(args, model):
+    dist.init_process_group(backend="nccl", timeout=datetime.timedelta(seconds=1800))
+    use_ddp, rank = pytorch_setup()
+    if args.log_dir is not None and rank == 0:
+        torch.save(model.state_dict(), os.path.join(args.log_dir, "checkpoint.pt"))  # CHECK-MESSAGES: :[[@LINE]]:9: error: 'torch.save' is guarded by the node-local rank, so one process per node writes the same path{{.*}} [ddp-unguarded-save]
+    dist.barrier()
+
+
+# AlgoPerf's input pipelines: rank 0 reads the batch and, when the run has
+# ranks, broadcasts it; the others receive it.  The flag is the launcher's
+# variable being set, so in a run with ranks both arms broadcast alike
+# (hard negative).
+
+
+def batches(iterator, device):
+    use_ddp, rank = pytorch_setup()
+    while True:
+        if rank == 0:
+            inputs = next(iterator).to(device)
+            if use_ddp:
+                dist.broadcast(inputs, src=0)
+        else:
+            inputs = torch.empty((4, 8), device=device)
+            dist.broadcast(inputs, src=0)
+        yield inputs

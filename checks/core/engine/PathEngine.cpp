@@ -1680,7 +1680,13 @@ PathEngine::FnResult *PathEngine::analyze(const std::string &key) {
   comparePaths(res.paths);
   // Only a helper that synchronises first: a utility's sanity assert
   // (audiocraft's loudness normaliser, deep under a sample writer) is no step.
-  if (!res.alwaysThrows && !res.alwaysTerminates && !res.summary.empty())
+  // Or one that exits the process under a test of the rank itself (XLM's
+  // end_epoch: `if params.is_master: ... exit()` when the stopping criterion
+  // is met): `exit()` and `sys.exit()` end the worker with status 0, which
+  // torchrun does not take for a failure, so the other ranks wait for it.  (A raise ends the worker with an error, and
+  // torchrun and mp.spawn stop the others: a configuration check such as
+  // `if device_index >= num_devices: raise` is no hang.)
+  if (!res.alwaysThrows && !res.alwaysTerminates)
     for (const auto &p : res.paths) {
       if (p.exit != ExitKind::Throw && p.exit != ExitKind::Terminate)
         continue;
@@ -1710,7 +1716,14 @@ PathEngine::FnResult *PathEngine::analyze(const std::string &key) {
       const bool parts = std::any_of(lits.begin(), lits.end(), [&](const Lit &l) {
         return atoms[l.atom].kind != Cond::Kind::Atom || atoms[l.atom].dep != Dep::Uniform;
       });
-      if (!healthCheck || !parts)
+      const bool rankTest = std::any_of(lits.begin(), lits.end(), [&](const Lit &l) {
+        return atoms[l.atom].kind != Cond::Kind::Atom || atoms[l.atom].dep == Dep::Rank;
+      });
+      // Python's `sys.exit` is a throw of SystemExit, named by its exit
+      // function.  (C's `exit()` without MPI_Finalize makes mpirun abort the
+      // job, and an uncaught C++ throw terminates: no hang either.)
+      const bool exits = p.exit == ExitKind::Throw && !p.exitVia.empty();
+      if (!parts || !((rankTest && exits) || (healthCheck && !res.summary.empty())))
         continue;
       res.exitsAfter = std::move(lits);
       res.exitsAfterKind = p.exit;
