@@ -184,6 +184,10 @@ struct Val {
   // the other leaves as it was (`default_gpu = False`, then `if rank == 0:
   // default_gpu = True`) is that decision (see joinArms).
   std::optional<bool> literal;
+  // A parameter fact: every call hands the wrapper's bare module
+  // (`validate(model_without_ddp, ...)`) to a parameter whose name is the
+  // module's DDP model elsewhere; its forward there is no collective.
+  bool bareModel = false;
 };
 
 inline bool sameCond(const Cond &a, const Cond &b) {

@@ -2079,19 +2079,25 @@ static bool leavesOutputAgreed(const std::string &op) {
 // The group handed by position (Megatron's `torch.distributed.broadcast(t,
 // src, group)`), in torch.distributed's own parameter order, when it is not
 // the world's.
-static bool positionalSubgroup(const std::string &op, const std::vector<PyArg> &as) {
+// Where torch.distributed's collective `op` takes its group by position.
+static std::optional<size_t> groupPosition(const std::string &op) {
   static const std::map<std::string, size_t> at = {
       {"broadcast", 2},  {"all_reduce", 2}, {"all_gather", 2},          {"all_gather_object", 2},
       {"broadcast_object_list", 2}, {"all_to_all", 2}, {"all_gather_into_tensor", 2},
       {"reduce", 3},     {"gather", 3},     {"scatter", 3},             {"reduce_scatter", 3},
       {"reduce_scatter_tensor", 3}, {"barrier", 0}};
   auto it = at.find(op);
-  if (it == at.end() || as.size() <= it->second)
+  return it == at.end() ? std::nullopt : std::optional<size_t>(it->second);
+}
+
+static bool positionalSubgroup(const std::string &op, const std::vector<PyArg> &as) {
+  const std::optional<size_t> at = groupPosition(op);
+  if (!at || as.size() <= *at)
     return false;
-  for (size_t i = 0; i <= it->second; ++i)
+  for (size_t i = 0; i <= *at; ++i)
     if (!as[i].name.empty())
       return false;
-  const std::string_view g = as[it->second].text;
+  const std::string_view g = as[*at].text;
   return g != "None" && g.find("WORLD") == std::string_view::npos && g.find("world") == std::string_view::npos;
 }
 
@@ -2144,15 +2150,10 @@ bool Builder::onWorldGroup(const CallSite &cs) const {
     if (a.name == "group" || a.name == "process_group")
       g = a.value;
   if (g.isNull()) {
-    static const std::map<std::string, size_t> at = {
-        {"broadcast", 2}, {"all_reduce", 2}, {"all_gather", 2}, {"all_gather_object", 2},
-        {"broadcast_object_list", 2}, {"all_to_all", 2}, {"all_gather_into_tensor", 2},
-        {"reduce", 3}, {"gather", 3}, {"scatter", 3}, {"reduce_scatter", 3},
-        {"reduce_scatter_tensor", 3}, {"barrier", 0}};
-    auto it = at.find(cs.l);
-    if (it == at.end() || cs.as.size() <= it->second || !cs.as[it->second].name.empty())
+    const std::optional<size_t> at = groupPosition(cs.l);
+    if (!at || cs.as.size() <= *at || !cs.as[*at].name.empty())
       return false;
-    g = cs.as[it->second].value;
+    g = cs.as[*at].value;
   }
   g = unparen(g);
   if (!is(g, "identifier"))
@@ -3302,14 +3303,22 @@ void Builder::recordArguments(const std::string &callee, const CallSite &cs, boo
     const bool rankPath = v.dep == Dep::Rank && !v.cond && !v.existsWhen && writtenTo.count(pname);
     if (rankPath)
       v = Val{Dep::Rank, RankKind::None, std::nullopt};
-    const bool fact = v.existsWhen || (v.cond && v.cond->dependence() == Dep::Rank) || rankPath;
+    // unimatch's `validate_things(model_without_ddp, ...)`: the bare module
+    // handed to a parameter named as the DDP model.
+    const std::string argText = str(unparen(a.value));
+    if (objectKind(pname) == ObjKind::Ddp && objectKind(argText) != ObjKind::Ddp &&
+        (bareModule(a.value) || unwrapped_.count(argText))) {
+      v = Val{};
+      v.bareModel = true;
+    }
+    const bool fact = v.existsWhen || (v.cond && v.cond->dependence() == Dep::Rank) || rankPath || v.bareModel;
     if (!fact) {
       pf.agree = false;
     } else if (pf.sites == 0) {
       pf.v = v;
     } else {
       pf.agree = pf.agree && sameOpt(pf.v.cond, v.cond) && sameOpt(pf.v.existsWhen, v.existsWhen) &&
-                 pf.v.dep == v.dep;
+                 pf.v.dep == v.dep && pf.v.bareModel == v.bareModel;
     }
     ++pf.sites;
   }
@@ -3417,6 +3426,8 @@ void Builder::helperCall(const CallSite &cs, std::vector<Node> &out) {
     name = fi.name;
     if (is(cs.fn, "attribute") && str(field(cs.fn, "attribute")) == "apply")
       name = str(cs.fn); // `AllReduce.apply`, not its `forward`
+    if (fi.name == "__init__" && is(cs.fn, "identifier"))
+      name = str(cs.fn); // the class made here, not its `__init__`
     recordArguments(key, cs);
     if (cs.as.empty())
       argumentlessHelpers_.emplace_back(key, str(cs.fn));
@@ -5704,6 +5715,24 @@ void Builder::markLaunchers() {
   }
   for (auto &f : m_.program.functions)
     f.launchesRanks = launches_.count(plain(f.key)) > 0;
+  // A class that holds its model in `nn.DataParallel` and names no rank,
+  // collective, DDP or process group anywhere in its text (EgoVLP's
+  // `BaseTrainer`, beside the module's DDP trainer): its methods run in the
+  // one process that drives every GPU, whatever the module's other classes do.
+  for (const auto &[cls, def] : classDefs_) {
+    const std::string_view t = text(def);
+    if (t.find("DataParallel(") == std::string_view::npos)
+      continue;
+    bool distributed = false;
+    for (std::string_view w : {"DistributedDataParallel", "DDP", "FSDP", "rank", "dist.", "distributed",
+                               "all_reduce", "barrier", "broadcast", "all_gather", "accelerator", "deepspeed"})
+      distributed = distributed || t.find(w) != std::string_view::npos;
+    if (distributed)
+      continue;
+    for (auto &f : m_.program.functions)
+      if (f.key.compare(0, cls.size() + 1, cls + ".") == 0)
+        f.launchesRanks = true; // its one process: see core::Function::launchesRanks
+  }
   // Lightning's hooks that run between training steps: the next step's
   // gradient all-reduce follows them on every rank.
   static const std::set<std::string> stepHooks = {
@@ -6670,8 +6699,21 @@ PyModel Builder::run() {
     f.body = Node::block(std::move(body));
     m_.program.functions.push_back(std::move(f));
   }
-  for (const auto &[key, fi] : fns_)
+  for (const auto &[key, fi] : fns_) {
+    // A parameter every call hands the bare module is no DDP model in this
+    // function's body, whatever the module's DDP model is called.
+    std::map<std::string, ObjKind> hidden;
+    if (auto sf = seeded_.find(key); sf != seeded_.end())
+      for (const auto &[name, v] : sf->second)
+        if (v.bareModel)
+          if (auto o = objects_.find(name); o != objects_.end()) {
+            hidden.emplace(o->first, o->second);
+            objects_.erase(o);
+          }
     buildFunction(fi);
+    for (const auto &[name, kind] : hidden)
+      objects_[name] = kind;
+  }
   buildSpecializations();
   for (auto &f : stepHookFns_)
     m_.program.functions.push_back(std::move(f));

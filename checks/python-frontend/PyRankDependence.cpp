@@ -1075,7 +1075,8 @@ static bool distributedRunFlag(std::string name) {
   std::transform(name.begin(), name.end(), name.begin(), ::tolower);
   static const std::set<std::string> names = {
       "distributed", "is_distributed", "use_distributed", "multiprocessing_distributed",
-      "ddp", "use_ddp", "is_ddp", "distributed_training", "dist_training",
+      "ddp", "use_ddp", "is_ddp", "distributed_training", "dist_training", "dist_train",
+      "use_dist", "is_dist",
       "is_dist_avail_and_initialized", "is_dist_available_and_initialized",
       // MONAI's deepgrow/deepedit trainers: `--multi_gpu` turns DDP on
       "multi_gpu", "use_multi_gpu"};

@@ -47,3 +47,28 @@ def run_wrapper(rank, train_loader, val_loader, optim, epochs):
             test(model, val_loader)
             # CHECK-MESSAGES: :[[@LINE-1]]:13: error: call to 'test', which runs collective `forward of the DistributedDataParallel model 'model' (buffer broadcast) under no_grad`, runs only on ranks where 'rank == 0' holds{{.*}} [ddp-divergent-collective]
         dist.barrier()
+
+
+# unimatch's validation helpers: every call hands `model_without_ddp`, so
+# the parameter named as the module's DDP model holds the bare module there,
+# and skipping a sample with no valid pixels skips no collective.
+def validate_things(model, val_dataset):
+    model.eval()
+    total = 0.0
+    for sample in val_dataset:
+        mask = sample["disp"] > 0
+        if not mask.any():
+            continue
+        with torch.no_grad():
+            pred = model(sample["left"])
+        total += (pred[mask] - sample["disp"][mask]).abs().mean().item()
+    return total
+
+
+def main_stereo(args, net, val_dataset):
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    model = torch.nn.parallel.DistributedDataParallel(net.cuda(), device_ids=[args.local_rank])
+    model_without_ddp = model.module
+    if args.eval:
+        print(validate_things(model_without_ddp, val_dataset))
+        return

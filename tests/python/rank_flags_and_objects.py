@@ -352,3 +352,24 @@ def literal_flag_agreed(model, loader):
         if flag.item() > 0:
             break
         dist.all_reduce(loss)
+
+
+def retry_on_overflow(model, opt, scaler, data, state):
+    # imaginaire's gen_update: after a skipped AMP step only the ranks whose
+    # own loss is non-finite stop retrying; the others go back into the
+    # backward's all-reduce.
+    dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=30))
+    model = torch.nn.parallel.DistributedDataParallel(model)
+    update_finished = False
+    while not update_finished:
+        total_loss = model(data).mean()  # CHECK-MESSAGES: :[[@LINE]]:22: error: collective `forward of the DistributedDataParallel model 'model' (buffer broadcast)` runs in a loop whose trip count depends on 'not update_finished'{{.*}} [ddp-divergent-collective]
+        opt.zero_grad(set_to_none=True)
+        scaler.scale(total_loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        if state.last_step_count == opt._step_count:
+            if not torch.isfinite(total_loss):
+                update_finished = True
+        else:
+            state.last_step_count = opt._step_count
+            update_finished = True
