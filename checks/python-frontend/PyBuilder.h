@@ -812,6 +812,9 @@ private:
   bool collectiveCall(const CallSite &cs, std::vector<Node> &out);
   bool worldGroupValue(SyntaxNode v, int depth) const;
   bool fixedLengthSequence(SyntaxNode v) const;
+  bool raggedLoader(SyntaxNode iter);
+  bool oneProcessArm(SyntaxNode n);
+  Dep samplerLengthDep(SyntaxNode e, int depth);
   bool modelForward(SyntaxNode fn) const;
   bool onWorldGroup(const CallSite &cs) const;
   bool ioCall(const CallSite &cs, std::vector<Node> &out);

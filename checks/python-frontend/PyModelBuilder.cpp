@@ -3306,7 +3306,7 @@ void Builder::recordArguments(const std::string &callee, const CallSite &cs, boo
     // unimatch's `validate_things(model_without_ddp, ...)`: the bare module
     // handed to a parameter named as the DDP model.
     const std::string argText = str(unparen(a.value));
-    if (objectKind(pname) == ObjKind::Ddp && objectKind(argText) != ObjKind::Ddp &&
+    if ((objectKind(pname) == ObjKind::Ddp || hasDdp_) &&
         (bareModule(a.value) || unwrapped_.count(argText))) {
       v = Val{};
       v.bareModel = true;
@@ -3637,6 +3637,40 @@ Node Builder::ifChain(SyntaxNode c, SyntaxNode then, const std::vector<SyntaxNod
     agreed.agreed = true;
     env_.vars[name] = agreed;
   }
+  // YOLOP's resume: `if rank in [-1, 0]: ... begin_epoch = checkpoint['epoch']`
+  // moves the start on rank 0 alone, so `range(begin_epoch + 1, end_epoch +
+  // 1)` runs fewer epochs there.  A number read or computed on one arm of a
+  // rank test, and not on the other, differs by rank.
+  if (cc.dependence() == Dep::Rank && received.empty()) {
+    std::set<std::string> inThen, inElse;
+    auto numbers = [&](SyntaxNode arm, std::set<std::string> &out) {
+      forEachOwnNode(arm, [&](SyntaxNode n) {
+        if (is(n, "assignment") && is(field(n, "left"), "identifier")) {
+          SyntaxNode r = unparen(field(n, "right"));
+          // A value read out of something (`checkpoint['epoch']`,
+          // `ckpt.step`), or arithmetic on one: not an object made here.
+          if (is(r, "subscript") || is(r, "binary_operator") ||
+              (is(r, "attribute") && !is(field(r, "object"), "call")))
+            out.insert(str(field(n, "left")));
+        }
+        return true;
+      });
+    };
+    numbers(then, inThen);
+    if (i < alts.size() && is(alts[i], "else_clause"))
+      numbers(field(alts[i], "body"), inElse);
+    for (const std::set<std::string> *arm : {&inThen, &inElse})
+      for (const auto &name : *arm) {
+        const std::set<std::string> &other = arm == &inThen ? inElse : inThen;
+        auto v = env_.vars.find(name);
+        if (other.count(name) || v == env_.vars.end())
+          continue;
+        Val &j = v->second;
+        if (j.dep == Dep::Uniform && !j.cond && !j.existsWhen && !j.agreed && !j.none && !j.batch &&
+            j.rank == RankKind::None && !j.known)
+          j.dep = Dep::Rank;
+      }
+  }
   return Node::makeIf(cc, Node::block(std::move(t)), Node::block(std::move(f)), at);
 }
 
@@ -3695,7 +3729,7 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
         const bool unwraps = bareModule(r);
         if (unwraps)
           unwrapped_.insert(str(left));
-        else
+        else if (!oneProcessArm(e))
           unwrapped_.erase(str(left));
       }
       if (is(e, "augmented_assignment")) {
@@ -3994,6 +4028,91 @@ static bool noGradForwardsOnly(const std::vector<Node> &body) {
   return any;
 }
 
+// Whether `n` lies in the arm of an `if` that only the one-process run takes
+// (unimatch's `if args.distributed: ... model_without_ddp = model.module`
+// `else: model_without_ddp = model`): what it binds there is not what the
+// distributed run holds.
+bool Builder::oneProcessArm(SyntaxNode n) {
+  for (SyntaxNode kid = n, up = parentOf(n); !up.isNull(); kid = up, up = parentOf(up)) {
+    if (is(up, "function_definition") || is(up, "class_definition"))
+      return false;
+    if (is(up, "else_clause") && is(parentOf(up), "if_statement")) {
+      const Cond c = cond(field(parentOf(up), "condition"));
+      if (c.kind == Cond::Kind::Const && c.constValue)
+        return true;
+    }
+  }
+  return false;
+}
+
+// A data loader made here with a sampler that deals this rank its own
+// indices (a value made from the rank) and is no DistributedSampler, which
+// pads every rank to the same count.
+bool Builder::raggedLoader(SyntaxNode iter) {
+  SyntaxNode made = unparen(iter);
+  if (is(made, "identifier"))
+    made = unparen(assignedBefore(made));
+  if (!is(made, "call") || kindOfCtor(made) != ObjKind::DataLoader)
+    return false;
+  for (const PyArg &a : args(made)) {
+    if (a.name != "sampler" && a.name != "batch_sampler")
+      continue;
+    SyntaxNode sampler = unparen(a.value);
+    SyntaxNode from = is(sampler, "identifier") ? unparen(assignedBefore(sampler)) : sampler;
+    if (!from.isNull() && text(from).find("Distributed") != std::string_view::npos)
+      return false;
+    return samplerLengthDep(sampler, 0) == Dep::Rank;
+  }
+  return false;
+}
+
+// What the number of indices a sampler deals depends on: StyleGAN's
+// `[(i * num_gpus + rank) % n for i in range((n - 1) // num_gpus + 1)]` holds
+// this rank's indices but as many on every rank; `np.arange(rank, n,
+// world_size)` and `indices[rank::world_size]` hold a share whose size
+// depends on the rank.
+Dep Builder::samplerLengthDep(SyntaxNode e, int depth) {
+  e = unparen(e);
+  if (e.isNull() || depth > 4)
+    return Dep::Uniform;
+  if (is(e, "identifier")) {
+    SyntaxNode a = assignedBefore(e);
+    return a.isNull() ? value(e).dep : samplerLengthDep(a, depth + 1);
+  }
+  if (is(e, "list_comprehension") || is(e, "generator_expression")) {
+    Dep d = Dep::Uniform;
+    for (SyntaxNode k : namedKids(e)) {
+      if (is(k, "if_clause"))
+        return value(k).dep == Dep::Uniform ? d : Dep::Rank;
+      if (is(k, "for_in_clause"))
+        d = core::join(d, samplerLengthDep(field(k, "right"), depth + 1));
+    }
+    return d;
+  }
+  if (is(e, "call")) {
+    const std::string l = lastPart(qualified(field(e, "function")));
+    const auto as = args(e);
+    if ((l == "SubsetRandomSampler" || l == "SequentialSampler" || l == "RandomSampler" || l == "Subset" ||
+         l == "list" || l == "tuple" || l == "array" || l == "asarray" || l == "tensor") &&
+        !as.empty() && as[0].name.empty())
+      return samplerLengthDep(as[0].value, depth + 1);
+    if (l == "range" || l == "arange") {
+      Dep d = Dep::Uniform;
+      for (const PyArg &x : as)
+        d = core::join(d, value(x.value).dep);
+      return d;
+    }
+  }
+  if (is(e, "subscript")) {
+    Dep d = Dep::Uniform;
+    for (SyntaxNode k : namedKids(e))
+      if (k != field(e, "value"))
+        d = core::join(d, value(k).dep);
+    return core::join(d, samplerLengthDep(field(e, "value"), depth + 1));
+  }
+  return value(e).dep;
+}
+
 // A list or tuple literal with no splat, or a name of this function bound
 // once to one and never grown or shrunk: its length is the code's.
 bool Builder::fixedLengthSequence(SyntaxNode v) const {
@@ -4076,6 +4195,11 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   // A batch's samples or micro-batches: as many on every rank (Val::batch).
   bool loader = isLoaderIterable(iter) || it.batch;
   Dep trip = loader ? Dep::Uniform : it.dep;
+  // UniCL's validation loader: `DataLoader(ds, sampler=SubsetRandomSampler(
+  // np.arange(rank, len(ds), world_size)))` deals each rank its own share,
+  // which no sampler pads: ranks may get a batch more or fewer.
+  if (loader && raggedLoader(iter))
+    trip = Dep::Rank;
   Dep elems = loader ? Dep::Local : it.dep;
   // `for idx, array in enumerate([labels, logits, mask])`, or over a name
   // bound once to such a literal (AlgoPerf's ogbg metrics): as many
@@ -5617,7 +5741,10 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     const std::string arg = str(unparen(cs.as[k].value));
     // One whose every construction passes broadcast_buffers=False
     // ("ddpquiet") broadcasts nothing in its forward there either.
-    if (objectKind(arg) == ObjKind::Ddp)
+    // A name the distributed run binds to the wrapper's module and only a
+    // one-process arm to the model itself (unimatch's `model_without_ddp`)
+    // is the bare module.
+    if (objectKind(arg) == ObjKind::Ddp && !unwrapped_.count(arg))
       bound[p->name] = wrappedLater(arg, cs.c)              ? "plain"
                        : loadedPlain(cs.as[k].value, cs.c) ? "bare"
                        : ddpBroadcastsBuffers(arg)         ? "ddp"
@@ -5625,7 +5752,9 @@ std::string Builder::specialize(const std::string &key, const std::vector<ParamS
     // The bare module handed to a parameter that shares the DDP model's name
     // (pyg's `test(model.module if isinstance(model, DDP) else model, ...)`):
     // there it is not the wrapper, whatever the module calls its DDP model.
-    else if (objectKind(p->name) == ObjKind::Ddp &&
+    // (unimatch's `model_without_ddp`, also bound to the DataParallel's
+    // module or the model itself in the one-process arms.)
+    else if ((objectKind(p->name) == ObjKind::Ddp || hasDdp_) &&
              (bareModule(cs.as[k].value) || unwrapped_.count(arg)))
       bound[p->name] = "bare";
     // A file name with the rank in it, handed to a helper that writes there

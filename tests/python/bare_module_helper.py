@@ -72,3 +72,17 @@ def main_stereo(args, net, val_dataset):
     if args.eval:
         print(validate_things(model_without_ddp, val_dataset))
         return
+
+
+def main_stereo_configured(args, net, val_dataset):
+    # unimatch's set-up: the bare module in the distributed arm, the model
+    # itself in the one-process arms (hard negative).
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    model = net.cuda()
+    if args.distributed:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.local_rank])
+        model_without_ddp = model.module
+    else:
+        model_without_ddp = model
+    if args.eval:
+        print(validate_things(model_without_ddp, val_dataset))
