@@ -5160,6 +5160,13 @@ Env Builder::paramEnv(const FnInfo &fi) {
         c.text = name;
         v = Val{Dep::Rank, RankKind::None, c};
       }
+      // Lightning's `validation_epoch_end(self, outputs)`: one entry per
+      // step (or one list per loader), as many on every rank as batches are.
+      if (name == "outputs" && !fi.className.empty() && endsWith(fi.name, "_epoch_end") &&
+          isLightningModule(fi.className)) {
+        v = Val{Dep::Local, RankKind::None, std::nullopt};
+        v.batch = true;
+      }
       // What every call site of this module hands it (see parameterFacts).
       if (auto sf = seeded_.find(fi.key); sf != seeded_.end() && v.dep == Dep::Uniform)
         if (auto sv = sf->second.find(name); sv != sf->second.end())

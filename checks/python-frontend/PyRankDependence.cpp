@@ -629,6 +629,12 @@ Val Builder::callValue(SyntaxNode c) {
   }
   if (has(api().agreeingFunctions, q))
     return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
+  // `loss_list = torch.tensor(loss_list)` after all_gathering into it
+  // (InternVideo2's NaN check): the same values in another container.
+  if ((q == "torch.tensor" || q == "torch.as_tensor" || q == "torch.stack" || q == "torch.cat" ||
+       q == "numpy.array" || q == "numpy.asarray" || q == "numpy.stack" || q == "numpy.concatenate") &&
+      !args(c).empty() && args(c)[0].name.empty() && value(args(c)[0].value).agreed)
+    return Val{Dep::Uniform, RankKind::None, std::nullopt, true};
   // A collective's result is the same on every rank (`data = comm.bcast(data)`).
   if (startsWith(q, "torch.distributed.") || (is(fn, "attribute") && has(api().agreeingMethods, l)) ||
       (startsWith(q, "accelerate.utils.") && has(api().agreeingMethods, l)))
@@ -648,6 +654,11 @@ Val Builder::callValue(SyntaxNode c) {
         l == "item" || l == "tolist" || l == "values" || l == "items" || l == "keys" ||
         l == "view" || l == "reshape" || l == "squeeze" || l == "unsqueeze" || l == "flatten")
       return value(field(fn, "object"));
+    // `isnan(gathered).any()`: a reduction every rank computes alike from
+    // what they all hold.
+    if ((l == "any" || l == "all") && args(c).empty())
+      if (Val ov = value(field(fn, "object")); ov.agreed)
+        return ov;
   }
   if (q == "torch.device")
     return v;
@@ -1747,6 +1758,17 @@ bool Builder::probeRacesWrite(SyntaxNode probe) {
         // either before every rank has come (Wuerstchen probes its resume
         // checkpoint before `DDP(model)` and saves to it in the loop after).
         if (synchronisingCall(fn) || kindOfCtor(n) == ObjKind::Ddp || l == "init_process_group")
+          fw.syncs.push_back(n);
+        // A training step between the probe and the write orders them too:
+        // fast-autoaugment's `run_epoch(model, ...)`, whose backward
+        // all-reduces the DDP model's gradients, or this module's helper that
+        // runs a collective.
+        else if (auto g = fns_.find(resolveCallee(fn)); g != fns_.end() && !g->second.def.isNull() &&
+                 g->second.def != scope &&
+                 (bodySynchronises(g->second.def, 1) ||
+                  (hasDdp_ && text(g->second.def).find(".backward(") != std::string_view::npos)))
+          fw.syncs.push_back(n);
+        else if (hasDdp_ && l == "backward" && is(fn, "attribute"))
           fw.syncs.push_back(n);
       }
       for (SyntaxNode k : namedKids(n))

@@ -1,6 +1,7 @@
 #include "PySyntax.h"
 
 #include <atomic>
+#include <cctype>
 
 #include <cstring>
 
@@ -34,12 +35,24 @@ const std::vector<std::string_view> &kindNames() {
 
 // tree-sitter-python 0.23.6 rejects a starred element written before a
 // bracket after a comma: `return name, *(int(x) for x in m)` (litgpt),
-// `x = 1, *[2]`, which CPython accepts since 3.8.  The same bytes with that
-// `*` blanked (`return name, (int(...))`) parse, at the same offsets, and a
-// starred element means nothing else to the rules.  Empty: nothing to blank.
+// `x = 1, *[2]`, or first after `return`, `yield` or `=` (suncet's `return
+// *[transform(img) for _ in range(n)], target`), which CPython accepts since
+// 3.8.  The same bytes with that `*` blanked (`return name, (int(...))`)
+// parse, at the same offsets, and a starred element means nothing else to
+// the rules.  Empty: nothing to blank.
 std::string withoutBracketedStars(const std::string &src) {
   std::string out;
   auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\'; };
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  // The starred element opens the expression list: after `return`, `yield`
+  // or a plain `=` (not `==`, `<=`, `+=` ...).
+  auto opensList = [&](size_t b) {
+    for (std::string_view kw : {std::string_view("return"), std::string_view("yield")})
+      if (b >= kw.size() && std::string_view(src).substr(b - kw.size(), kw.size()) == kw &&
+          (b == kw.size() || !word(src[b - kw.size() - 1])))
+        return true;
+    return src[b - 1] == '=' && (b < 2 || std::string_view("=<>!:+-*/%&|^@").find(src[b - 2]) == std::string_view::npos);
+  };
   for (size_t i = 0; i < src.size(); ++i) {
     if (src[i] != '*' || (i > 0 && src[i - 1] == '*') || (i + 1 < src.size() && src[i + 1] == '*'))
       continue;
@@ -49,7 +62,7 @@ std::string withoutBracketedStars(const std::string &src) {
     size_t e = i + 1;
     while (e < src.size() && blank(src[e]))
       ++e;
-    if (b == 0 || src[b - 1] != ',' || e >= src.size() || (src[e] != '(' && src[e] != '['))
+    if (b == 0 || (src[b - 1] != ',' && !opensList(b)) || e >= src.size() || (src[e] != '(' && src[e] != '['))
       continue;
     if (out.empty())
       out = src;

@@ -208,7 +208,13 @@ class PythonRuns(PythonProject):
                 return name, *(int(x) for x in m)
 
 
+            def views(transform, img, n, target):
+                # suncet's data_manager.py: the starred element first
+                return *[transform(img) for _ in range(n)], target
+
+
             pair = 1, *[2]
+            first = *[1, 2], 3
             """))
         p = self.lint("--format", "json", "train.py")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
@@ -1041,6 +1047,66 @@ class PythonAcrossModules(PythonProject):
         self.assertEqual(got, [("main.py", 17, "ddp-rank0-io-barrier")], p.stdout)
         notes = doc["findings"][0]["notes"]
         self.assertTrue(any(n["file"].endswith("base.py") and n["line"] == 19 for n in notes), p.stdout)
+
+    def test_each_call_of_a_two_level_rank0_saver_is_reported(self):
+        # InternVideo2 and RepLKNet: `utils.save_model(...)` calls
+        # `save_on_master(...)`, whose rank-0 write has no barrier.  The latest
+        # checkpoint before validation's all_reduce and the best one after it,
+        # before the next epoch's backward, are two fixes: two reports, one at
+        # each call the script makes.
+        self.write("utils.py", """\
+            import torch
+            import torch.distributed as dist
+
+
+            def save_on_master(obj, ckpt_path):
+                if dist.get_rank() == 0:
+                    torch.save(obj, ckpt_path)
+
+
+            def save_model(args, model_without_ddp, model_name):
+                save_on_master({"model": model_without_ddp.state_dict()},
+                               "%s/checkpoint-%s.pth" % (args.output_dir, model_name))
+
+
+            def validate(model, loader):
+                correct = torch.zeros(1)
+                for x, y in loader:
+                    correct += (model(x).argmax(-1) == y).sum()
+                dist.all_reduce(correct)
+                return correct.item()
+            """)
+        self.write("train.py", """\
+            import datetime
+
+            import torch
+            import torch.distributed as dist
+
+            import utils
+
+
+            def main(args, net, train_loader, val_loader, optimizer):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                model = torch.nn.parallel.DistributedDataParallel(net)
+                best = 0.0
+                for epoch in range(args.epochs):
+                    for x, y in train_loader:
+                        loss = torch.nn.functional.cross_entropy(model(x), y)
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+                    utils.save_model(args, model.module, "latest")
+                    acc = utils.validate(model, val_loader)
+                    if acc > best:
+                        best = acc
+                        utils.save_model(args, model.module, "best")
+            """)
+        self.write(".ddplint.yaml", "")
+        p = self.lint("--format", "json", "train.py", "utils.py")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
+        self.assertEqual(got, [("train.py", 19, "ddp-rank0-io-barrier"),
+                               ("train.py", 23, "ddp-rank0-io-barrier")], p.stdout)
 
     def test_a_script_that_picks_its_own_random_port_runs_alone(self):
         # CodeGeeX's checkpoint converters: `MASTER_PORT` set to a random

@@ -80,3 +80,23 @@ def reduce_each_loss(model, batch):
             reduced = losses[key].detach()
             dist.reduce(reduced, dst=0)
     return total
+
+
+def exit_on_gathered_nan(model, loader, opt):
+    # InternVideo2's engines: every rank all_gathers every rank's loss and
+    # tests the gathered list, so all of them exit together (hard negative).
+    for videos in loader:
+        loss = model(videos).mean()
+        loss_list = [torch.zeros_like(loss) for _ in range(dist.get_world_size())]
+        dist.all_gather(loss_list, loss)
+        loss_list = torch.tensor(loss_list)
+        if torch.isnan(loss_list).any() or torch.isinf(loss_list).any():
+            sys.exit(1)
+        loss.backward()
+        opt.step()
+
+
+def run_gathered(net, loader, opt, epochs):
+    model = torch.nn.parallel.DistributedDataParallel(net)
+    for epoch in range(epochs):
+        exit_on_gathered_nan(model, loader, opt)

@@ -36,3 +36,30 @@ def probe_in_the_loop(model, loader, ckpt_path, steps):
             if dist.get_rank() == 0:
                 torch.save({"step": step}, ckpt_path)
             dist.barrier()  # CHECK-MESSAGES: :[[@LINE]]:13: error: barrier {{.*}} [ddp-divergent-collective]
+
+
+def run_epoch(model, loader, optimizer):
+    for x in loader:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def train_and_eval(model, loader, optimizer, save_path, epochs, rank):
+    # fast-autoaugment's trainer: DDP first, then the resume probe, then a
+    # training helper whose backward all-reduces before the master's save
+    # (hard negative: the ranks asked long before anyone wrote).
+    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+    model = torch.nn.parallel.DistributedDataParallel(model)
+    only_eval = False
+    if os.path.exists(save_path):
+        model.load_state_dict(torch.load(save_path))
+        only_eval = True
+    if only_eval:
+        return
+    for epoch in range(epochs):
+        run_epoch(model, loader, optimizer)
+        if rank == 0:
+            torch.save(model.state_dict(), save_path)
+        dist.barrier()

@@ -479,6 +479,10 @@ std::vector<Finding> decide(const RuleContext &ctx) {
   // is its own fix, so each is reported where another module reaches it.
   std::vector<Loc> missingSites;
   bool collectSites = false;
+  // The depth whose call sites are collected: past helpers called from one
+  // place only (InternVideo2's `save_model` -> `save_on_master`), the calls
+  // the reader sees are their callers'.
+  int collectAt = 0;
   // The statement where the first search after a block met a collective
   // before any barrier: blocks that run into the same one miss one barrier.
   const Node *raceAt = nullptr;
@@ -563,7 +567,10 @@ std::vector<Finding> decide(const RuleContext &ctx) {
     // (CompVis' `melk`, also called before a `raise`).
     if (const Function *f = I.function(fn); after && f && f->runsEveryStep)
       return false;
-    const bool collect = collectSites && depth == 0;
+    if (collectSites && depth == collectAt && sites->second.size() == 1 && depth + 1 < 4 &&
+        callSites.count(sites->second.front().caller))
+      ++collectAt;
+    const bool collect = collectSites && depth == collectAt;
     bool missing = false;
     // `if self.deepspeed: if self.args.should_save: self._save(...)` in one
     // method, `if self.deepspeed: self.deepspeed.save_checkpoint(...)` after
@@ -916,6 +923,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         missingAt = 0;
         missingSites.clear();
         collectSites = true;
+        collectAt = 0;
         raceAt = nullptr;
         writeHeld = writeTests(n.kids[0]).value_or(std::set<std::string>());
         bool missAfter = !barrierNear(stack, true, f.key, 0);
@@ -955,6 +963,10 @@ std::vector<Finding> decide(const RuleContext &ctx) {
               if (site->at != via) {
                 out.push_back(out.back());
                 out.back().viaCall = site->at;
+                // The blocks of one helper that race into the same
+                // collective stay one finding at each call (see below).
+                if (raceAt)
+                  racesInto[out.size() - 1] = raceAt;
               }
             }
           }
@@ -1043,7 +1055,9 @@ std::vector<Finding> decide(const RuleContext &ctx) {
       raceOfSite.emplace(std::make_pair(out[i].loc, out[i].viaCall), race);
       raceOfBlock.emplace(out[i].loc, race);
     }
-    std::map<const Node *, size_t> byRace;
+    // By the collective they race into and the call that reaches them: one
+    // finding per race at each call that is its own fix.
+    std::map<std::pair<const Node *, Loc>, size_t> byRace;
     std::vector<Finding> merged;
     for (size_t i = 0; i < out.size(); ++i) {
       Finding &fd = out[i];
@@ -1059,7 +1073,7 @@ std::vector<Finding> decide(const RuleContext &ctx) {
         merged.push_back(std::move(fd));
         continue;
       }
-      auto [it, fresh] = byRace.emplace(race, merged.size());
+      auto [it, fresh] = byRace.emplace(std::make_pair(race, fd.viaCall), merged.size());
       if (fresh) {
         merged.push_back(std::move(fd));
         continue;
