@@ -133,14 +133,6 @@ inline std::string withoutSpaces(std::string_view t) {
   return out;
 }
 
-inline SyntaxNode parameterName(SyntaxNode p) {
-  if (is(p, "identifier"))
-    return p;
-  if (is(p, "typed_parameter") && namedChildCount(p) > 0)
-    return namedChild(p, 0); // `gpu_id: int` has no name field
-  return field(p, "name");
-}
-
 // A keyword or positional argument as written.
 struct PyArg {
   std::string_view name; // empty: positional (views into the source)
@@ -812,6 +804,8 @@ private:
   bool collectiveCall(const CallSite &cs, std::vector<Node> &out);
   bool worldGroupValue(SyntaxNode v, int depth) const;
   bool fixedLengthSequence(SyntaxNode v) const;
+  bool plainBindings(SyntaxNode def, const std::string &name, const std::set<std::string> &mutators,
+                     std::vector<SyntaxNode> &values) const;
   bool raggedLoader(SyntaxNode iter);
   bool oneProcessArm(SyntaxNode n);
   Dep samplerLengthDep(SyntaxNode e, int depth);

@@ -1372,8 +1372,7 @@ bool Builder::distributedRunTest(SyntaxNode e) {
   bool literal = false;
   const std::string var = unquote(text(unparen(namedChild(e, 0))), literal);
   return literal && (where == "os.environ" || where == "environ") &&
-         (var == "LOCAL_RANK" || var == "RANK" || var == "WORLD_SIZE" || var == "SLURM_PROCID" ||
-          var == "OMPI_COMM_WORLD_RANK");
+         (has(api().rankEnvVars, var) || has(api().localRankEnvVars, var) || var == "WORLD_SIZE");
 }
 
 // The element of a call's tuple that says the run has ranks (see
@@ -2172,22 +2171,56 @@ bool Builder::onWorldGroup(const CallSite &cs) const {
         return false;
       param = true;
     }
-  bool assigned = false, other = false;
+  std::vector<SyntaxNode> values;
+  if (!plainBindings(def, name, {}, values))
+    return false;
+  return (param || !values.empty()) &&
+         std::all_of(values.begin(), values.end(), [&](SyntaxNode v) { return worldGroupValue(v, 0); });
+}
+
+// The values a function's own body binds `name` to with a plain `name =
+// ...`; false where it binds or changes it any other way (`+=`, a loop or
+// `with` target, tuple unpacking, `del`, or one of `mutators` called on it).
+bool Builder::plainBindings(SyntaxNode def, const std::string &name, const std::set<std::string> &mutators,
+                            std::vector<SyntaxNode> &values) const {
+  // `t` names the variable itself (not an attribute `self.<name>`).
+  std::function<bool(SyntaxNode)> mentions = [&](SyntaxNode t) {
+    if (is(t, "identifier"))
+      return str(t) == name;
+    if (is(t, "attribute"))
+      return mentions(field(t, "object"));
+    for (SyntaxNode k : namedKids(t))
+      if (mentions(k))
+        return true;
+    return false;
+  };
+  bool other = false;
   std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
     if (other || is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
       return;
-    if (is(n, "assignment") && is(field(n, "left"), "identifier") && str(field(n, "left")) == name) {
-      assigned = true;
-      other = !worldGroupValue(field(n, "right"), 0);
-    } else if ((is(n, "augmented_assignment") || is(n, "for_statement")) && text(n).find(name) != std::string_view::npos &&
-               is(field(n, "left"), "identifier") && str(field(n, "left")) == name) {
-      other = true;
+    if (is(n, "assignment") && is(field(n, "left"), "identifier")) {
+      if (str(field(n, "left")) == name)
+        values.push_back(field(n, "right"));
+    } else if (is(n, "assignment") || is(n, "augmented_assignment") || is(n, "for_statement")) {
+      other = is(field(n, "left"), "identifier") ? str(field(n, "left")) == name
+                                                 : !is(field(n, "left"), "attribute") &&
+                                                       !is(field(n, "left"), "subscript") && mentions(field(n, "left"));
+    } else if (is(n, "with_item")) {
+      SyntaxNode v = field(n, "value");
+      other = is(v, "as_pattern") && mentions(field(v, "alias"));
+    } else if (is(n, "delete_statement")) {
+      other = mentions(n);
+    } else if (is(n, "named_expression")) {
+      other = str(field(n, "name")) == name;
+    } else if (is(n, "call") && is(field(n, "function"), "attribute") &&
+               str(field(field(n, "function"), "object")) == name) {
+      other = mutators.count(str(field(field(n, "function"), "attribute"))) > 0;
     }
     for (SyntaxNode k : namedKids(n))
       scan(k);
   };
   scan(field(def, "body"));
-  return (param || assigned) && !other;
+  return !other;
 }
 
 // A collective's output buffer, the same on its ranks once it returns; for
@@ -4082,8 +4115,8 @@ Dep Builder::samplerLengthDep(SyntaxNode e, int depth) {
   if (is(e, "list_comprehension") || is(e, "generator_expression")) {
     Dep d = Dep::Uniform;
     for (SyntaxNode k : namedKids(e)) {
-      if (is(k, "if_clause"))
-        return value(k).dep == Dep::Uniform ? d : Dep::Rank;
+      if (is(k, "if_clause")) // a filter keeps as many as its test lets through
+        return value(namedChild(k, 0)).dep == Dep::Uniform ? d : Dep::Rank;
       if (is(k, "for_in_clause"))
         d = core::join(d, samplerLengthDep(field(k, "right"), depth + 1));
     }
@@ -4133,36 +4166,9 @@ bool Builder::fixedLengthSequence(SyntaxNode v) const {
   auto self = fns_.find(curFn_);
   if (self == fns_.end() || self->second.def.isNull())
     return false;
-  const std::string name = str(v);
-  int bound = 0;
-  bool changed = false;
-  std::function<void(SyntaxNode)> scan = [&](SyntaxNode n) {
-    if (changed || is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda"))
-      return;
-    if (is(n, "assignment") || is(n, "augmented_assignment")) {
-      SyntaxNode left = field(n, "left");
-      if (is(left, "identifier") && str(left) == name) {
-        ++bound;
-        changed = changed || is(n, "augmented_assignment") || !literal(field(n, "right"));
-      } else if ((is(left, "pattern_list") || is(left, "tuple_pattern")) &&
-                 text(left).find(name) != std::string_view::npos) {
-        changed = true;
-      }
-    } else if ((is(n, "for_statement") || is(n, "with_item")) && text(n).find(name) != std::string_view::npos &&
-               is(field(n, "left"), "identifier") && str(field(n, "left")) == name) {
-      changed = true;
-    } else if (is(n, "call") && is(field(n, "function"), "attribute") &&
-               str(field(field(n, "function"), "object")) == name) {
-      static const std::set<std::string> grow = {"append", "extend", "insert", "pop", "remove", "clear"};
-      changed = grow.count(str(field(field(n, "function"), "attribute"))) > 0;
-    } else if (is(n, "delete_statement") && text(n).find(name) != std::string_view::npos) {
-      changed = true;
-    }
-    for (SyntaxNode k : namedKids(n))
-      scan(k);
-  };
-  scan(field(self->second.def, "body"));
-  return bound == 1 && !changed;
+  static const std::set<std::string> grow = {"append", "extend", "insert", "pop", "remove", "clear"};
+  std::vector<SyntaxNode> values;
+  return plainBindings(self->second.def, str(v), grow, values) && values.size() == 1 && literal(values[0]);
 }
 
 // A for loop: its trip count and its elements depend on what it iterates.

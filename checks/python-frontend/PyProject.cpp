@@ -851,13 +851,9 @@ size_t wordOccurrences(std::string_view source, const std::string &word, bool as
 size_t moduleNameUses(const SyntaxTree &tree, const std::string &name) {
   size_t n = 0;
   auto bindsLocally = [&](SyntaxNode def) {
-    for (SyntaxNode p : namedKids(field(def, "parameters"))) {
-      SyntaxNode id = is(p, "identifier") ? p
-                      : is(p, "typed_parameter") && namedChildCount(p) > 0 ? namedChild(p, 0)
-                                                                              : field(p, "name");
-      if (is(id, "identifier") && tree.text(id) == name)
+    for (SyntaxNode p : namedKids(field(def, "parameters")))
+      if (SyntaxNode id = parameterName(p); is(id, "identifier") && tree.text(id) == name)
         return true;
-    }
     bool assigned = false;
     forEachOwnNode(field(def, "body"), [&](SyntaxNode k) {
       if ((is(k, "assignment") || is(k, "for_statement")) && is(field(k, "left"), "identifier") &&

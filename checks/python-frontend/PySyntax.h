@@ -191,6 +191,14 @@ template <class Visit> bool forEachOwnNode(SyntaxNode root, Visit &&visit) {
   }
   return true;
 }
+// A parameter's name node: `x`, `x=1`, `x: int`, `x: int = 1`.
+inline SyntaxNode parameterName(SyntaxNode p) {
+  if (is(p, "identifier"))
+    return p;
+  if (is(p, "typed_parameter") && namedChildCount(p) > 0)
+    return namedChild(p, 0); // `gpu_id: int` has no name field
+  return field(p, "name");
+}
 inline SyntaxNode parentOf(SyntaxNode n) {
   if (n.isNull())
     return n;
