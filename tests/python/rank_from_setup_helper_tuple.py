@@ -84,15 +84,16 @@ def save_on_local_zero(args, model):
 # AlgoPerf's input pipelines: rank 0 reads the batch and, when the run has
 # ranks, broadcasts it; the others receive it.  The flag is the launcher's
 # variable being set, so in a run with ranks both arms broadcast alike
-# (hard negative).
+# (hard negative).  The flag's name here says nothing (AlgoPerf's
+# USE_PYTORCH_DDP would be known by its name): only the helper's return says it.
 
 
 def batches(iterator, device):
-    use_ddp, rank = pytorch_setup()
+    sharded, rank = pytorch_setup()
     while True:
         if rank == 0:
             inputs = next(iterator).to(device)
-            if use_ddp:
+            if sharded:
                 dist.broadcast(inputs, src=0)
         else:
             inputs = torch.empty((4, 8), device=device)
