@@ -220,6 +220,18 @@ void two_bugs_in_one_loop(PG pg, std::vector<at::Tensor> &grads, at::Tensor loss
   }
 }
 
+// An early stop behind a setting (cleanrl's `target_kl is not None and
+// approx_kl > target_kl`): with the setting on, the stop is the rank's own.
+void early_stop_behind_a_setting(PG pg, std::vector<at::Tensor> &grads, at::Tensor kl, bool use_target_kl) {
+  for (int epoch = 0; epoch < 10; ++epoch) {
+    pg->allreduce(grads)->wait();
+// CHECK-MESSAGES: :[[@LINE-1]]:9: warning: collective 'allreduce' is skipped by ranks where 'kl.item<float>() > 0.02f' holds (a rank-local value): they break out of the loop{{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE+1]]:26: note: condition on a rank-local value here
+    if (use_target_kl && kl.item<float>() > 0.02f)
+      break;
+  }
+}
+
 // A throw on a rank-local condition leaves the other ranks in the allreduce.
 void throw_on_local_nan(PG pg, std::vector<at::Tensor> &grads, at::Tensor loss) {
   if (!std::isfinite(loss.item<float>()))
