@@ -374,6 +374,9 @@ struct FnInfo {
   // -1 not built yet, 0 no, 1 yes.
   int returnsAgreed = -1;
   std::string returnsParameter; // every `return` hands back this parameter, never reassigned
+  // A returned sequence (or a returned tuple's element, -1 the value itself)
+  // as long as these parameters (`[f(q) for q in qs]`): see lengthOfParameters.
+  std::vector<std::pair<int, std::string>> returnsLengthOf;
   // `@contextmanager def sync_workers(): rank = get_rank(); yield rank; barrier()`.
   bool contextManager = false;
   bool yieldsRank = false;
@@ -479,11 +482,17 @@ private:
   void noteSelfObject(const std::string &spelling, SyntaxNode at);
   std::map<std::string, ObjKind>::const_iterator findObject(const std::string &spelling) const;
   std::map<std::string, Val> attrs_;       // "self.rank", "args.local_rank" -> value
+  // A project module's names bound to torch's functions, by the dotted name
+  // an importer reads (`linklink.allreduce` -> "torch.distributed.all_reduce").
+  std::map<std::string, std::string> moduleAliases_;
   std::map<std::string, Val> globals_;
   std::set<std::string> spawned_; // functions started by mp.spawn: first parameter is the rank
   // A function's names handed as init_process_group's `rank=` (by the
   // function's start byte).
   std::set<std::pair<unsigned, std::string>> worldRankNames_;
+  // Attributes handed as init_process_group's `rank=` (ffcv-imagenet's
+  // `rank=self.gpu`): the process's rank wherever the module reads them.
+  std::set<std::string> worldRankAttributes_;
   // The tests (spaces out) of the `if`s whose then-arm makes the world.
   std::set<std::string> distSwitches_;
   bool askingSwitch_ = false;
@@ -667,7 +676,11 @@ private:
       std::string obj = qualified(field(n, "object"));
       if (obj.empty())
         return "";
-      return obj + "." + str(field(n, "attribute"));
+      std::string q = obj + "." + str(field(n, "attribute"));
+      if (!moduleAliases_.empty())
+        if (auto m = moduleAliases_.find(q); m != moduleAliases_.end())
+          return m->second;
+      return q;
     }
     return "";
   }
@@ -908,6 +921,8 @@ private:
   std::vector<ParamSig> signature(const FnInfo &fi, bool &method);
   std::vector<ParamSig> parameterList(const FnInfo &fi, bool &method) const;
   std::string returnedParameter(const FnInfo &fi) const;
+  std::vector<std::pair<int, std::string>> lengthOfParameters(const FnInfo &fi) const;
+  bool lengthFollowsArguments(SyntaxNode call, int element);
   bool copiesProbedSource(SyntaxNode probe, SyntaxNode body) const;
   std::string initRankParameter(SyntaxNode def) const;
   bool localRankArgument(SyntaxNode arg, SyntaxNode call);

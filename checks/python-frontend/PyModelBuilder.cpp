@@ -189,6 +189,29 @@ void Builder::collectImports(SyntaxNode root) {
         stack.push_back(*it);
     }
   }
+  // `allreduce = dist.all_reduce` at the top of this module, or of a project
+  // module it imports (DeCLIP's vendored `linklink`: `link.allreduce(t)`,
+  // `from linklink import allreduce`): the name is the function.
+  for (auto &[name, target] : libraryFunctionAliases(tree_))
+    alias_.emplace(name, target);
+  if (project_) {
+    std::map<std::string, std::map<std::string, std::string>> asked;
+    auto aliasesOf = [&](const std::string &module) -> const std::map<std::string, std::string> & {
+      auto [it, fresh] = asked.try_emplace(module);
+      if (fresh && !startsWith(module, "torch"))
+        it->second = project_->libraryAliasesOf(module);
+      return it->second;
+    };
+    for (auto &[local, full] : alias_) {
+      for (const auto &[name, target] : aliasesOf(full))
+        moduleAliases_.emplace(full + "." + name, target);
+      if (const auto dot = full.rfind('.'); dot != std::string::npos) {
+        const auto &there = aliasesOf(full.substr(0, dot));
+        if (auto t = there.find(full.substr(dot + 1)); t != there.end())
+          full = t->second;
+      }
+    }
+  }
   // `comm = MPI.COMM_WORLD` (at module level or in a function): the name is
   // the communicator, as an import alias would be.
   bool mpi = false;
@@ -819,6 +842,9 @@ void Builder::collectObjects(SyntaxNode n) {
           if (is(v, "identifier"))
             if (SyntaxNode fn = enclosingFunction(s); !fn.isNull())
               worldRankNames_.insert({startByte(fn), word});
+          // ffcv-imagenet's `rank=self.gpu`: `if self.gpu == 0:` is rank 0's.
+          if (is(v, "attribute") && is(field(v, "object"), "identifier") && str(field(v, "object")) == "self")
+            worldRankAttributes_.insert(str(v));
         }
     // The same through a set-up helper (MONAI's generative trainers:
     // `rank = int(os.environ["LOCAL_RANK"])`, then `setup_ddp(rank, world_size)`,
@@ -3851,6 +3877,16 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
             if (const int at = rankElementOf(unparen(right), &local); at >= 0 && uint32_t(at) < namedChildCount(left))
               bind(namedChild(left, uint32_t(at)),
                    Val{Dep::Rank, local && !localRankIsGlobal_ ? RankKind::Local : RankKind::Global, std::nullopt});
+        // `kl_all, kl_vals, kl_diag = kl_per_group(all_log_q, all_neg_log_p)`:
+        // an element the helper makes as long as a uniform-length argument.
+        if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call") &&
+            v.dep == Dep::Local && !v.batch)
+          for (uint32_t i = 0; i < namedChildCount(left); ++i)
+            if (lengthFollowsArguments(unparen(right), int(i))) {
+              Val b = v;
+              b.batch = true;
+              bind(namedChild(left, i), b);
+            }
         // `USE_PYTORCH_DDP, RANK, DEVICE, N_GPUS = pytorch_setup()`: the flag
         // that the run has ranks holds in every run where ranks can diverge.
         if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call"))
@@ -5555,6 +5591,14 @@ std::vector<ParamSig> Builder::signature(const FnInfo &fi, bool &method) {
             tested.insert(str(v));
           if (to[k] && to[k]->writtenTo && is(v, "identifier") && params.count(str(v)))
             written.insert(str(v));
+          // A path made of it (`llm_save(os.path.join(folder, name), obj)`,
+          // `f"{out}/{name}"`): a rank's own name makes a rank's own file.
+          else if (to[k] && to[k]->writtenTo && pathExpression(v))
+            forEachOwnNode(v, [&](SyntaxNode x) {
+              if (is(x, "identifier") && params.count(str(x)) && !is(parentOf(x), "attribute"))
+                written.insert(str(x));
+              return true;
+            });
         }
       }
     }
@@ -6433,6 +6477,7 @@ PyModel Builder::run() {
   for (auto &[key, fi] : fns_) {
     fi.returnsAgreed = returnsCollectiveOutput(field(fi.def, "body")) ? 1 : 0;
     fi.returnsParameter = returnedParameter(fi);
+    fi.returnsLengthOf = lengthOfParameters(fi);
   }
   // A return that builds a name: an f-string, a concatenation, a join or a
   // format (and `str(...)` where the value itself is read).
@@ -6893,6 +6938,7 @@ PyModel Builder::run() {
     fs.returnsClass = returnedClass(fi.def);
     fs.writesThroughSplat = writesThroughSplat(fi.def);
     fs.returnsParameter = fi.returnsParameter;
+    fs.returnsLengthOf = fi.returnsLengthOf;
     fs.key = key;
     fs.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
     fs.returnsRank = fi.returnsRank;
@@ -6950,12 +6996,30 @@ PyModel buildModel(const SyntaxTree &tree, const core::Wrappers &user, ModuleCon
   auto facts = b.parameterFacts();
   if (facts.empty() || (project && project->imported()))
     return m;
-  build::Builder again(tree, user, project);
-  again.seedParameters(std::move(facts));
-  again.requestSpecializations(specializations);
-  if (distributedByLinks)
-    again.assumeDistributedByLinks();
-  return again.run();
+  // A fact reaches a helper's helper one pass later (InternEvo's
+  // `llm_save(path, ...)` hands the rank's file name on to the storage
+  // client's writer): built again while a pass finds new facts, up to
+  // kFactPasses deep (a longer chain of helpers keeps its outer facts only).
+  constexpr int kFactPasses = 4;
+  auto keysOf = [](const std::map<std::string, std::map<std::string, build::Val>> &f) {
+    std::set<std::pair<std::string, std::string>> k;
+    for (const auto &[callee, params] : f)
+      for (const auto &pv : params)
+        k.emplace(callee, pv.first);
+    return k;
+  };
+  for (int pass = 1;; ++pass) {
+    build::Builder again(tree, user, project);
+    again.seedParameters(facts);
+    again.requestSpecializations(specializations);
+    if (distributedByLinks)
+      again.assumeDistributedByLinks();
+    PyModel built = again.run();
+    auto more = again.parameterFacts();
+    if (pass >= kFactPasses || keysOf(more) == keysOf(facts))
+      return built;
+    facts = std::move(more);
+  }
 }
 
 } // namespace ddplint::pyfe

@@ -61,6 +61,7 @@ struct FunctionSummary {
   std::string returnsInstance;           // `def make_state(): s = TrainState(...); return s`: "TrainState"
   std::string returnsClass;              // `def create_trainer(cfg): return TrainerRQVAE`: "TrainerRQVAE"
   std::string returnsParameter;          // `def step(model, batch, info): ...; return info`: "info"
+  std::vector<std::pair<int, std::string>> returnsLengthOf; // `return [f(q) for q in qs]`: {-1, "qs"}
   bool writesThroughSplat = false;       // `def save_on_all(*args): torch.save(*args)`
   std::vector<ParamSig> params;          // `self` left out of a method's
   bool method = false;
@@ -118,6 +119,12 @@ public:
   virtual bool classBufferFree(const std::string & /*dotted*/) { return false; }
   // The attributes a project module's signal handlers set (PyModel::signalFlagAttrs).
   virtual std::set<std::string> signalFlagsOf(const std::string & /*dottedModule*/) { return {}; }
+  // A project module's top-level names bound to torch's functions
+  // (libraryFunctionAliases): `link.allreduce(t)` after `import linklink as
+  // link` is torch.distributed.all_reduce.
+  virtual std::map<std::string, std::string> libraryAliasesOf(const std::string & /*dottedModule*/) {
+    return {};
+  }
   // The module's own dotted name ("lib.train.trainers.base_trainer"), as its
   // functions' keys in a linked program begin; empty when not known.
   virtual std::string moduleName() const { return {}; }

@@ -318,6 +318,9 @@ public:
   std::set<std::string> signalFlagsOf(const std::string &dotted) override {
     return p_.signalFlagsOf(dotted, roots_);
   }
+  std::map<std::string, std::string> libraryAliasesOf(const std::string &dotted) override {
+    return p_.libraryAliasesOf(dotted, roots_);
+  }
   std::string moduleName() const override { return name_; }
   std::string name_; // set by its maker
   bool mainProcessSetting(const std::string &attr) override {
@@ -536,6 +539,25 @@ std::set<std::string> PyProject::signalFlagsOf(const std::string &dotted, const 
     return {};
   std::shared_ptr<const Module> mod = load(dotted, roots);
   return mod ? mod->model.signalFlagAttrs : std::set<std::string>();
+}
+
+std::map<std::string, std::string> PyProject::libraryAliasesOf(const std::string &dotted, const Roots &roots) {
+  // Read from the module's text, not its build: an importer asks while it
+  // collects its imports, before any module it imports should be built.
+  const std::string path = pathOf(dotted, roots);
+  if (path.empty())
+    return {};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = libraryAliases_.find(path); it != libraryAliases_.end())
+      return it->second;
+  }
+  std::string source;
+  std::map<std::string, std::string> aliases;
+  if (readSource(path, source) && source.find(" = ") != std::string::npos)
+    aliases = libraryFunctionAliases(*tree(path, std::move(source)));
+  std::lock_guard<std::mutex> lock(mu_);
+  return libraryAliases_.emplace(path, std::move(aliases)).first->second;
 }
 
 std::string PyProject::pathOf(const std::string &dotted, const Roots &roots) {

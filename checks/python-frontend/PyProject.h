@@ -219,6 +219,9 @@ private:
   // The attributes the module's signal handlers set (PyModel::signalFlagAttrs).
   std::set<std::string> signalFlagsOf(const std::string &dotted, const Roots &roots);
   std::map<std::string, bool> registersSignal_; // path -> registers a signal handler
+  // The module's top-level aliases of torch's functions (libraryFunctionAliases).
+  std::map<std::string, std::string> libraryAliasesOf(const std::string &dotted, const Roots &roots);
+  std::map<std::string, std::map<std::string, std::string>> libraryAliases_; // path -> aliases
 
   core::Wrappers wrappers_;
   std::vector<std::string> folders_; // normalised, without a trailing separator

@@ -286,6 +286,8 @@ Val Builder::value(SyntaxNode e) {
     auto ev = env_.vars.find(t);
     if (ev != env_.vars.end())
       return ev->second;
+    if (worldRankAttributes_.count(t))
+      return Val{Dep::Rank, RankKind::Global, std::nullopt};
     auto a = attrs_.find(t);
     if (a != attrs_.end()) {
       // Spelled as the reader sees it here (`self.is_main_node`), not as the
@@ -518,6 +520,127 @@ std::string Builder::returnedParameter(const FnInfo &fi) const {
     if (p.name == returned)
       return returned;
   return "";
+}
+
+// The parameters whose length a returned sequence has, per element of a
+// returned tuple (-1: the value itself): `[f(q, p) for q, p in zip(qs, ps)]`,
+// or a list bound once to `[]` and appended to once per iteration of a loop
+// of the body over them (LSGM's `kl_per_group_vada`, one entry per latent
+// group).  Its values are the caller's data; its length is the arguments'.
+// A filter, an append under a test, a break or another way to grow the
+// list, and the length is this rank's data's: nothing is said.
+std::vector<std::pair<int, std::string>> Builder::lengthOfParameters(const FnInfo &fi) const {
+  std::vector<std::pair<int, std::string>> out;
+  if (fi.def.isNull())
+    return out;
+  bool method = false;
+  std::set<std::string> params;
+  for (const auto &p : parameterList(fi, method))
+    params.insert(p.name);
+  // The parameters an iterable walks in step: `qs`, `zip(qs, ps)`,
+  // `enumerate(qs)`, `range(len(qs))`.
+  std::function<std::vector<std::string>(SyntaxNode)> walked = [&](SyntaxNode it) -> std::vector<std::string> {
+    it = unparen(it);
+    if (is(it, "identifier"))
+      return params.count(str(it)) ? std::vector<std::string>{str(it)} : std::vector<std::string>{};
+    if (!is(it, "call"))
+      return {};
+    const std::string f = qualified(field(it, "function"));
+    const auto as = args(it);
+    if (as.empty())
+      return {};
+    for (const auto &a : as)
+      if (!a.name.empty() || is(unparen(a.value), "list_splat"))
+        return {};
+    if (f == "enumerate")
+      return walked(as[0].value);
+    if (f == "range" && as.size() == 1 && is(unparen(as[0].value), "call") &&
+        qualified(field(unparen(as[0].value), "function")) == "len" && args(unparen(as[0].value)).size() == 1)
+      return walked(args(unparen(as[0].value))[0].value);
+    if (f != "zip")
+      return {};
+    std::vector<std::string> all;
+    for (const auto &a : as) {
+      auto w = walked(a.value);
+      if (w.empty())
+        return {};
+      all.insert(all.end(), w.begin(), w.end());
+    }
+    return all;
+  };
+  std::vector<SyntaxNode> returns, appends;
+  std::vector<SyntaxNode> st{field(fi.def, "body")};
+  while (!st.empty()) {
+    SyntaxNode n = st.back();
+    st.pop_back();
+    if (is(n, "function_definition") || is(n, "lambda") || is(n, "class_definition"))
+      continue;
+    if (is(n, "return_statement") && namedChildCount(n))
+      returns.push_back(unparen(namedChild(n, 0)));
+    if (is(n, "call") && is(field(n, "function"), "attribute") &&
+        str(field(field(n, "function"), "attribute")) == "append")
+      appends.push_back(n);
+    for (SyntaxNode k : namedKids(n))
+      st.push_back(k);
+  }
+  if (returns.size() != 1)
+    return out;
+  auto lengthOf = [&](SyntaxNode e) -> std::vector<std::string> {
+    e = unparen(e);
+    if (is(e, "list_comprehension") || is(e, "generator_expression")) {
+      SyntaxNode loop;
+      for (SyntaxNode k : namedKids(e)) {
+        if (is(k, "if_clause") || (is(k, "for_in_clause") && !loop.isNull()))
+          return {};
+        if (is(k, "for_in_clause"))
+          loop = k;
+      }
+      return loop.isNull() ? std::vector<std::string>{} : walked(field(loop, "right"));
+    }
+    if (!is(e, "identifier"))
+      return {};
+    static const std::set<std::string> grow = {"extend", "insert", "pop", "remove", "clear"};
+    std::vector<SyntaxNode> values;
+    if (!plainBindings(fi.def, str(e), grow, values) || values.size() != 1 || !is(unparen(values[0]), "list") ||
+        namedChildCount(unparen(values[0])) != 0)
+      return {};
+    // One `name.append(...)` statement, directly in the body of a loop that
+    // is itself a statement of the function's body.
+    SyntaxNode loop;
+    for (SyntaxNode a : appends) {
+      if (str(field(field(a, "function"), "object")) != str(e))
+        continue;
+      SyntaxNode stmt = parentOf(a), block = parentOf(stmt), f = parentOf(block);
+      if (!loop.isNull() || !is(stmt, "expression_statement") || !is(block, "block") || !is(f, "for_statement") ||
+          parentOf(parentOf(f)) != fi.def)
+        return {};
+      loop = f;
+    }
+    if (loop.isNull())
+      return {};
+    std::vector<SyntaxNode> body{field(loop, "body")};
+    while (!body.empty()) {
+      SyntaxNode n = body.back();
+      body.pop_back();
+      if (is(n, "break_statement") || is(n, "continue_statement") || is(n, "return_statement"))
+        return {};
+      if (is(n, "function_definition") || is(n, "lambda") || is(n, "class_definition"))
+        continue;
+      for (SyntaxNode k : namedKids(n))
+        body.push_back(k);
+    }
+    return walked(field(loop, "right"));
+  };
+  SyntaxNode r = returns[0];
+  if (is(r, "expression_list") || is(r, "tuple")) {
+    for (uint32_t i = 0; i < namedChildCount(r); ++i)
+      for (const std::string &p : lengthOf(namedChild(r, i)))
+        out.emplace_back(int(i), p);
+  } else {
+    for (const std::string &p : lengthOf(r))
+      out.emplace_back(-1, p);
+  }
+  return out;
 }
 
 Val Builder::callValue(SyntaxNode c) {
@@ -891,8 +1014,43 @@ Val Builder::callValue(SyntaxNode c) {
     v.dep = core::join(v.dep, av.dep);
     onlyBatches = onlyBatches && (av.dep != Dep::Local || av.batch);
   }
-  v.batch = v.dep == Dep::Local && (onlyBatches || modelForward(fn));
+  v.batch = v.dep == Dep::Local && (onlyBatches || modelForward(fn) || lengthFollowsArguments(c, -1));
   return v;
+}
+
+// Whether what a call returns (or its tuple's element) is as long on every
+// rank because the helper makes it as long as an argument that is: one entry
+// per latent group of a model's output (FunctionSummary::returnsLengthOf).
+bool Builder::lengthFollowsArguments(SyntaxNode call, int element) {
+  SyntaxNode fn = field(call, "function");
+  std::vector<std::pair<int, std::string>> follows;
+  std::vector<ParamSig> params;
+  bool method = false;
+  if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end()) {
+    follows = f->second.returnsLengthOf;
+    if (!follows.empty())
+      params = parameterList(f->second, method);
+  } else if (const ExternalFunction *ext = externalCallee(fn)) {
+    follows = ext->summary.returnsLengthOf;
+    params = ext->summary.params;
+    method = ext->summary.method;
+  }
+  if (follows.empty())
+    return false;
+  bool splat = false;
+  const std::vector<PyArg> as = args(call);
+  const auto to = boundParameters(as, fn, params, method, splat);
+  for (size_t k = 0; k < as.size(); ++k) {
+    if (!to[k])
+      continue;
+    for (const auto &[at, name] : follows)
+      if (at == element && name == to[k]->name) {
+        const Val av = value(as[k].value);
+        if (av.batch || (av.dep == Dep::Uniform && !av.cond) || fixedLengthSequence(as[k].value))
+          return true;
+      }
+  }
+  return false;
 }
 
 // `logits, log_q, log_p, kl_all, kl_diag = model(x)` (NVAE): what a model's

@@ -1,5 +1,7 @@
 #include "PySyntax.h"
 
+#include <functional>
+
 #include <atomic>
 #include <cctype>
 
@@ -232,6 +234,79 @@ SourcePos endOf(SyntaxNode n) {
     return {1, 1};
   TSPoint p = n.tree()->rec(n).end;
   return {p.row + 1, p.column + 1};
+}
+
+
+std::map<std::string, std::string> libraryFunctionAliases(const SyntaxTree &tree) {
+  std::map<std::string, std::string> out;
+  SyntaxNode root = tree.root();
+  if (root.isNull())
+    return out;
+  auto str = [&](SyntaxNode n) { return std::string(tree.text(n)); };
+  // The module's own imports of torch, as `import torch.distributed as dist`
+  // or `from torch import distributed as dist` bind them.
+  std::map<std::string, std::string> imports;
+  for (SyntaxNode st : namedKids(root)) {
+    if (is(st, "import_statement")) {
+      for (SyntaxNode k : namedKids(st))
+        if (is(k, "dotted_name")) {
+          const std::string full = str(k);
+          imports[full.substr(0, full.find('.'))] = full.substr(0, full.find('.'));
+        } else if (is(k, "aliased_import")) {
+          imports[str(field(k, "alias"))] = str(field(k, "name"));
+        }
+    } else if (is(st, "import_from_statement")) {
+      const std::string mod = str(field(st, "module_name"));
+      if (mod.empty() || mod[0] == '.')
+        continue;
+      for (SyntaxNode k : namedKids(st)) {
+        if (k == field(st, "module_name"))
+          continue;
+        if (is(k, "dotted_name"))
+          imports[str(k)] = mod + "." + str(k);
+        else if (is(k, "aliased_import"))
+          imports[str(field(k, "alias"))] = mod + "." + str(field(k, "name"));
+      }
+    }
+  }
+  std::function<std::string(SyntaxNode)> dotted = [&](SyntaxNode n) -> std::string {
+    if (is(n, "identifier")) {
+      auto it = imports.find(str(n));
+      return it == imports.end() ? std::string() : it->second;
+    }
+    if (is(n, "attribute")) {
+      const std::string o = dotted(field(n, "object"));
+      return o.empty() ? o : o + "." + str(field(n, "attribute"));
+    }
+    return "";
+  };
+  std::map<std::string, int> bound;
+  for (SyntaxNode st : namedKids(root)) {
+    if (!is(st, "expression_statement") || namedChildCount(st) != 1)
+      continue;
+    SyntaxNode a = namedChild(st, 0);
+    if (!is(a, "assignment") || !is(field(a, "left"), "identifier") || field(a, "right").isNull())
+      continue;
+    const std::string name = str(field(a, "left"));
+    ++bound[name];
+    SyntaxNode r = field(a, "right");
+    while (is(r, "parenthesized_expression") && namedChildCount(r) == 1)
+      r = namedChild(r, 0);
+    if (is(r, "call")) {
+      const std::string f = dotted(field(r, "function"));
+      SyntaxNode al = field(r, "arguments");
+      if ((f != "functools.partial" && !(f.empty() && str(field(r, "function")) == "partial")) ||
+          namedChildCount(al) == 0)
+        continue;
+      r = namedChild(al, 0);
+    }
+    const std::string target = dotted(r);
+    if (target.rfind("torch.", 0) == 0 && target.size() > 6)
+      out[name] = target;
+  }
+  for (auto it = out.begin(); it != out.end();)
+    it = bound[it->first] > 1 ? out.erase(it) : std::next(it);
+  return out;
 }
 
 } // namespace ddplint::pyfe

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <iterator>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -191,6 +192,26 @@ template <class Visit> bool forEachOwnNode(SyntaxNode root, Visit &&visit) {
   }
   return true;
 }
+// A path built from parts: `os.path.join(out, name)`, `out.joinpath(name)`,
+// `out + "/" + name`, `out / name`, `f"{out}/{name}"`.
+inline bool pathExpression(SyntaxNode e) {
+  if (is(e, "call")) {
+    SyntaxNode fn = field(e, "function");
+    if (!is(fn, "attribute"))
+      return false;
+    const std::string_view a = e.tree()->text(field(fn, "attribute"));
+    return a == "join" || a == "joinpath";
+  }
+  if (is(e, "binary_operator")) {
+    const std::string_view op = e.tree()->text(field(e, "operator"));
+    return op == "+" || op == "/";
+  }
+  if (is(e, "string"))
+    for (SyntaxNode k : namedKids(e))
+      if (is(k, "interpolation"))
+        return true;
+  return false;
+}
 // A parameter's name node: `x`, `x=1`, `x: int`, `x: int = 1`.
 inline SyntaxNode parameterName(SyntaxNode p) {
   if (is(p, "identifier"))
@@ -225,5 +246,12 @@ inline bool isMissing(SyntaxNode n) {
 }
 SourcePos startOf(SyntaxNode n);
 SourcePos endOf(SyntaxNode n);
+
+// A module's top-level names bound to one of torch's functions
+// (`allreduce = dist.all_reduce`, `allreduce_async = functools.partial(
+// dist.all_reduce, async_op=True)`; DeCLIP's vendored `linklink` shim): the
+// function's dotted name, as an import would bind the name.  A name bound
+// twice at top level binds nothing here.
+std::map<std::string, std::string> libraryFunctionAliases(const SyntaxTree &tree);
 
 } // namespace ddplint::pyfe

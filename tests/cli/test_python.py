@@ -1048,6 +1048,72 @@ class PythonAcrossModules(PythonProject):
         notes = doc["findings"][0]["notes"]
         self.assertTrue(any(n["file"].endswith("base.py") and n["line"] == 19 for n in notes), p.stdout)
 
+    def test_a_vendored_shim_that_aliases_torch_collectives(self):
+        # DeCLIP vendors SenseTime's `linklink` as a shim whose top-level names
+        # are torch's functions (`allreduce = dist.all_reduce`); its meters
+        # call `link.allreduce(t)`.  A rank whose own loss is NaN skips the
+        # meter's all_reduce that the others wait in: found through the
+        # module import, the from-import and the meter's method alike.
+        self.write("linklink/__init__.py", """\
+            import functools
+
+            import torch.distributed as dist
+
+            allreduce = dist.all_reduce
+            broadcast = dist.broadcast
+            allreduce_async = functools.partial(dist.all_reduce, async_op=True)
+            """)
+        self.write("utils/__init__.py", "")
+        self.write("utils/misc.py", """\
+            import linklink as link
+
+
+            class AverageMeter:
+                def __init__(self):
+                    self.avg = 0.0
+
+                def reduce_update(self, tensor):
+                    link.allreduce(tensor)
+                    self.avg = tensor.item()
+            """)
+        self.write("solver.py", """\
+            import datetime
+            import math
+
+            import torch.distributed as dist
+            from linklink import broadcast
+
+            from utils.misc import AverageMeter
+
+
+            class Solver:
+                def __init__(self, model, loader):
+                    dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                    self.model = model
+                    self.loader = loader
+                    self.losses = AverageMeter()
+
+                def train(self):
+                    for batch in self.loader:
+                        loss = self.model(batch).mean()
+                        reduced_loss = loss.clone()
+                        if math.isnan(reduced_loss):
+                            print("Training Loss Crashed")
+                        else:
+                            self.losses.reduce_update(reduced_loss)
+                        if reduced_loss > 10:
+                            broadcast(reduced_loss, 0)
+            """)
+        self.write(".ddplint.yaml", "")
+        p = self.lint("--format", "json", "solver.py", "utils/misc.py", "utils/__init__.py",
+                      "linklink/__init__.py")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"])
+        self.assertEqual(got, [("solver.py", 24, "ddp-divergent-collective"),
+                               ("solver.py", 26, "ddp-divergent-collective")], p.stdout)
+        self.assertIn("all_reduce", doc["findings"][0]["message"], p.stdout)
+        self.assertIn("broadcast", doc["findings"][1]["message"], p.stdout)
+
     def test_each_call_of_a_two_level_rank0_saver_is_reported(self):
         # InternVideo2 and RepLKNet: `utils.save_model(...)` calls
         # `save_on_master(...)`, whose rank-0 write has no barrier.  The latest
