@@ -620,6 +620,7 @@ private:
     Loc loc = 0;
     bool perEpoch = false;
     std::set<std::string> vars; // the loop's variables, and names assigned from them in it
+    SyntaxNode body;            // the loop's body (refilledInLoop)
     std::string text;
     // Over a written list of one element (`for criteria in ['best-f1']`), or a
     // retry loop whose body ends in `break` (VMamba's halve-the-batch-on-OOM
@@ -662,6 +663,7 @@ private:
   std::string fnKey() const { return curFn_.empty() ? "<module>" : curFn_; }
   std::vector<core::LoopInfo> loopInfos(SyntaxNode datasetArg) const;
   bool storedInContainer(SyntaxNode call) const;
+  bool refilledInLoop(const std::string &container, SyntaxNode body, unsigned before) const;
 
   // --- names --------------------------------------------------------------
   // The dotted name of an identifier or attribute chain with the import aliases

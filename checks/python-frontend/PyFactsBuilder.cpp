@@ -78,6 +78,15 @@ std::vector<core::LoopInfo> Builder::loopInfos(SyntaxNode datasetArg) const {
       std::function<void(SyntaxNode)> uses = [&](SyntaxNode x) {
         if (is(x, "identifier") && it->vars.count(str(x)))
           li.datasetDependsOnLoop = true;
+        // MOSS-RLHF's PPO loop: `self.make_experiences()` fills
+        // `self.replay_buffer`, then `DataLoader(ExperienceDataset(
+        // self.replay_buffer, ...))`: each iteration's loader is over the
+        // samples that iteration made, not the same data again.
+        if ((is(x, "identifier") || (is(x, "attribute") && str(field(x, "object")) == "self")) &&
+            !is(parentOf(x), "attribute") && refilledInLoop(str(x), it->body, startByte(datasetArg)))
+          li.datasetDependsOnLoop = true;
+        if (is(x, "attribute"))
+          return;
         for (SyntaxNode k : namedKids(x))
           uses(k);
       };
@@ -86,6 +95,45 @@ std::vector<core::LoopInfo> Builder::loopInfos(SyntaxNode datasetArg) const {
     out.push_back(li);
   }
   return out;
+}
+
+// Whether the loop body, before `before`, grows `container` (`buf.append(x)`,
+// `buf.extend(xs)`, `buf += xs`) or calls a method of this class that grows or
+// rebinds it (`self.make_experiences()` appending to `self.replay_buffer`).
+bool Builder::refilledInLoop(const std::string &container, SyntaxNode body, unsigned before) const {
+  if (body.isNull())
+    return false;
+  static const std::set<std::string> grows = {"append", "extend", "insert", "add", "update", "put"};
+  auto mutates = [&](SyntaxNode n, bool rebinds) {
+    if (is(n, "call") && is(field(n, "function"), "attribute") &&
+        str(field(field(n, "function"), "object")) == container &&
+        grows.count(str(field(field(n, "function"), "attribute"))))
+      return true;
+    if (is(n, "augmented_assignment") && str(field(n, "left")) == container)
+      return true;
+    return rebinds && is(n, "assignment") && str(field(n, "left")) == container;
+  };
+  const bool attribute = container.rfind("self.", 0) == 0;
+  bool found = false;
+  forEachOwnNode(body, [&](SyntaxNode n) {
+    if (startByte(n) >= before)
+      return true;
+    if (mutates(n, false)) {
+      found = true;
+      return false;
+    }
+    if (attribute && is(n, "call") && is(field(n, "function"), "attribute") &&
+        str(field(field(n, "function"), "object")) == "self") {
+      const std::string key = resolveCallee(field(n, "function"));
+      if (auto f = fns_.find(key); f != fns_.end() && !f->second.def.isNull())
+        forEachOwnNode(field(f->second.def, "body"), [&](SyntaxNode m) {
+          found = found || mutates(m, true);
+          return !found;
+        });
+    }
+    return !found;
+  });
+  return found;
 }
 
 // `loaders.append(DataLoader(..))`, `loaders[name] = DataLoader(..)`, a list

@@ -4303,6 +4303,7 @@ void Builder::forStatement(SyntaxNode s, std::vector<Node> &out) {
   }
   LoopCtx lc;
   lc.text = str(right);
+  lc.body = field(s, "body");
   if (SyntaxNode lit = unparen(right); is(lit, "list") || is(lit, "tuple")) {
     size_t elems = 0;
     for (SyntaxNode k : namedKids(lit))
@@ -4416,6 +4417,7 @@ void Builder::whileStatement(SyntaxNode s, std::vector<Node> &out) {
   expr(c, out);
   LoopCtx lc;
   lc.text = str(c);
+  lc.body = field(s, "body");
   std::string lower = lc.text;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
   lc.perEpoch = lower.find("epoch") != std::string::npos;
