@@ -663,6 +663,8 @@ private:
   std::string fnKey() const { return curFn_.empty() ? "<module>" : curFn_; }
   std::vector<core::LoopInfo> loopInfos(SyntaxNode datasetArg) const;
   bool storedInContainer(SyntaxNode call) const;
+  bool dataParallelOnly(SyntaxNode at) const;
+  mutable std::map<unsigned, bool> dataParallelOnly_; // by the outermost definition's start byte
   bool refilledInLoop(const std::string &container, SyntaxNode body, unsigned before) const;
 
   // --- names --------------------------------------------------------------

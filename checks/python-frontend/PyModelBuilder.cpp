@@ -1831,6 +1831,30 @@ SyntaxNode Builder::shardingDisjunctOther(SyntaxNode call) const {
   return {};
 }
 
+// A function that wraps its model in `nn.DataParallel` and names nothing
+// distributed (CLIP_benchmark's linear probe, run per model and dataset by
+// a driver that only shards its run list by RANK): one process drives every
+// GPU, so its backward reduces nothing across processes, whatever the
+// importer runs.  The same holds of a method of such a class (see run()).
+bool Builder::dataParallelOnly(SyntaxNode at) const {
+  SyntaxNode def = enclosingFunction(at);
+  for (SyntaxNode up = def; !up.isNull(); up = parentOf(up))
+    if (is(up, "class_definition") || is(up, "function_definition"))
+      def = up; // the outermost definition: a class, or a module function
+  if (def.isNull())
+    return false;
+  auto [it, fresh] = dataParallelOnly_.try_emplace(startByte(def), false);
+  if (fresh) {
+    const std::string_view t = text(def);
+    bool distributed = t.find("DataParallel(") == std::string_view::npos;
+    for (std::string_view w : {"DistributedDataParallel", "DDP", "FSDP", "rank", "dist.", "distributed",
+                               "all_reduce", "barrier", "broadcast", "all_gather", "accelerator", "deepspeed"})
+      distributed = distributed || t.find(w) != std::string_view::npos;
+    it->second = !distributed;
+  }
+  return it->second;
+}
+
 bool Builder::lightning1() const {
   if (lightning1_ < 0) {
     const std::string_view src = text(tree_.root());
@@ -1856,13 +1880,13 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
       if (recv.empty() || !contains(ic.methods, method) || !implicitObject(ic.object, recv))
         continue;
     }
-    if (ic.object == "ddp" && wrappedLater(ic.callsObject ? str(fn) : recv, fn))
+    if (ic.object == "ddp" && (wrappedLater(ic.callsObject ? str(fn) : recv, fn) || dataParallelOnly(fn)))
       continue;
     bool holds = true;
     lastImplicitAssumed_ = false;
     for (const std::string &cond : ic.requires) {
       if (cond == "program_wraps_ddp") {
-        holds = holds && hasDdp_ && !beforeAnyDdp(fn);
+        holds = holds && hasDdp_ && !beforeAnyDdp(fn) && !dataParallelOnly(fn);
         lastImplicitAssumed_ = ddpAssumed_;
       } else if (cond == "outside_no_sync")
         holds = holds && noSync_ == 0;

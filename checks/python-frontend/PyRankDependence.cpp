@@ -1430,6 +1430,20 @@ Cond Builder::cond(SyntaxNode e) {
         c.text = str(e);
         return c;
       }
+      // `if accelerator is not None: accelerator.wait_for_everyone()`
+      // (lerobot's checkpoint helpers, handed the Accelerator or None): the
+      // object that runs the ranks is there in every run whose ranks can
+      // diverge, as a rank is a number there.
+      {
+        SyntaxNode tested = unparen(is(unparen(rhs), "none") ? lhs : rhs);
+        const std::string w = lastPart(str(tested));
+        if ((is(tested, "identifier") || is(tested, "attribute")) &&
+            (objectKind(str(tested)) == ObjKind::Accelerator || w == "accelerator" || w == "fabric")) {
+          Cond c = Cond::constant(op == "is not" || op == "!=");
+          c.text = str(e);
+          return c;
+        }
+      }
       // `grad is not None`, `p.grad is None`: whether a parameter has a
       // gradient is the model's and the graph's, the same on every rank;
       // only its values are the rank's.
