@@ -127,11 +127,15 @@ void Builder::collectImports(SyntaxNode root) {
         bigModel = bigModel || (any && onlyBigModel);
       }
       // `from lightning.fabric import seed_everything` (a test seeding its
-      // model) is not a distributed program; Fabric, Trainer, strategies are.
+      // model), `from accelerate.utils import set_seed` (lerobot's RNG
+      // helpers) is not a distributed program; Fabric, Trainer, strategies,
+      // the Accelerator are.
       bool seedOnly = true;
       for (SyntaxNode k : namedKids(n))
-        if (k != field(n, "module_name"))
-          seedOnly = seedOnly && str(is(k, "aliased_import") ? field(k, "name") : k) == "seed_everything";
+        if (k != field(n, "module_name")) {
+          const std::string name = str(is(k, "aliased_import") ? field(k, "name") : k);
+          seedOnly = seedOnly && (name == "seed_everything" || name == "set_seed");
+        }
       const bool lightning = (inPackage(mod, "lightning") || inPackage(mod, "pytorch_lightning")) && !seedOnly;
       // gpt-neox's own `megatron` package: `from megatron.tokenizer import
       // build_tokenizer` names a function of the project, whose module says
@@ -162,7 +166,7 @@ void Builder::collectImports(SyntaxNode root) {
         dsOffline = any && onlyLogger;
       }
       if ((inPackage(mod, "torch.distributed") && !offlineDistributedModule(mod)) ||
-          (inPackage(mod, "accelerate") && !bigModel) ||
+          (inPackage(mod, "accelerate") && !bigModel && !seedOnly) ||
           lightning || (framework && !projectOwn && !dsOffline))
         usesDist_ = true;
       SyntaxNode modNode = field(n, "module_name");
@@ -6486,6 +6490,22 @@ PyModel Builder::run() {
         return f && f->summary.initsProcessGroup;
       }))
     usesDist_ = m_.distributedByLinks = true;
+  // A test module that makes no process group, starts no ranks and runs no
+  // collective (lerobot's checkpoint-format tests import FSDPModule and
+  // torch.distributed.checkpoint's exception types to check a saved
+  // layout): pytest runs it in one process, whatever it imports.
+  if (usesDist_ && project_ && project_->inTestFolder() && !project_->imported()) {
+    static const std::set<std::string> runsRanks = {
+        "init_process_group", "spawn", "start_processes", "launch", "init_distributed", "wait_for_everyone",
+        "gather_for_metrics", "all_reduce", "all_gather", "all_gather_object", "broadcast", "broadcast_object_list",
+        "barrier", "reduce_scatter", "all_to_all", "reduce", "gather", "scatter", "DistributedDataParallel",
+        "DDP", "fully_shard", "FSDP", "FullyShardedDataParallel", "Process", "run_distributed", "new_group"};
+    if (!anyCall(root, [&](SyntaxNode c) {
+          const std::string q = qualified(field(c, "function"));
+          return runsRanks.count(lastPart(q.empty() ? std::string(text(field(c, "function"))) : q)) > 0;
+        }))
+      usesDist_ = false;
+  }
   collectFunctions(root, "", "");
   collectSignalFlags(root);
   collectObjects(root);

@@ -1114,6 +1114,67 @@ class PythonAcrossModules(PythonProject):
         self.assertIn("all_reduce", doc["findings"][0]["message"], p.stdout)
         self.assertIn("broadcast", doc["findings"][1]["message"], p.stdout)
 
+    def test_a_seed_import_and_a_layout_test_run_in_one_process(self):
+        # lerobot: random_utils.py imports accelerate's `set_seed` and saves
+        # the RNG state where its caller says (the trainer calls it under
+        # `is_main_process()`); a checkpoint-format test imports FSDPModule
+        # and DCP's exception types and writes a legacy layout with the
+        # project's helpers, run by pytest in one process.  Neither is a
+        # program whose ranks write one path.  A test that makes a process
+        # group is.
+        self.write("utils/__init__.py", "")
+        self.write("utils/random_utils.py", """\
+            import torch
+            from safetensors.torch import save_file
+
+
+            def set_seed(seed, accelerator=None):
+                if accelerator:
+                    from accelerate.utils import set_seed as _accelerate_set_seed
+                    _accelerate_set_seed(seed)
+                torch.manual_seed(seed)
+
+
+            def save_rng_state(save_dir):
+                save_file({"torch": torch.get_rng_state()}, save_dir / "rng_state.safetensors")
+            """)
+        self.write("tests/__init__.py", "")
+        self.write("tests/test_layout.py", """\
+            import torch
+            from torch.distributed.checkpoint.api import CheckpointException
+            from torch.distributed.fsdp import FSDPModule
+
+            from utils.random_utils import save_rng_state
+
+
+            def write_legacy(checkpoint_dir, policy):
+                torch.save(policy.state_dict(), checkpoint_dir / "model.pt")
+                save_rng_state(checkpoint_dir)
+
+
+            def test_legacy(tmp_path):
+                write_legacy(tmp_path, torch.nn.Linear(2, 2))
+                assert not isinstance(torch.nn.Linear(2, 2), FSDPModule)
+            """)
+        self.write("tests/test_dist.py", """\
+            import os
+
+            import torch
+            import torch.distributed as dist
+
+
+            def test_save_on_every_rank():
+                dist.init_process_group("gloo", rank=int(os.environ["RANK"]),
+                                        world_size=int(os.environ["WORLD_SIZE"]))
+                torch.save({"x": 1}, "ckpt.pt")
+            """)
+        self.write(".ddplint.yaml", "")
+        p = self.lint("--format", "json", "--fail-on", "never", "utils/random_utils.py", "tests/test_layout.py",
+                      "tests/test_dist.py")
+        doc = json.loads(p.stdout)
+        got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"] if f["rule"] != "ddp-init-timeout")
+        self.assertEqual(got, [("tests/test_dist.py", 10, "ddp-unguarded-save")], p.stdout)
+
     def test_each_call_of_a_two_level_rank0_saver_is_reported(self):
         # InternVideo2 and RepLKNet: `utils.save_model(...)` calls
         # `save_on_master(...)`, whose rank-0 write has no barrier.  The latest
