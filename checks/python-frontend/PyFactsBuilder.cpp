@@ -98,7 +98,7 @@ std::vector<core::LoopInfo> Builder::loopInfos(SyntaxNode datasetArg) const {
 }
 
 // Whether the loop body, before `before`, grows `container` (`buf.append(x)`,
-// `buf.extend(xs)`, `buf += xs`) or calls a method of this class that grows or
+// `buf.extend(xs)`, `buf += [x]`) or calls a method of this class that grows or
 // rebinds it (`self.make_experiences()` appending to `self.replay_buffer`).
 bool Builder::refilledInLoop(const std::string &container, SyntaxNode body, unsigned before) const {
   if (body.isNull())
@@ -109,8 +109,11 @@ bool Builder::refilledInLoop(const std::string &container, SyntaxNode body, unsi
         str(field(field(n, "function"), "object")) == container &&
         grows.count(str(field(field(n, "function"), "attribute"))))
       return true;
-    if (is(n, "augmented_assignment") && str(field(n, "left")) == container)
-      return true;
+    // `buf += [x]`, not a counter's `step += 1`.
+    if (is(n, "augmented_assignment") && str(field(n, "left")) == container) {
+      SyntaxNode r = unparen(field(n, "right"));
+      return is(r, "list") || is(r, "list_comprehension") || is(r, "tuple");
+    }
     return rebinds && is(n, "assignment") && str(field(n, "left")) == container;
   };
   const bool attribute = container.rfind("self.", 0) == 0;

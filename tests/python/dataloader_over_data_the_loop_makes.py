@@ -52,3 +52,14 @@ class PPOTrainer:
             loader = DataLoader(self.prompts, batch_size=8, num_workers=2, persistent_workers=True, pin_memory=True)  # CHECK-MESSAGES: :[[@LINE]]:22: warning: data loader built by 'DataLoader' inside a loop{{.*}} [ddp-dataloader-recreated]
             for batch in loader:
                 self.policy.step(batch)
+
+    def evaluate(self, step):
+        loader = DataLoader(self.prompts, batch_size=8, num_workers=2, persistent_workers=True, pin_memory=True)
+        for batch in loader:
+            self.policy.score(batch, step)
+
+    def train_with_counter(self):
+        step = 0
+        for epoch in range(self.opt.epochs):
+            step += 1
+            self.evaluate(step)  # CHECK-MESSAGES: :[[@LINE]]:13: warning: 'self.evaluate' builds a data loader (via 'DataLoader') and is called inside a loop{{.*}} [ddp-dataloader-recreated]
