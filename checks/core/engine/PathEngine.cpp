@@ -196,40 +196,13 @@ std::vector<Conj> PathEngine::dnf(const Cond &c, bool pol) {
   case Cond::Kind::Or: {
     bool conj = (c.kind == Cond::Kind::And) == pol;
     if (!conj) {
-      // In the order the language evaluates them: a case decides only where
-      // the cases before it did not (`a or b` is `a`, or `not a and b`).  The
-      // cases are then disjoint and each says all its path tested: a rank
-      // that leaves on `flag and local_stop` parts from one that stays on
-      // `flag and not local_stop`, not from the `not flag` of a run where no
-      // rank ever tests its stop.
-      std::vector<Conj> out, before{Conj{}};
-      for (const auto &k : c.kids) {
-        const std::vector<Conj> decides = dnf(k, pol), passes = dnf(k, !pol);
-        for (const auto &a : before)
-          for (const auto &b : decides) {
-            Conj m = a;
-            m.insert(m.end(), b.begin(), b.end());
-            if (!selfConsistent(m))
-              continue;
-            if (out.size() < 16)
-              out.push_back(std::move(m));
-            else
-              limitReached(Limit::ConditionCases, 16);
-          }
-        std::vector<Conj> next;
-        for (const auto &a : before)
-          for (const auto &b : passes) {
-            Conj m = a;
-            m.insert(m.end(), b.begin(), b.end());
-            if (!selfConsistent(m))
-              continue;
-            if (next.size() < 16)
-              next.push_back(std::move(m));
-            else
-              limitReached(Limit::ConditionCases, 16);
-          }
-        before = std::move(next);
-      }
+      std::vector<Conj> out;
+      for (const auto &k : c.kids)
+        for (auto &d : dnf(k, pol))
+          if (out.size() < 16)
+            out.push_back(std::move(d));
+          else
+            limitReached(Limit::ConditionCases, 16);
       return out;
     }
     std::vector<Conj> acc{Conj{}};
@@ -1545,6 +1518,15 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
           }
           for (size_t i = 0; i < upTo; ++i) {
             if (retest(p.guard, i))
+              continue;
+            // A setting p decided that q never tested (`if args.target_kl is
+            // not None and approx_kl > args.target_kl: break` against the
+            // staying case `not approx_kl > ...`, which leaves the setting
+            // open): q admits it, so it is no difference between the two.
+            bool tested = atoms[p.guard[i].atom].dep != Dep::Uniform;
+            for (const auto &m : q.guard)
+              tested = tested || m.atom == p.guard[i].atom;
+            if (!tested)
               continue;
             ++mine;
             for (const auto &m : q.guard)
