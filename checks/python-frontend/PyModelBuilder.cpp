@@ -5142,7 +5142,13 @@ void Builder::statement(SyntaxNode s, std::vector<Node> &out) {
 // (MixFormer's BaseTrainer): what runs is a subclass's override, not a raise;
 // the stub says nothing of it.
 bool Builder::abstractStub(const FnInfo &fi) const {
-  if (fi.className.empty() || fi.def.isNull())
+  // `@singledispatch def close_envs(obj): raise NotImplementedError` (lerobot):
+  // the base only answers types nobody registered; a call runs an overload.
+  const bool dispatchBase = std::any_of(fi.decorators.begin(), fi.decorators.end(), [](const std::string &d) {
+    return d == "singledispatch" || d == "functools.singledispatch" || d == "singledispatchmethod" ||
+           d == "functools.singledispatchmethod";
+  });
+  if ((fi.className.empty() && !dispatchBase) || fi.def.isNull())
     return false;
   bool raises = false;
   for (SyntaxNode st : namedKids(field(fi.def, "body"))) {
