@@ -6991,6 +6991,14 @@ PyModel Builder::run() {
     fs.writesThroughSplat = writesThroughSplat(fi.def);
     fs.returnsParameter = fi.returnsParameter;
     fs.returnsLengthOf = fi.returnsLengthOf;
+    // A path helper's file names (see probeRacesWrite): only a short body's.
+    if (!fi.def.isNull() && namedChildCount(field(fi.def, "body")) <= 3)
+      forEachOwnNode(field(fi.def, "body"), [&](SyntaxNode r) {
+        if (is(r, "return_statement"))
+          for (const std::string &l : pathLiterals(r))
+            fs.returnLiterals.insert(l);
+        return true;
+      });
     fs.key = key;
     fs.name = fi.className.empty() ? fi.name : fi.className + "." + fi.name;
     fs.returnsRank = fi.returnsRank;

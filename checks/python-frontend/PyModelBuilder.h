@@ -62,6 +62,7 @@ struct FunctionSummary {
   std::string returnsClass;              // `def create_trainer(cfg): return TrainerRQVAE`: "TrainerRQVAE"
   std::string returnsParameter;          // `def step(model, batch, info): ...; return info`: "info"
   std::vector<std::pair<int, std::string>> returnsLengthOf; // `return [f(q) for q in qs]`: {-1, "qs"}
+  std::set<std::string> returnLiterals; // `return os.path.join(d, 'snapshot.pkl')`: {"snapshot.pkl"}
   bool writesThroughSplat = false;       // `def save_on_all(*args): torch.save(*args)`
   std::vector<ParamSig> params;          // `self` left out of a method's
   bool method = false;

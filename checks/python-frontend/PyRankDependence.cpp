@@ -1987,38 +1987,39 @@ bool Builder::probeRacesWrite(SyntaxNode probe) {
   // 'checkpoint_best.pt')`): a probe and a write in one folder whose
   // literals share nothing name different files (LaViLa's narrator probes
   // the trained checkpoint and writes its caches beside it).
-  auto literals = [&](SyntaxNode from) {
-    std::set<std::string> out;
-    std::vector<SyntaxNode> st{from};
-    while (!st.empty()) {
-      SyntaxNode n = st.back();
-      st.pop_back();
-      if (n.isNull())
-        continue;
-      if (is(n, "string")) {
-        std::string t(text(n));
-        const size_t open = t.find_first_of("'\"");
-        if (open != std::string::npos)
-          t = t.substr(open);
-        t.erase(std::remove(t.begin(), t.end(), '\''), t.end());
-        t.erase(std::remove(t.begin(), t.end(), '"'), t.end());
-        if (!t.empty())
-          out.insert(t);
-        continue;
+  auto literals = [](SyntaxNode from) { return pathLiterals(from); };
+  // projected-gan's `os.path.isfile(misc.get_ckpt_path(run_dir))`: the
+  // literals a path helper of the project joins (its returns').
+  auto withHelpers = [&](SyntaxNode from) {
+    std::set<std::string> out = literals(from);
+    forEachOwnNode(from, [&](SyntaxNode n) {
+      if (!is(n, "call"))
+        return true;
+      auto f = fns_.find(resolveCallee(field(n, "function")));
+      if (f == fns_.end() || f->second.def.isNull()) {
+        if (f == fns_.end())
+          if (const ExternalFunction *ext = externalCallee(field(n, "function")))
+            out.insert(ext->summary.returnLiterals.begin(), ext->summary.returnLiterals.end());
+        return true;
       }
-      for (SyntaxNode k : namedKids(n))
-        st.push_back(k);
-    }
+      forEachOwnNode(field(f->second.def, "body"), [&](SyntaxNode r) {
+        if (is(r, "return_statement"))
+          for (const std::string &l : literals(r))
+            out.insert(l);
+        return true;
+      });
+      return true;
+    });
     return out;
   };
-  const std::set<std::string> probeLiterals = literals(field(probe, "arguments"));
+  const std::set<std::string> probeLiterals = withHelpers(field(probe, "arguments"));
   for (const auto &w : fw.writes) {
     if (std::none_of(asked.begin(), asked.end(), [&](const std::string &n) { return w.names.count(n); }))
       continue;
     if (afterFailedLoad(w.call))
       continue;
     if (!probeLiterals.empty()) {
-      const std::set<std::string> writeLiterals = literals(field(w.call, "arguments"));
+      const std::set<std::string> writeLiterals = withHelpers(field(w.call, "arguments"));
       if (!writeLiterals.empty() &&
           std::none_of(probeLiterals.begin(), probeLiterals.end(),
                        [&](const std::string &l) { return writeLiterals.count(l) > 0; }))

@@ -12,9 +12,11 @@
 
 #include <tree_sitter/api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -211,6 +213,33 @@ inline bool pathExpression(SyntaxNode e) {
       if (is(k, "interpolation"))
         return true;
   return false;
+}
+// The string literals a path is spelled with (`osp.join(out,
+// 'checkpoint_best.pt')` gives "checkpoint_best.pt"; an f-string's text
+// with its quotes dropped).
+inline std::set<std::string> pathLiterals(SyntaxNode from) {
+  std::set<std::string> out;
+  std::vector<SyntaxNode> st{from};
+  while (!st.empty()) {
+    SyntaxNode n = st.back();
+    st.pop_back();
+    if (n.isNull())
+      continue;
+    if (is(n, "string")) {
+      std::string t(n.tree()->text(n));
+      const size_t open = t.find_first_of("'\"");
+      if (open != std::string::npos)
+        t = t.substr(open);
+      t.erase(std::remove(t.begin(), t.end(), '\''), t.end());
+      t.erase(std::remove(t.begin(), t.end(), '"'), t.end());
+      if (!t.empty())
+        out.insert(t);
+      continue;
+    }
+    for (SyntaxNode k : namedKids(n))
+      st.push_back(k);
+  }
+  return out;
 }
 // A parameter's name node: `x`, `x=1`, `x: int`, `x: int = 1`.
 inline SyntaxNode parameterName(SyntaxNode p) {
