@@ -569,20 +569,14 @@ std::vector<std::pair<int, std::string>> Builder::lengthOfParameters(const FnInf
     return all;
   };
   std::vector<SyntaxNode> returns, appends;
-  std::vector<SyntaxNode> st{field(fi.def, "body")};
-  while (!st.empty()) {
-    SyntaxNode n = st.back();
-    st.pop_back();
-    if (is(n, "function_definition") || is(n, "lambda") || is(n, "class_definition"))
-      continue;
+  forEachOwnNode(field(fi.def, "body"), [&](SyntaxNode n) {
     if (is(n, "return_statement") && namedChildCount(n))
       returns.push_back(unparen(namedChild(n, 0)));
     if (is(n, "call") && is(field(n, "function"), "attribute") &&
         str(field(field(n, "function"), "attribute")) == "append")
       appends.push_back(n);
-    for (SyntaxNode k : namedKids(n))
-      st.push_back(k);
-  }
+    return true;
+  });
   if (returns.size() != 1)
     return out;
   auto lengthOf = [&](SyntaxNode e) -> std::vector<std::string> {
@@ -618,18 +612,10 @@ std::vector<std::pair<int, std::string>> Builder::lengthOfParameters(const FnInf
     }
     if (loop.isNull())
       return {};
-    std::vector<SyntaxNode> body{field(loop, "body")};
-    while (!body.empty()) {
-      SyntaxNode n = body.back();
-      body.pop_back();
-      if (is(n, "break_statement") || is(n, "continue_statement") || is(n, "return_statement"))
-        return {};
-      if (is(n, "function_definition") || is(n, "lambda") || is(n, "class_definition"))
-        continue;
-      for (SyntaxNode k : namedKids(n))
-        body.push_back(k);
-    }
-    return walked(field(loop, "right"));
+    const bool leavesEarly = !forEachOwnNode(field(loop, "body"), [&](SyntaxNode n) {
+      return !is(n, "break_statement") && !is(n, "continue_statement") && !is(n, "return_statement");
+    });
+    return leavesEarly ? std::vector<std::string>{} : walked(field(loop, "right"));
   };
   SyntaxNode r = returns[0];
   if (is(r, "expression_list") || is(r, "tuple")) {
