@@ -374,6 +374,9 @@ struct FnInfo {
   // -1 not built yet, 0 no, 1 yes.
   int returnsAgreed = -1;
   std::string returnsParameter; // every `return` hands back this parameter, never reassigned
+  // `return acc, global_acc` where only global_acc was all-reduced: the
+  // elements every rank holds alike.
+  std::vector<int> returnsAgreedAt;
   // A returned sequence (or a returned tuple's element, -1 the value itself)
   // as long as these parameters (`[f(q) for q in qs]`): see lengthOfParameters.
   std::vector<std::pair<int, std::string>> returnsLengthOf;
@@ -595,7 +598,7 @@ private:
   bool bufferFree(SyntaxNode e, int depth) const;
   bool partsBufferFree(SyntaxNode e, int depth) const;
   bool classBufferFree(const std::string &cls, int depth) const;
-  bool returnsCollectiveOutput(SyntaxNode body, int depth = 0) const;
+  bool returnsCollectiveOutput(SyntaxNode body, int depth = 0, int element = -1) const;
   bool agreesFirstArgument(const FnInfo &fi, int depth = 0) const;
   std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
   bool fullStateDict_ = false;

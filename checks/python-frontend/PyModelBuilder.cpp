@@ -3905,6 +3905,19 @@ void Builder::expressionStatement(SyntaxNode s, std::vector<Node> &out) {
             if (const int at = rankElementOf(unparen(right), &local); at >= 0 && uint32_t(at) < namedChildCount(left))
               bind(namedChild(left, uint32_t(at)),
                    Val{Dep::Rank, local && !localRankIsGlobal_ ? RankKind::Local : RankKind::Global, std::nullopt});
+        // `rank_val_acc, global_acc = evaluate(...)`: the element the helper
+        // all-reduced is every rank's.
+        if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call")) {
+          SyntaxNode fn = field(unparen(right), "function");
+          std::vector<int> at;
+          if (auto f = fns_.find(resolveCallee(fn)); f != fns_.end())
+            at = f->second.returnsAgreedAt;
+          else if (const ExternalFunction *ext = externalCallee(fn))
+            at = ext->summary.returnsAgreedAt;
+          for (int i : at)
+            if (uint32_t(i) < namedChildCount(left))
+              bind(namedChild(left, uint32_t(i)), Val{Dep::Uniform, RankKind::None, std::nullopt, true});
+        }
         // `kl_all, kl_vals, kl_diag = kl_per_group(all_log_q, all_neg_log_p)`:
         // an element the helper makes as long as a uniform-length argument.
         if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && is(unparen(right), "call") &&
@@ -6124,7 +6137,7 @@ bool Builder::agreesFirstArgument(const FnInfo &fi, int depth) const {
   return false;
 }
 
-bool Builder::returnsCollectiveOutput(SyntaxNode body, int depth) const {
+bool Builder::returnsCollectiveOutput(SyntaxNode body, int depth, int element) const {
   if (body.isNull() || depth > 3)
     return false;
   // name -> where the collective that agreed it is: only what is read after
@@ -6309,7 +6322,16 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body, int depth) const {
   for (SyntaxNode r : returns) {
     if (singleProcessReturn(r))
       continue;
-    if (namedChildCount(r) != 1 || !fromAgreed(namedChild(r, 0)))
+    if (namedChildCount(r) != 1)
+      return false;
+    SyntaxNode v = namedChild(r, 0);
+    if (element >= 0) {
+      v = unparen(v);
+      if ((!is(v, "expression_list") && !is(v, "tuple")) || namedChildCount(v) <= uint32_t(element))
+        return false;
+      v = namedChild(v, uint32_t(element));
+    }
+    if (!fromAgreed(v))
       return false;
     anyAgreed = true;
   }
@@ -6528,6 +6550,12 @@ PyModel Builder::run() {
   // that hand back one of their parameters (`return info_dict`).
   for (auto &[key, fi] : fns_) {
     fi.returnsAgreed = returnsCollectiveOutput(field(fi.def, "body")) ? 1 : 0;
+    // Element by element, for tuples of up to eight (rgat's `evaluate()`:
+    // `return acc, global_acc`).
+    if (fi.returnsAgreed == 0 && text(fi.def).find("return ") != std::string_view::npos)
+      for (int i = 0; i < 8; ++i)
+        if (returnsCollectiveOutput(field(fi.def, "body"), 0, i))
+          fi.returnsAgreedAt.push_back(i);
     fi.returnsParameter = returnedParameter(fi);
     fi.returnsLengthOf = lengthOfParameters(fi);
   }
@@ -7006,6 +7034,7 @@ PyModel Builder::run() {
     fs.returnsCondBy = fi.returnsCondBy;
     fs.mainOnly = fi.mainOnly;
     fs.returnsAgreed = fi.returnsAgreed == 1;
+    fs.returnsAgreedAt = fi.returnsAgreedAt;
     fs.returnsInitialized = fi.returnsInitialized;
     fs.returnsRankDependent = fi.returnsRankDependent;
     fs.returnsRankAt = fi.returnsRankAt;

@@ -52,6 +52,7 @@ struct FunctionSummary {
   std::optional<CondByParam> returnsCondBy;
   bool mainOnly = false;                 // @rank_zero_only
   bool returnsAgreed = false;            // returns what a collective agreed
+  std::vector<int> returnsAgreedAt;      // `return acc, global_acc`: {1}
   bool returnsInitialized = false;       // `def is_dist_avail_and_initialized()`
   bool returnsRankDependent = false;     // `def rankstr(): return f"rank_{get_rank()}"`
   int returnsRankAt = -1;                // `return rank, world_size`: element 0 is the rank
