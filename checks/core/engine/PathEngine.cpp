@@ -1519,11 +1519,12 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
           for (size_t i = 0; i < upTo; ++i) {
             if (retest(p.guard, i))
               continue;
-            // A setting p decided that q never tested (`if args.target_kl is
-            // not None and approx_kl > args.target_kl: break` against the
-            // staying case `not approx_kl > ...`, which leaves the setting
-            // open): q admits it, so it is no difference between the two.
-            bool tested = atoms[p.guard[i].atom].dep != Dep::Uniform;
+            // A setting of the exit's own condition that q never tested (`if
+            // args.target_kl is not None and approx_kl > args.target_kl:
+            // break` against the staying case `not approx_kl > ...`, which
+            // leaves the setting open): q admits it, so it is no difference
+            // between the two.
+            bool tested = atoms[p.guard[i].atom].dep != Dep::Uniform || p.guard[i].from != cand->from;
             for (const auto &m : q.guard)
               tested = tested || m.atom == p.guard[i].atom;
             if (!tested)
