@@ -2079,19 +2079,20 @@ class PythonAcrossModules(PythonProject):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
     def test_helper_backward_in_a_single_process_importer(self):
-        # InternVL's clip_benchmark: a helper module trains a linear probe
-        # (`loss.backward()`, DataParallel at most) and a command-line module
-        # that imports nothing distributed calls it after an existence check.
-        # Neither wraps a model in DDP or makes a process group, so the
-        # helper's backward all-reduces nothing; a distributed importer still
-        # reads it as the DDP gradient all-reduce.
+        # InternVL's clip_benchmark: a helper module trains the model it is
+        # handed (`loss.backward()`) and a command-line module that imports
+        # nothing distributed calls it after an existence check.  Neither
+        # wraps a model in DDP or makes a process group, so the helper's
+        # backward all-reduces nothing; a distributed importer still reads it
+        # as the DDP gradient all-reduce of the model it hands over.  (A
+        # helper that wraps its own probe in nn.DataParallel runs no DDP
+        # collective for any importer: data_parallel_helper_beside_ddp.py.)
         self.write("bench/pkg/__init__.py", "")
         self.write("bench/pkg/probe.py", """\
             import torch
 
 
-            def evaluate(loader, lr):
-                probe = torch.nn.DataParallel(torch.nn.Linear(8, 10))
+            def evaluate(probe, loader, lr):
                 opt = torch.optim.SGD(probe.parameters(), lr=lr)
                 for x, y in loader:
                     loss = torch.nn.functional.cross_entropy(probe(x), y)
@@ -2109,7 +2110,7 @@ class PythonAcrossModules(PythonProject):
                 output = args.output.format(dataset=args.dataset)
                 if os.path.exists(output) and args.skip_existing:
                     return
-                metrics = probe.evaluate(args.loader, 0.1)
+                metrics = probe.evaluate(args.model, args.loader, 0.1)
                 with open(output, "a") as f:
                     f.write(str(metrics))
             """)
@@ -2123,7 +2124,7 @@ class PythonAcrossModules(PythonProject):
                 output = args.output.format(dataset=args.dataset)
                 if os.path.exists(output) and args.skip_existing:
                     return
-                metrics = probe.evaluate(args.loader, 0.1)
+                metrics = probe.evaluate(args.model, args.loader, 0.1)
                 with open(output, "a") as f:
                     f.write(str(metrics))
             """)
