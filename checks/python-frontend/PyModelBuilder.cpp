@@ -178,8 +178,16 @@ void Builder::collectImports(SyntaxNode root) {
           alias_[str(k)] = mod + dot + str(k);
         else if (is(k, "aliased_import"))
           alias_[str(field(k, "alias"))] = mod + dot + str(field(k, "name"));
-        else if (is(k, "wildcard_import") && topLevel && !mod.empty() && mod.back() != '.')
+        else if (is(k, "wildcard_import") && topLevel && !mod.empty() && mod.back() != '.') {
           m_.starImports.push_back(mod);
+          // `from transformers.trainer import *` then `class BiTrainer(Trainer)`
+          // (FlagEmbedding's retrievers): the library's trainer classes of
+          // that module by their bare names, as a named import binds them.
+          for (const std::string &q : api().mainProcessOverrideBases)
+            if (q.size() > mod.size() + 1 && q.compare(0, mod.size() + 1, mod + ".") == 0 &&
+                q.find('.', mod.size() + 1) == std::string::npos)
+              alias_.emplace(q.substr(mod.size() + 1), q);
+        }
       }
     } else if (is(n, "module") || is(n, "block") || is(n, "if_statement") ||
                is(n, "try_statement") || is(n, "else_clause") || is(n, "except_clause") ||

@@ -1175,6 +1175,50 @@ class PythonAcrossModules(PythonProject):
         got = sorted((f["file"], f["line"], f["rule"]) for f in doc["findings"] if f["rule"] != "ddp-init-timeout")
         self.assertEqual(got, [("tests/test_dist.py", 10, "ddp-unguarded-save")], p.stdout)
 
+    def test_a_trainer_subclass_from_a_star_import(self):
+        # FlagEmbedding's retrievers: trainer.py takes the Hugging Face
+        # Trainer by `from transformers.trainer import *` and subclasses it;
+        # run.py (torchrun, one process per GPU) builds the model with a
+        # helper that saves the resized embeddings to one path on every rank.
+        self.write("load_model.py", """\
+            import os
+
+            import torch
+            from transformers import AutoModel
+
+
+            def get_model(name, output_dir, n_tokens):
+                model = AutoModel.from_pretrained(name)
+                model.resize_token_embeddings(n_tokens)
+                os.makedirs(os.path.join(output_dir, "embedding"), exist_ok=True)
+                torch.save(model.embed_tokens, os.path.join(output_dir, "embedding", "emb.pth"))
+                return model
+            """)
+        self.write("trainer.py", """\
+            from transformers.trainer import *  # noqa: F403
+
+
+            class BiTrainer(Trainer):  # noqa: F405
+                pass
+            """)
+        self.write("run.py", """\
+            from transformers import HfArgumentParser, TrainingArguments
+
+            from load_model import get_model
+            from trainer import BiTrainer
+
+
+            def main():
+                (training_args,) = HfArgumentParser([TrainingArguments]).parse_args_into_dataclasses()
+                model = get_model("some/model", training_args.output_dir, 32001)
+                trainer = BiTrainer(model=model, args=training_args)
+                trainer.train()
+            """)
+        self.write(".ddplint.yaml", "")
+        p = self.lint("--format", "json", "run.py", "load_model.py", "trainer.py")
+        got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
+        self.assertEqual(got, [("run.py", 9, "ddp-unguarded-save")], p.stdout)
+
     def test_each_call_of_a_two_level_rank0_saver_is_reported(self):
         # InternVideo2 and RepLKNet: `utils.save_model(...)` calls
         # `save_on_master(...)`, whose rank-0 write has no barrier.  The latest
