@@ -215,8 +215,11 @@ void Builder::collectImports(SyntaxNode root) {
       return it->second;
     };
     for (auto &[local, full] : alias_) {
-      for (const auto &[name, target] : aliasesOf(full))
-        moduleAliases_.emplace(full + "." + name, target);
+      for (const auto &[name, target] : aliasesOf(full)) {
+        std::string dotted = full;
+        dotted.append(".").append(name);
+        moduleAliases_.emplace(std::move(dotted), target);
+      }
       if (const auto dot = full.rfind('.'); dot != std::string::npos) {
         const auto &there = aliasesOf(full.substr(0, dot));
         if (auto t = there.find(full.substr(dot + 1)); t != there.end())
