@@ -85,8 +85,6 @@ std::vector<core::LoopInfo> Builder::loopInfos(SyntaxNode datasetArg) const {
         if ((is(x, "identifier") || (is(x, "attribute") && str(field(x, "object")) == "self")) &&
             !is(parentOf(x), "attribute") && refilledInLoop(str(x), it->body, startByte(datasetArg)))
           li.datasetDependsOnLoop = true;
-        if (is(x, "attribute"))
-          return;
         for (SyntaxNode k : namedKids(x))
           uses(k);
       };

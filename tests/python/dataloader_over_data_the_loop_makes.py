@@ -63,3 +63,10 @@ class PPOTrainer:
         for epoch in range(self.opt.epochs):
             step += 1
             self.evaluate(step)  # CHECK-MESSAGES: :[[@LINE]]:13: warning: 'self.evaluate' builds a data loader (via 'DataLoader') and is called inside a loop{{.*}} [ddp-dataloader-recreated]
+
+
+def per_fold(folds, model):
+    for fold in folds:
+        loader = DataLoader(fold.dataset, batch_size=8, num_workers=2, persistent_workers=True, pin_memory=True)
+        for batch in loader:
+            model(batch)
