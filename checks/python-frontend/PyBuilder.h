@@ -600,6 +600,8 @@ private:
   bool classBufferFree(const std::string &cls, int depth) const;
   bool returnsCollectiveOutput(SyntaxNode body, int depth = 0, int element = -1) const;
   bool agreesFirstArgument(const FnInfo &fi, int depth = 0) const;
+  std::string forwardedCall(SyntaxNode fn) const;
+  bool returnsWorldSize(const FnInfo &fi) const;
   std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
   bool fullStateDict_ = false;
   bool hasDdp_ = false;

@@ -1846,6 +1846,18 @@ SyntaxNode Builder::shardingDisjunctOther(SyntaxNode call) const {
   return {};
 }
 
+// A definition's text that wraps a model in `nn.DataParallel` and names no
+// rank, collective, DDP, FSDP, process group or launcher library.
+static bool drivesDataParallelOnly(std::string_view t) {
+  if (t.find("DataParallel(") == std::string_view::npos)
+    return false;
+  for (std::string_view w : {"DistributedDataParallel", "DDP", "FSDP", "rank", "dist.", "distributed",
+                             "all_reduce", "barrier", "broadcast", "all_gather", "accelerator", "deepspeed"})
+    if (t.find(w) != std::string_view::npos)
+      return false;
+  return true;
+}
+
 // A function that wraps its model in `nn.DataParallel` and names nothing
 // distributed (CLIP_benchmark's linear probe, run per model and dataset by
 // a driver that only shards its run list by RANK): one process drives every
@@ -1859,14 +1871,8 @@ bool Builder::dataParallelOnly(SyntaxNode at) const {
   if (def.isNull())
     return false;
   auto [it, fresh] = dataParallelOnly_.try_emplace(startByte(def), false);
-  if (fresh) {
-    const std::string_view t = text(def);
-    bool distributed = t.find("DataParallel(") == std::string_view::npos;
-    for (std::string_view w : {"DistributedDataParallel", "DDP", "FSDP", "rank", "dist.", "distributed",
-                               "all_reduce", "barrier", "broadcast", "all_gather", "accelerator", "deepspeed"})
-      distributed = distributed || t.find(w) != std::string_view::npos;
-    it->second = !distributed;
-  }
+  if (fresh)
+    it->second = drivesDataParallelOnly(text(def));
   return it->second;
 }
 
@@ -2132,6 +2138,26 @@ void Builder::call(SyntaxNode c, std::vector<Node> &out) {
       ioCall(cs, out))
     return;
   helperCall(cs, out);
+}
+
+// mpi4py's buffer collectives leave their result in a buffer, not in the
+// call's value: `comm.Allreduce(sendbuf, recvbuf, op)` (`MPI.IN_PLACE` as
+// the send buffer reduces recvbuf in place), `comm.Allgather(sendbuf,
+// recvbuf)`, `comm.Bcast(buf, root)`.  The buffer every member then holds
+// alike.
+static const PyArg *mpiAgreedBuffer(const std::string &q, const std::vector<PyArg> &as) {
+  if (!startsWith(q, "mpi4py."))
+    return nullptr;
+  const std::string l = lastPart(q);
+  const bool bcast = l == "Bcast";
+  if (!bcast && l != "Allreduce" && l != "Allgather")
+    return nullptr;
+  const size_t at = bcast ? 0 : 1;
+  const char *name = bcast ? "buf" : "recvbuf";
+  for (size_t i = 0; i < as.size(); ++i)
+    if (as[i].name == name || (as[i].name.empty() && i == at))
+      return &as[i];
+  return nullptr;
 }
 
 // A collective after which every member holds the same output buffer.
@@ -2451,6 +2477,8 @@ bool Builder::collectiveCall(const CallSite &cs, std::vector<Node> &out) {
   }
   if (has(api().collectiveFunctions, cs.q)) {
     emit(out, cs.c, EventKind::Collective, cs.q);
+    if (const PyArg *buffer = mpiAgreedBuffer(cs.q, cs.as))
+      bindAgreed(buffer->value);
     return true;
   }
   if (has(api().barrierFunctions, cs.q)) {
@@ -2758,6 +2786,14 @@ bool Builder::readBackScan(SyntaxNode path, SyntaxNode openCall) const {
     return true;
   std::string name;
   std::vector<std::string> files;
+  // `open(makedirs(save_path), "w")`: a helper that makes the folder and
+  // hands its one argument back; the file is the argument's.
+  if (is(path, "call")) {
+    const auto wrapped = args(path);
+    if (wrapped.size() == 1 && wrapped[0].name.empty() &&
+        (is(unparen(wrapped[0].value), "identifier") || is(unparen(wrapped[0].value), "attribute")))
+      path = unparen(wrapped[0].value);
+  }
   if (is(path, "identifier") || is(path, "attribute"))
     name = str(path);
   std::vector<SyntaxNode> stack{path};
@@ -5966,14 +6002,7 @@ void Builder::markLaunchers() {
   // `BaseTrainer`, beside the module's DDP trainer): its methods run in the
   // one process that drives every GPU, whatever the module's other classes do.
   for (const auto &[cls, def] : classDefs_) {
-    const std::string_view t = text(def);
-    if (t.find("DataParallel(") == std::string_view::npos)
-      continue;
-    bool distributed = false;
-    for (std::string_view w : {"DistributedDataParallel", "DDP", "FSDP", "rank", "dist.", "distributed",
-                               "all_reduce", "barrier", "broadcast", "all_gather", "accelerator", "deepspeed"})
-      distributed = distributed || t.find(w) != std::string_view::npos;
-    if (distributed)
+    if (!drivesDataParallelOnly(text(def)))
       continue;
     for (auto &f : m_.program.functions)
       if (f.key.compare(0, cls.size() + 1, cls + ".") == 0)
@@ -6106,6 +6135,60 @@ void Builder::buildSpecializations() {
   callSites_ = std::move(callSites);
 }
 
+// The call a project function only hands its arguments on to
+// (spinningup's `def allreduce(*args, **kwargs): return
+// MPI.COMM_WORLD.Allreduce(*args, **kwargs)`): that call's qualified name.
+std::string Builder::forwardedCall(SyntaxNode fn) const {
+  if (!is(fn, "identifier"))
+    return {};
+  auto f = fns_.find(str(fn));
+  if (f == fns_.end() || f->second.def.isNull())
+    return {};
+  SyntaxNode only;
+  for (SyntaxNode st : namedKids(field(f->second.def, "body"))) {
+    if (is(st, "expression_statement") && is(namedChild(st, 0), "string"))
+      continue; // the docstring
+    if (!only.isNull())
+      return {};
+    only = st;
+  }
+  SyntaxNode call = is(only, "return_statement") || is(only, "expression_statement") ? namedChild(only, 0)
+                                                                                    : SyntaxNode();
+  if (!is(call, "call"))
+    return {};
+  for (SyntaxNode a : namedKids(field(call, "arguments")))
+    if (!is(a, "list_splat") && !is(a, "dictionary_splat"))
+      return {};
+  return qualified(field(call, "function"));
+}
+
+// Every `return` hands back the world's size (`return
+// MPI.COMM_WORLD.Get_size()`, `return dist.get_world_size()`).
+bool Builder::returnsWorldSize(const FnInfo &fi) const {
+  if (fi.def.isNull())
+    return false;
+  bool any = false, other = false;
+  std::vector<SyntaxNode> stack{field(fi.def, "body")};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "function_definition") || is(n, "lambda") || is(n, "class_definition"))
+      continue;
+    if (is(n, "return_statement")) {
+      SyntaxNode v = unparen(namedChild(n, 0));
+      const std::string q = is(v, "call") ? qualified(field(v, "function")) : std::string();
+      if (!q.empty() && (has(api().worldSizeFunctions, q) || lastPart(q) == "get_world_size"))
+        any = true;
+      else
+        other = true;
+      continue;
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  return any && !other;
+}
+
 bool Builder::agreesFirstArgument(const FnInfo &fi, int depth) const {
   if (fi.def.isNull() || depth > 3)
     return false;
@@ -6162,10 +6245,13 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body, int depth, int element) c
       const std::string q = qualified(field(n, "function"));
       const std::string l = lastPart(q);
       auto as = args(n);
+      const PyArg *mpiBuffer = mpiAgreedBuffer(startsWith(q, "mpi4py.") ? q : forwardedCall(field(n, "function")), as);
       if (startsWith(q, "torch.distributed.") && !as.empty() && as[0].name.empty() &&
           (l == "all_reduce" || l == "broadcast" || l == "all_gather" ||
            l == "all_gather_into_tensor" || l == "broadcast_object_list"))
         agreed.emplace(str(unparen(as[0].value)), startByte(n));
+      else if (mpiBuffer && is(unparen(mpiBuffer->value), "identifier"))
+        agreed.emplace(str(unparen(mpiBuffer->value)), startByte(n));
       // Through the project's own forwarding helper (`dist_adapter.all_reduce(x, op)`).
       else if (!as.empty() && as[0].name.empty() && is(unparen(as[0].value), "identifier")) {
         SyntaxNode fn = field(n, "function");
@@ -6186,7 +6272,9 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body, int depth, int element) c
       scan(k);
   };
   scan(body);
-  if (agreed.empty() || returns.empty())
+  // No collective of its own: it may still return what another helper
+  // agreed (spinningup's `def mpi_sum(x): return mpi_op(x, MPI.SUM)`).
+  if (returns.empty())
     return false;
   // Only the agreed names, constants and plain arithmetic or indexing.
   auto fromAgreed = [&](SyntaxNode e) {
@@ -6198,8 +6286,13 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body, int depth, int element) c
       if (is(x, "call")) {
         SyntaxNode fn = field(x, "function");
         const std::string name = is(fn, "identifier") ? str(fn) : is(fn, "attribute") ? str(field(fn, "attribute")) : "";
-        if ((name == "get_world_size" || name == "world_size") && args(x).empty())
+        if (((name == "get_world_size" || name == "world_size") && args(x).empty()) ||
+            has(api().worldSizeFunctions, qualified(fn)))
           return;
+        // spinningup's `num_procs()`: `return MPI.COMM_WORLD.Get_size()`.
+        if (args(x).empty() && is(fn, "identifier"))
+          if (auto f = fns_.find(str(fn)); f != fns_.end() && returnsWorldSize(f->second))
+            return;
         bool helperAgreed = false;
         if (is(fn, "identifier")) {
           if (auto f = fns_.find(str(fn)); f != fns_.end())
@@ -6212,6 +6305,13 @@ bool Builder::returnsCollectiveOutput(SyntaxNode body, int depth, int element) c
           any = true;
           return;
         }
+      }
+      // `buff[0] if scalar else buff`: the value is one of the two arms; the
+      // test picks which, not what it holds.
+      if (is(x, "conditional_expression") && namedChildCount(x) == 3) {
+        walk(namedChild(x, 0));
+        walk(namedChild(x, 2));
+        return;
       }
       if (is(x, "identifier")) {
         auto a = agreed.find(str(x));

@@ -1114,6 +1114,36 @@ class PythonAcrossModules(PythonProject):
         self.assertIn("all_reduce", doc["findings"][0]["message"], p.stdout)
         self.assertIn("broadcast", doc["findings"][1]["message"], p.stdout)
 
+    def test_a_shim_name_bound_to_a_local_function_is_no_collective(self):
+        # The hard negative of the shim above: the shim's `allreduce` is the
+        # project's own one-process sum, so skipping it on one rank divides
+        # no collective.
+        self.write("linklink/__init__.py", """\
+            def _local_sum(tensor):
+                return tensor
+
+
+            allreduce = _local_sum
+            """)
+        self.write("solver.py", """\
+            import datetime
+            import math
+
+            import torch.distributed as dist
+            import linklink as link
+
+
+            def train(model, loader):
+                dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=30))
+                for batch in loader:
+                    loss = model(batch).mean()
+                    if not math.isnan(loss):
+                        link.allreduce(loss)
+            """)
+        self.write(".ddplint.yaml", "")
+        p = self.lint("--format", "json", "solver.py", "linklink/__init__.py")
+        self.assertEqual(json.loads(p.stdout)["findings"], [], p.stdout)
+
     def test_a_seed_import_and_a_layout_test_run_in_one_process(self):
         # lerobot: random_utils.py imports accelerate's `set_seed` and saves
         # the RNG state where its caller says (the trainer calls it under
@@ -1218,6 +1248,48 @@ class PythonAcrossModules(PythonProject):
         p = self.lint("--format", "json", "run.py", "load_model.py", "trainer.py")
         got = sorted((f["file"], f["line"], f["rule"]) for f in json.loads(p.stdout)["findings"])
         self.assertEqual(got, [("run.py", 9, "ddp-unguarded-save")], p.stdout)
+
+    def test_a_star_import_of_a_project_trainer_is_not_the_hugging_face_one(self):
+        # The hard negative of the star import above: the `Trainer` that
+        # trainer.py takes by `*` is the project's own one-process loop, so
+        # run.py starts no ranks and its one process owns the path.
+        self.write("load_model.py", """\
+            import torch
+
+
+            def get_model(make, output_dir):
+                model = make()
+                torch.save(model.state_dict(), output_dir + "/emb.pth")
+                return model
+            """)
+        self.write("simple.py", """\
+            class Trainer:
+                def __init__(self, model, args):
+                    self.model = model
+
+                def train(self):
+                    self.model.fit()
+            """)
+        self.write("trainer.py", """\
+            from simple import *  # noqa: F403
+
+
+            class BiTrainer(Trainer):  # noqa: F405
+                pass
+            """)
+        self.write("run.py", """\
+            from load_model import get_model
+            from trainer import BiTrainer
+
+
+            def main(make, output_dir):
+                model = get_model(make, output_dir)
+                trainer = BiTrainer(model=model, args=None)
+                trainer.train()
+            """)
+        self.write(".ddplint.yaml", "")
+        p = self.lint("--format", "json", "run.py", "load_model.py", "trainer.py", "simple.py")
+        self.assertEqual(json.loads(p.stdout)["findings"], [], p.stdout)
 
     def test_each_call_of_a_two_level_rank0_saver_is_reported(self):
         # InternVideo2 and RepLKNet: `utils.save_model(...)` calls
