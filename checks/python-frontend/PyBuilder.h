@@ -602,6 +602,7 @@ private:
   bool agreesFirstArgument(const FnInfo &fi, int depth = 0) const;
   std::string forwardedCall(SyntaxNode fn) const;
   bool returnsWorldSize(const FnInfo &fi) const;
+  void markOwnGuardingDecorators();
   std::vector<std::string> fullStateScopes_; // models under state_dict_type(.., FULL_STATE_DICT)
   bool fullStateDict_ = false;
   bool hasDdp_ = false;

@@ -4141,6 +4141,49 @@ void Builder::noteGuardingDecorator(SyntaxNode s) {
     guardsOnMain_.insert(outer->first);
 }
 
+// This module's own guarding decorators (habitat's `@rank0_only` in the
+// module that defines it): read once the module's rank predicates are known,
+// before any body is built, so that what they decorate here is rank 0's code
+// as it is in the importers (see noteGuardingDecorator).
+void Builder::markOwnGuardingDecorators() {
+  std::set<std::string> guarding;
+  for (const auto &[key, fi] : fns_) {
+    if (!fi.nested || fi.def.isNull())
+      continue;
+    const size_t dot = key.rfind('.');
+    auto outer = dot == std::string::npos ? fns_.end() : fns_.find(key.substr(0, dot));
+    if (outer == fns_.end() || outer->second.nested || !outer->second.className.empty())
+      continue;
+    SyntaxNode first;
+    for (SyntaxNode p : namedKids(field(outer->second.def, "parameters"))) {
+      first = parameterName(p);
+      break;
+    }
+    if (!is(first, "identifier"))
+      continue;
+    const std::string decorated = str(first);
+    curFn_ = key;
+    curClass_.clear();
+    env_ = Env{};
+    forEachOwnNode(field(fi.def, "body"), [&](SyntaxNode n) {
+      if (!is(n, "if_statement"))
+        return true;
+      const bool calls = anyCall(field(n, "consequence"), [&](SyntaxNode c) {
+        return is(field(c, "function"), "identifier") && str(field(c, "function")) == decorated;
+      });
+      if (calls && core::isMainOnly(cond(field(n, "condition"))))
+        guarding.insert(outer->first);
+      return true;
+    });
+  }
+  if (guarding.empty())
+    return;
+  for (auto &[key, fi] : fns_)
+    for (const auto &d : fi.decorators)
+      if (guarding.count(d))
+        fi.mainOnly = true;
+}
+
 // A loop body that ends in `break`, or in a `try` whose body does: every
 // pass that gets through its last statement leaves the loop (a retry loop).
 static bool endsInBreak(SyntaxNode body) {
@@ -6690,6 +6733,27 @@ PyModel Builder::run() {
       curFn_ = key;
       curClass_ = fi.className;
       env_ = Env{};
+      // habitat's `def rank0_only(fn=None)`: `if fn is None: return <rank
+      // test>`, else it wraps fn as a decorator.  Called with nothing, as a
+      // predicate is, it is its first arm.
+      if (real.size() >= 2 && is(real[0], "if_statement") && namedChildCount(real[0]) == 2) {
+        SyntaxNode c = unparen(field(real[0], "condition"));
+        std::string tested;
+        if (is(c, "comparison_operator") && namedChildCount(c) == 2 && comparisonOperator(c) == "is" &&
+            is(namedChild(c, 0), "identifier") && is(namedChild(c, 1), "none"))
+          tested = str(namedChild(c, 0));
+        bool noneDefault = false;
+        for (SyntaxNode prm : namedKids(field(fi.def, "parameters")))
+          if ((is(prm, "default_parameter") || is(prm, "typed_default_parameter")) &&
+              str(field(prm, "name")) == tested && is(field(prm, "value"), "none"))
+            noneDefault = true;
+        std::vector<SyntaxNode> arm;
+        for (SyntaxNode st : namedKids(field(real[0], "consequence")))
+          if (!is(st, "comment"))
+            arm.push_back(st);
+        if (noneDefault && !arm.empty() && is(arm.back(), "return_statement"))
+          real = arm;
+      }
       // The same without `else`: `if dist.is_initialized(): return
       // int(dist.get_rank())`, then `return 0` (FastVideo's `_rank()`).
       for (size_t i = 0; i + 1 < real.size(); ++i) {
@@ -6826,6 +6890,7 @@ PyModel Builder::run() {
           fi.returnsCond = c;
       }
     }
+  markOwnGuardingDecorators();
   // A longer set-up helper that returns the rank in a tuple on one of its
   // ways out (ijepa's init_distributed: `return dist.get_world_size(),
   // dist.get_rank()` when the group is up, `return world_size, rank` after
