@@ -445,6 +445,7 @@ const PythonKey kPythonKeys[] = {
     {"main_process_override_methods", "mainProcessOverrideMethods"},
     {"lightning_module_hooks", "lightningModuleHooks"},
     {"lightning_1_markers", "lightning1Markers"},
+    {"lightning_2_removed_hooks", "lightning2RemovedHooks"},
 };
 
 std::string jsonString(const std::string &s) {

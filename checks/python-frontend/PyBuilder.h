@@ -876,6 +876,8 @@ private:
   // Whether this module is Lightning 1.x code (api.yaml lightning_1_markers).
   bool lightning1() const;
   mutable int lightning1_ = -1;
+  const std::set<std::string> &lightningTrainerNames() const;
+  mutable std::optional<std::set<std::string>> lightningTrainers_;
   Node ifChain(SyntaxNode cond, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at);
   void buildFunction(const FnInfo &fi);
   std::string resolveCallee(SyntaxNode fn) const;

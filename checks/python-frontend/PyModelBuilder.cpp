@@ -1763,9 +1763,12 @@ bool Builder::implicitObject(const std::string &kind, const std::string &spellin
             namesSharding());
   if (kind == "lightning_self")
     return spelling == "self" && isLightningModule(curClass_);
-  // The trainer a LightningModule or a Callback's hook is handed.
+  // The trainer a LightningModule or a Callback's hook is handed, or one the
+  // script makes (`trainer = pl.Trainer(...)`, read in latent diffusion's
+  // `melk` closure too).
   if (kind == "lightning_trainer")
-    return (spelling == "trainer" || spelling == "self.trainer") && isLightningModule(curClass_);
+    return ((spelling == "trainer" || spelling == "self.trainer") && isLightningModule(curClass_)) ||
+           lightningTrainerNames().count(spelling) > 0;
   if (kind == "fsdp_full_state") // under state_dict_type(..., FULL_STATE_DICT)
     return (k == ObjKind::Fsdp && fullStateDict_) || contains(fullStateScopes_, spelling);
   return false;
@@ -1876,13 +1879,92 @@ bool Builder::dataParallelOnly(SyntaxNode at) const {
   return it->second;
 }
 
+// Names the module binds to a Lightning Trainer it constructs.
+const std::set<std::string> &Builder::lightningTrainerNames() const {
+  if (!lightningTrainers_) {
+    lightningTrainers_.emplace();
+    std::vector<SyntaxNode> stack{tree_.root()};
+    while (!stack.empty()) {
+      SyntaxNode n = stack.back();
+      stack.pop_back();
+      if (is(n, "assignment")) {
+        SyntaxNode l = field(n, "left"), r = unparen(field(n, "right"));
+        if ((is(l, "identifier") || is(l, "attribute")) && is(r, "call")) {
+          const std::string q = qualified(field(r, "function"));
+          if (lastPart(q) == "Trainer" && (startsWith(q, "lightning.") || startsWith(q, "pytorch_lightning.")))
+            lightningTrainers_->insert(str(l));
+        }
+      }
+      for (SyntaxNode k : namedKids(n))
+        stack.push_back(k);
+    }
+  }
+  return *lightningTrainers_;
+}
+
+// The module names an API Lightning 2.0 removed, in its code: not in a
+// comment (`# parser = Trainer.add_argparse_args(parser)`, left by a port
+// to 2.x), nor in a module function that nothing in the module calls
+// (LightningDiT's `nondefault_trainer_args`).
 bool Builder::lightning1() const {
   if (lightning1_ < 0) {
-    const std::string_view src = text(tree_.root());
     lightning1_ = 0;
+    const std::string_view src = text(tree_.root());
+    bool any = false;
     for (const auto &m : api().lightning1Markers)
-      if (src.find(m) != std::string_view::npos)
-        lightning1_ = 1;
+      any = any || src.find(m) != std::string_view::npos;
+    if (!any)
+      return false;
+    auto uncalledFunction = [&](SyntaxNode def) {
+      const std::string name = str(field(def, "name"));
+      size_t uses = 0;
+      for (size_t at = src.find(name); at != std::string_view::npos && uses < 2; at = src.find(name, at + 1)) {
+        auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+        const size_t end = at + name.size();
+        if ((at == 0 || !word(src[at - 1])) && (end >= src.size() || !word(src[end])))
+          ++uses;
+      }
+      return uses < 2;
+    };
+    std::vector<SyntaxNode> stack{tree_.root()};
+    while (!stack.empty() && lightning1_ == 0) {
+      SyntaxNode n = stack.back();
+      stack.pop_back();
+      if (is(n, "comment") || (is(n, "expression_statement") && is(namedChild(n, 0), "string")))
+        continue; // a comment, a docstring
+      if (is(n, "function_definition") && is(parentOf(n), "module") && uncalledFunction(n))
+        continue;
+      // A hook 1.x called and 2.x never does (`def on_keyboard_interrupt`),
+      // defined for either: no call of a removed API.
+      if (is(n, "function_definition")) {
+        for (SyntaxNode k : namedKids(n))
+          if (k != field(n, "name"))
+            stack.push_back(k);
+        continue;
+      }
+      // `try: trainer.training_type_plugin.reduce(x)` `except
+      // AttributeError:`: a shim for both.
+      if (is(n, "try_statement")) {
+        bool shim = false;
+        for (SyntaxNode c : namedKids(n))
+          shim = shim || (is(c, "except_clause") && text(c).find("AttributeError") != std::string_view::npos);
+        if (shim) {
+          for (SyntaxNode k : namedKids(n))
+            if (k != field(n, "body"))
+              stack.push_back(k);
+          continue;
+        }
+      }
+      if (is(n, "identifier") || is(n, "string") || is(n, "attribute") || is(n, "dotted_name")) {
+        const std::string_view t = text(n);
+        for (const auto &m : api().lightning1Markers)
+          if (t.find(m) != std::string_view::npos)
+            lightning1_ = 1;
+        continue;
+      }
+      for (SyntaxNode k : namedKids(n))
+        stack.push_back(k);
+    }
   }
   return lightning1_ == 1;
 }
@@ -6065,6 +6147,9 @@ void Builder::markLaunchers() {
     if (dot != std::string::npos && stepHooks.count(k.substr(dot + 1)) &&
         isLightningModule(k.substr(0, dot)))
       f.runsEveryStep = true;
+    if (dot != std::string::npos && has(api().lightning2RemovedHooks, k.substr(dot + 1)) &&
+        isLightningModule(k.substr(0, dot)) && !lightning1())
+      f.body = Node::block({}); // Lightning 2 never calls it
     // detectron2's hooks: the trainer calls their before_step and after_step
     // between iterations.
     if (dot != std::string::npos && has(api().stepHookMethods, k.substr(dot + 1)))

@@ -212,6 +212,8 @@ struct PythonApi {
   NameSet lightningModuleHooks;
   // Names only Lightning 1.x code uses: a module that uses one is 1.x code.
   NameSet lightning1Markers;
+  // Callback hooks Lightning 2 no longer calls: in 2.x code, dead methods.
+  NameSet lightning2RemovedHooks;
   NameSet exitFunctions;      // qualified
   // Library modules with no buffers (timm's ViT blocks).
   NameSet bufferFreeModules; // qualified
