@@ -310,12 +310,71 @@ CallInfo ApiMatcher::classifyCallee(const FunctionDecl *fd, const CallExpr *call
   return info;
 }
 
+// A collective handed in as a callback and called through a function
+// pointer or a std::function that a field or a variable holds
+// (TransformerEngine's Userbuffers: `comm->_barrier(comm->comm_world)`,
+// `comm->_allgather(...)`, set to MPI or to torch.distributed by the
+// caller).  Known by the holder's name: its last word, a collective's.
+static CallInfo callbackCollective(const CallExpr *call) {
+  const Expr *callee = call->getCallee()->IgnoreParenImpCasts();
+  // `holder(args)` on a std::function: operator() of its class.
+  if (const auto *op = dyn_cast<CXXOperatorCallExpr>(call); op && op->getOperator() == OO_Call && op->getNumArgs())
+    callee = op->getArg(0)->IgnoreParenImpCasts();
+  else if (const auto *mc = dyn_cast<CXXMemberCallExpr>(call); mc && mc->getMethodDecl() &&
+                                                               mc->getMethodDecl()->getOverloadedOperator() == OO_Call)
+    callee = mc->getImplicitObjectArgument()->IgnoreParenImpCasts();
+  if (const auto *u = dyn_cast<UnaryOperator>(callee); u && u->getOpcode() == UO_Deref)
+    callee = u->getSubExpr()->IgnoreParenImpCasts(); // `(*fp)(args)`
+  const ValueDecl *holder = nullptr;
+  if (const auto *m = dyn_cast<MemberExpr>(callee))
+    holder = m->getMemberDecl();
+  else if (const auto *d = dyn_cast<DeclRefExpr>(callee))
+    holder = d->getDecl();
+  if (!holder || !holder->getDeclName().isIdentifier() || isa<FunctionDecl>(holder))
+    return {};
+  QualType t = holder->getType().getNonReferenceType();
+  const bool pointer = t->isFunctionPointerType() || t->isMemberFunctionPointerType();
+  const bool stdFunction = qualifiedName(t->getAsRecordDecl()) == "std::function";
+  if (!pointer && !stdFunction)
+    return {};
+  // The words of `_barrier`, `allgather_fn`, `ubBarrier`, lower case; the
+  // last, or the one before a `fn`/`callback` suffix.
+  std::vector<std::string> words(1);
+  for (char c : holder->getName().str()) {
+    if (c == '_') {
+      if (!words.back().empty())
+        words.emplace_back();
+      continue;
+    }
+    if (std::isupper(static_cast<unsigned char>(c)) && !words.back().empty())
+      words.emplace_back();
+    words.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (words.back().empty())
+    words.pop_back();
+  if (words.size() > 1 && (words.back() == "fn" || words.back() == "func" || words.back() == "op" ||
+                           words.back() == "cb" || words.back() == "callback"))
+    words.pop_back();
+  const std::string last = words.empty() ? std::string() : words.back();
+  CallInfo info;
+  if (last == "barrier")
+    info.role = CallRole::Barrier;
+  else if (last == "allgather" || last == "allreduce" || last == "bcast" || last == "broadcast" ||
+           last == "alltoall")
+    info.role = CallRole::Collective;
+  else
+    return {};
+  info.op = holder->getName().str() + " (a callback)";
+  return info;
+}
+
 CallInfo ApiMatcher::classify(const CallExpr *call) const {
   if (!call)
     return {};
   const FunctionDecl *fd = call->getDirectCallee();
-  if (!fd)
-    return {};
+  if (!fd || (isa<CXXMethodDecl>(fd) && cast<CXXMethodDecl>(fd)->getOverloadedOperator() == OO_Call &&
+              qualifiedName(cast<CXXMethodDecl>(fd)->getParent()) == "std::function"))
+    return callbackCollective(call);
   if (const auto *tmpl = fd->getPrimaryTemplate())
     fd = tmpl->getTemplatedDecl();
   CallInfo info = classifyCallee(fd, call);
