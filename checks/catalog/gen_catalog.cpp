@@ -480,7 +480,7 @@ std::string jsonList(const std::vector<std::string> &v) {
 // (checks/python-frontend/PyModelBuilder.cpp knows each of these by name).
 const char *const kImplicitObjects[] = {"ddp",         "fsdp",           "prepared",
                                         "metric",      "accelerator",    "lightning_self", "lightning_trainer",
-                                        "fsdp_full_state", "deepspeed_engine", "any"};
+                                        "fsdp_full_state", "deepspeed_engine", "loss_scaler", "any"};
 const char *const kImplicitConditions[] = {"program_wraps_ddp", "outside_no_sync", "no_gradient_argument",
                                            "sync_dist", "module_has_buffers", "module_names_sharding",
                                            "prepares_a_model", "lightning_2"};

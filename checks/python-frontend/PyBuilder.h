@@ -877,6 +877,8 @@ private:
   bool lightning1() const;
   mutable int lightning1_ = -1;
   const std::set<std::string> &lightningTrainerNames() const;
+  const std::set<std::string> &lossScalerNames() const;
+  mutable std::optional<std::set<std::string>> lossScalers_;
   mutable std::optional<std::set<std::string>> lightningTrainers_;
   Node ifChain(SyntaxNode cond, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at);
   void buildFunction(const FnInfo &fi);

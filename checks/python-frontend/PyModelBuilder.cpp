@@ -1769,6 +1769,10 @@ bool Builder::implicitObject(const std::string &kind, const std::string &spellin
   if (kind == "lightning_trainer")
     return ((spelling == "trainer" || spelling == "self.trainer") && isLightningModule(curClass_)) ||
            lightningTrainerNames().count(spelling) > 0;
+  // timm's NativeScaler and MAE's copy, held as `loss_scaler` (the training
+  // loop's parameter), or a name bound to a NativeScaler* class.
+  if (kind == "loss_scaler")
+    return lastPart(spelling) == "loss_scaler" || lossScalerNames().count(spelling) > 0;
   if (kind == "fsdp_full_state") // under state_dict_type(..., FULL_STATE_DICT)
     return (k == ObjKind::Fsdp && fullStateDict_) || contains(fullStateScopes_, spelling);
   return false;
@@ -1877,6 +1881,30 @@ bool Builder::dataParallelOnly(SyntaxNode at) const {
   if (fresh)
     it->second = drivesDataParallelOnly(text(def));
   return it->second;
+}
+
+// Names the module binds to a loss scaler it constructs (`scaler =
+// NativeScaler()`, `NativeScalerWithGradNormCount()`).
+const std::set<std::string> &Builder::lossScalerNames() const {
+  if (!lossScalers_) {
+    lossScalers_.emplace();
+    std::vector<SyntaxNode> stack{tree_.root()};
+    while (!stack.empty()) {
+      SyntaxNode n = stack.back();
+      stack.pop_back();
+      if (is(n, "assignment")) {
+        SyntaxNode l = field(n, "left"), r = unparen(field(n, "right"));
+        if ((is(l, "identifier") || is(l, "attribute")) && is(r, "call")) {
+          SyntaxNode f = field(r, "function");
+          if (startsWith(lastPart(std::string(text(f))), "NativeScaler"))
+            lossScalers_->insert(str(l));
+        }
+      }
+      for (SyntaxNode k : namedKids(n))
+        stack.push_back(k);
+    }
+  }
+  return *lossScalers_;
 }
 
 // Names the module binds to a Lightning Trainer it constructs.

@@ -1507,11 +1507,19 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
         };
         auto distance = [&](const Path &q) {
           size_t mine = 0, same = 0, shared = 0;
+          // Where q passed the exit's own test: a rank decision it makes
+          // after that (a rank-0 checkpoint later in the iteration) cannot be
+          // why it went on (detectron2's `assert isfinite(losses)` before
+          // `reduce_dict`, then rank 0's periodic checkpoint).
+          size_t passed = q.guard.size();
+          for (size_t j = 0; j < q.guard.size() && passed == q.guard.size(); ++j)
+            if (q.guard[j].atom == cand->atom && q.guard[j].loc == cand->loc)
+              passed = j;
           for (size_t j = 0; j < q.guard.size(); ++j) {
             if (retest(q.guard, j))
               continue;
             const Lit &m = q.guard[j];
-            bool made = atoms[m.atom].dep != Dep::Uniform;
+            bool made = atoms[m.atom].dep != Dep::Uniform && j <= passed;
             for (size_t i = 0; i < upTo && !made; ++i)
               made = p.guard[i].atom == m.atom && p.guard[i].loc == m.loc;
             shared += made;
