@@ -878,6 +878,7 @@ private:
   mutable int lightning1_ = -1;
   const std::set<std::string> &lightningTrainerNames() const;
   const std::set<std::string> &lossScalerNames() const;
+  bool dispatchesModelOverDevices(SyntaxNode root) const;
   mutable std::optional<std::set<std::string>> lossScalers_;
   mutable std::optional<std::set<std::string>> lightningTrainers_;
   Node ifChain(SyntaxNode cond, SyntaxNode then, const std::vector<SyntaxNode> &alts, size_t i, Loc at);

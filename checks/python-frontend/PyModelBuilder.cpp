@@ -2041,9 +2041,28 @@ bool Builder::implicitCollective(SyntaxNode fn, const std::string &recv, const s
         // rank makes the call where it is a collective.
         holds = holds && namesSharding() && shardingDisjunctOther(fn).isNull();
       else if (cond == "sync_dist") {
+        // Reduced at the call only for a step-level value: `on_epoch` values
+        // are reduced once, at the epoch's end, on every rank (fast3r's
+        // `self.log(..., on_step=False, on_epoch=True, sync_dist=True)`).
+        // Without `on_step=`, Lightning logs per step in the training hooks
+        // and per epoch in validation, test, predict and epoch hooks.
         bool on = false;
-        for (const auto &a : as)
+        std::string onStep;
+        for (const auto &a : as) {
           on = on || (a.name == "sync_dist" && a.text != "False");
+          if (a.name == "on_step")
+            onStep = std::string(a.text);
+        }
+        if (onStep.empty()) {
+          const std::string hook = lastPart(curFn_);
+          const bool epochLevel = startsWith(hook, "validation") || startsWith(hook, "test") ||
+                                  startsWith(hook, "predict") || startsWith(hook, "on_validation") ||
+                                  startsWith(hook, "on_test") || startsWith(hook, "on_predict") ||
+                                  hook.find("epoch") != std::string::npos;
+          on = on && !epochLevel;
+        } else {
+          on = on && onStep != "False";
+        }
         holds = holds && on;
       }
     }
@@ -6638,6 +6657,46 @@ bool Builder::oneDeviceFramework(SyntaxNode root) const {
   return oneDevice > 0 && !other;
 }
 
+// A `device_map=` of Accelerate's automatic placements ("auto", "balanced",
+// "balanced_low_0", "sequential"), written in place or held in a name that
+// is never given another value.
+bool Builder::dispatchesModelOverDevices(SyntaxNode root) const {
+  if (text(root).find("device_map") == std::string_view::npos)
+    return false;
+  static const std::set<std::string> automatic = {"auto", "balanced", "balanced_low_0", "sequential"};
+  std::map<std::string, int> bindings; // name -> assignments (-1: some not automatic)
+  bool inPlace = false;
+  std::vector<std::string> named;
+  std::vector<SyntaxNode> stack{root};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "assignment") && is(field(n, "left"), "identifier")) {
+      bool literal = false;
+      const std::string v = unquote(text(field(n, "right")), literal);
+      int &b = bindings[str(field(n, "left"))];
+      b = b < 0 || !(literal && automatic.count(v)) ? -1 : b + 1;
+    }
+    if (is(n, "keyword_argument") && str(field(n, "name")) == "device_map") {
+      SyntaxNode v = unparen(field(n, "value"));
+      bool literal = false;
+      const std::string t = unquote(text(v), literal);
+      if (literal && automatic.count(t))
+        inPlace = true;
+      else if (is(v, "identifier"))
+        named.push_back(str(v));
+    }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
+  }
+  if (inPlace)
+    return true;
+  for (const auto &name : named)
+    if (auto b = bindings.find(name); b != bindings.end() && b->second > 0)
+      return true;
+  return false;
+}
+
 // musubi-tuner's generation scripts: `accelerator = Accelerator(mixed_precision=...)`
 // only for `with accelerator.autocast():` and its device.  Such an object
 // launches nothing and is handed to nobody, so the script runs in one process.
@@ -6757,7 +6816,11 @@ PyModel Builder::run() {
   // under torchrun, accelerate or deepspeed, and every line around it runs
   // in each process (LMFlow's DPO aligners save the final model on every
   // rank afterwards).
-  if (!usesDist_ && text(root).find(".train(") != std::string_view::npos)
+  // Not one whose model is dispatched over the GPUs by Accelerate's big-model
+  // loading (`from_pretrained(..., device_map="auto")`, peft's examples):
+  // one process holds the model, and the Trainer refuses to run such a model
+  // under a distributed launch.
+  if (!usesDist_ && text(root).find(".train(") != std::string_view::npos && !dispatchesModelOverDevices(root))
     usesDist_ = anyCall(root, [&](SyntaxNode c) {
       const std::string q = qualified(field(c, "function"));
       if ((startsWith(q, "transformers.") || startsWith(q, "trl.")) && api().mainProcessOverrideBases.count(q))
