@@ -1476,7 +1476,20 @@ Cond Builder::cond(SyntaxNode e) {
           std::transform(o.begin(), o.end(), o.begin(), ::tolower);
           return o.find("batch") != std::string::npos || o == "inputs" || o == "sample" || o == "samples";
         };
-        if (is(tested, "call") && is(field(tested, "function"), "attribute") &&
+        // `getattr(outputs, "loss", None)` (peft's AdaLoRA): the field read
+        // with a default, as `outputs.loss` is.
+        std::string getattrObject;
+        if (is(tested, "call") && qualified(field(tested, "function")) == "getattr") {
+          auto as = args(tested);
+          if (as.size() == 3 && as[0].name.empty() && is(unparen(as[0].value), "identifier") &&
+              is(unparen(as[1].value), "string") && is(unparen(as[2].value), "none"))
+            getattrObject = str(unparen(as[0].value));
+        }
+        if (!getattrObject.empty()) {
+          std::string o = getattrObject;
+          std::transform(o.begin(), o.end(), o.begin(), ::tolower);
+          structural = o.find("output") != std::string::npos || o == "out" || o == "outs" || batchName(o);
+        } else if (is(tested, "call") && is(field(tested, "function"), "attribute") &&
             str(field(field(tested, "function"), "attribute")) == "get") {
           auto as = args(tested);
           structural = !as.empty() && as[0].name.empty() && is(unparen(as[0].value), "string");

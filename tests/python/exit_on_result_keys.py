@@ -46,6 +46,9 @@ def step_with_optional_labels(model, inputs, accelerator):
         accelerator.gather((labels != -100).sum())
     if outputs.token_accuracy is not None:
         accelerator.gather(outputs.token_accuracy)
+    # The same field read with a default (peft's AdaLoRA wrapper).
+    if getattr(outputs, "aux_loss", None) is not None:
+        accelerator.gather(outputs.aux_loss)
 
 
 class Head(torch.nn.Module):
