@@ -1511,8 +1511,10 @@ PathEngine::LoopResult &PathEngine::analyzeLoop(const Node &n) {
           // after that (a rank-0 checkpoint later in the iteration) cannot be
           // why it went on (detectron2's `assert isfinite(losses)` before
           // `reduce_dict`, then rank 0's periodic checkpoint).
+          // Only for the exit's own decision: a rank decision above it is
+          // compared as before (the exit nested in it).
           size_t passed = q.guard.size();
-          for (size_t j = 0; j < q.guard.size() && passed == q.guard.size(); ++j)
+          for (size_t j = 0; cand == sep && j < q.guard.size() && passed == q.guard.size(); ++j)
             if (q.guard[j].atom == cand->atom && q.guard[j].loc == cand->loc)
               passed = j;
           for (size_t j = 0; j < q.guard.size(); ++j) {
