@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <sys/time.h>
+#include <stdio.h>
 #include <time.h>
 
 static double now(void) {
@@ -45,5 +46,25 @@ void agreed_deadline(int *flag, double min_time) {
     if (!go)
       break;
     MPI_Bcast(flag, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  }
+}
+
+// A deadline before the allreduce splits the ranks whatever rank 0 does later
+// in the iteration: the staying ranks pass rank 0's report after the test,
+// so it is not why they went on.
+void deadline_then_rank0_report(double *x, const char *path, double limit) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int i = 0; i < 100; i++) {
+    if (MPI_Wtime() > limit)
+      break;
+    MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+// CHECK-MESSAGES: :[[@LINE-1]]:5: warning: collective 'MPI_Allreduce' is skipped by ranks where 'MPI_Wtime() > limit' holds (a rank-local value){{.*}} [ddp-divergent-collective]
+// CHECK-MESSAGES: :[[@LINE-4]]:9: note: condition on a rank-local value here
+    if (rank == 0) {
+      FILE *f = fopen(path, "wb");
+      fwrite(x, sizeof *x, 1, f);
+      fclose(f);
+    }
   }
 }
