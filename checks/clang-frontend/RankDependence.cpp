@@ -437,6 +437,15 @@ struct DependenceAnalyzer::Impl {
       return;
     if (const auto *u = dyn_cast<UnaryOperator>(e))
       return markAgreed(u->getSubExpr(), at, depth);
+    // `MPI_Bcast(&grow_info[0], 8, ...)` (miniFE): the buffer from its first
+    // element on, the array itself; `buf.data()` likewise.
+    if (const auto *as = dyn_cast<ArraySubscriptExpr>(e))
+      if (const auto *idx = dyn_cast<IntegerLiteral>(as->getIdx()->IgnoreParenImpCasts()); idx && idx->getValue() == 0)
+        return markAgreed(as->getBase(), at, depth);
+    if (const auto *mc = dyn_cast<CXXMemberCallExpr>(e); mc && mc->getNumArgs() == 0 && mc->getMethodDecl() &&
+                                                          mc->getMethodDecl()->getDeclName().isIdentifier() &&
+                                                          mc->getMethodDecl()->getName() == "data")
+      return markAgreed(mc->getImplicitObjectArgument(), at, depth);
     if (const ValueDecl *d = declOf(e)) {
       agreements[d->getCanonicalDecl()].push_back(at);
       // The tensors a vector was built from are agreed too.

@@ -219,3 +219,20 @@ void build_cache_once(double *blob, int n) {
   }
 }
 
+
+// Hard negative (miniFE's imbalance loop): the buffer handed as the address
+// of its first element, `&info[0]`, is the array, agreed after the Bcast.
+void broadcast_from_first_element(int iters) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int i = 0; i < iters; i++) {
+    int v = 0;
+    if (rank == 0)
+      v = rand() % 2;
+    int info[2] = {v, 0};
+    MPI_Bcast(&info[0], 2, MPI_INT, 0, MPI_COMM_WORLD);
+    if (info[0] == 0)
+      break;
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
