@@ -878,6 +878,7 @@ private:
   mutable int lightning1_ = -1;
   const std::set<std::string> &lightningTrainerNames() const;
   const std::set<std::string> &lossScalerNames() const;
+  std::set<std::string> namesBoundToCalls(const std::function<bool(SyntaxNode)> &makes) const;
   bool dispatchesModelOverDevices(SyntaxNode root) const;
   mutable std::optional<std::set<std::string>> lossScalers_;
   mutable std::optional<std::set<std::string>> lightningTrainers_;

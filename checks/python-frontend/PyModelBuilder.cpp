@@ -1883,50 +1883,40 @@ bool Builder::dataParallelOnly(SyntaxNode at) const {
   return it->second;
 }
 
-// Names the module binds to a loss scaler it constructs (`scaler =
-// NativeScaler()`, `NativeScalerWithGradNormCount()`).
-const std::set<std::string> &Builder::lossScalerNames() const {
-  if (!lossScalers_) {
-    lossScalers_.emplace();
-    std::vector<SyntaxNode> stack{tree_.root()};
-    while (!stack.empty()) {
-      SyntaxNode n = stack.back();
-      stack.pop_back();
-      if (is(n, "assignment")) {
-        SyntaxNode l = field(n, "left"), r = unparen(field(n, "right"));
-        if ((is(l, "identifier") || is(l, "attribute")) && is(r, "call")) {
-          SyntaxNode f = field(r, "function");
-          if (startsWith(lastPart(std::string(text(f))), "NativeScaler"))
-            lossScalers_->insert(str(l));
-        }
-      }
-      for (SyntaxNode k : namedKids(n))
-        stack.push_back(k);
+// The names (`x`, `self.x`) the module binds to a call whose function
+// `makes` accepts: the objects it constructs of one kind.
+std::set<std::string> Builder::namesBoundToCalls(const std::function<bool(SyntaxNode)> &makes) const {
+  std::set<std::string> names;
+  std::vector<SyntaxNode> stack{tree_.root()};
+  while (!stack.empty()) {
+    SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (is(n, "assignment")) {
+      SyntaxNode l = field(n, "left"), r = unparen(field(n, "right"));
+      if ((is(l, "identifier") || is(l, "attribute")) && is(r, "call") && makes(field(r, "function")))
+        names.insert(str(l));
     }
+    for (SyntaxNode k : namedKids(n))
+      stack.push_back(k);
   }
+  return names;
+}
+
+// A loss scaler (`scaler = NativeScaler()`, `NativeScalerWithGradNormCount()`).
+const std::set<std::string> &Builder::lossScalerNames() const {
+  if (!lossScalers_)
+    lossScalers_ = namesBoundToCalls(
+        [&](SyntaxNode f) { return startsWith(lastPart(std::string(text(f))), "NativeScaler"); });
   return *lossScalers_;
 }
 
-// Names the module binds to a Lightning Trainer it constructs.
+// A Lightning Trainer.
 const std::set<std::string> &Builder::lightningTrainerNames() const {
-  if (!lightningTrainers_) {
-    lightningTrainers_.emplace();
-    std::vector<SyntaxNode> stack{tree_.root()};
-    while (!stack.empty()) {
-      SyntaxNode n = stack.back();
-      stack.pop_back();
-      if (is(n, "assignment")) {
-        SyntaxNode l = field(n, "left"), r = unparen(field(n, "right"));
-        if ((is(l, "identifier") || is(l, "attribute")) && is(r, "call")) {
-          const std::string q = qualified(field(r, "function"));
-          if (lastPart(q) == "Trainer" && (startsWith(q, "lightning.") || startsWith(q, "pytorch_lightning.")))
-            lightningTrainers_->insert(str(l));
-        }
-      }
-      for (SyntaxNode k : namedKids(n))
-        stack.push_back(k);
-    }
-  }
+  if (!lightningTrainers_)
+    lightningTrainers_ = namesBoundToCalls([&](SyntaxNode f) {
+      const std::string q = qualified(f);
+      return lastPart(q) == "Trainer" && (startsWith(q, "lightning.") || startsWith(q, "pytorch_lightning."));
+    });
   return *lightningTrainers_;
 }
 
