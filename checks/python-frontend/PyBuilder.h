@@ -960,6 +960,8 @@ private:
   void markLaunchers();
   bool readsLauncherEnv(SyntaxNode root) const;
   void noteGuardingDecorator(SyntaxNode s);
+  std::optional<std::pair<std::string, std::string>> decoratorOf(const std::string &wrapperKey) const;
+  bool callsOnMainOnly(SyntaxNode ifStatement, const std::string &decorated);
   std::set<std::string> specRequests_;
   std::set<std::string> importerSpecs_;
   std::map<std::string, std::pair<bool, std::vector<ParamSig>>> sigCache_; // key -> (method, params)

@@ -4225,81 +4225,78 @@ void Builder::ifStatement(SyntaxNode s, std::vector<Node> &out) {
   out.push_back(ifChain(field(s, "condition"), field(s, "consequence"), alts, 0, at));
 }
 
-// A decorator whose wrapper calls the decorated function on the main process
-// only (`def main_process(func): def wrapper(*a, **kw): rank, _ =
-// get_dist_info(); if rank == 0: return func(*a, **kw)`): what it decorates,
-// in the modules that import it, is rank 0's code.
-void Builder::noteGuardingDecorator(SyntaxNode s) {
-  auto self = fns_.find(curFn_);
-  const size_t dot = curFn_.rfind('.');
+// For a function nested in a module-level function (a decorator's wrapper):
+// the decorator's key and the name of its first parameter, the function it
+// decorates.
+std::optional<std::pair<std::string, std::string>> Builder::decoratorOf(const std::string &wrapperKey) const {
+  auto self = fns_.find(wrapperKey);
+  const size_t dot = wrapperKey.rfind('.');
   if (self == fns_.end() || !self->second.nested || dot == std::string::npos)
-    return;
-  auto outer = fns_.find(curFn_.substr(0, dot));
+    return std::nullopt;
+  auto outer = fns_.find(wrapperKey.substr(0, dot));
   if (outer == fns_.end() || outer->second.nested || !outer->second.className.empty())
-    return;
+    return std::nullopt;
   SyntaxNode first;
   for (SyntaxNode p : namedKids(field(outer->second.def, "parameters"))) {
     first = parameterName(p);
     break;
   }
   if (!is(first, "identifier"))
-    return;
-  const std::string decorated = str(first);
+    return std::nullopt;
+  return std::make_pair(outer->first, str(first));
+}
+
+// An `if` of the wrapper that calls the decorated function only on the main
+// process.
+bool Builder::callsOnMainOnly(SyntaxNode ifStatement, const std::string &decorated) {
   std::function<bool(SyntaxNode)> callsIt = [&](SyntaxNode n) {
     if (is(n, "function_definition") || is(n, "lambda"))
       return false;
-    if (is(n, "call") && is(field(n, "function"), "identifier") &&
-        str(field(n, "function")) == decorated)
+    if (is(n, "call") && is(field(n, "function"), "identifier") && str(field(n, "function")) == decorated)
       return true;
     for (SyntaxNode k : namedKids(n))
       if (callsIt(k))
         return true;
     return false;
   };
-  if (callsIt(field(s, "consequence")) && core::isMainOnly(cond(field(s, "condition"))))
-    guardsOnMain_.insert(outer->first);
+  return callsIt(field(ifStatement, "consequence")) && core::isMainOnly(cond(field(ifStatement, "condition")));
+}
+
+// A decorator whose wrapper calls the decorated function on the main process
+// only (`def main_process(func): def wrapper(*a, **kw): rank, _ =
+// get_dist_info(); if rank == 0: return func(*a, **kw)`): what it decorates,
+// in the modules that import it, is rank 0's code.  Read as the wrapper is
+// built, with the names its earlier statements bound.
+void Builder::noteGuardingDecorator(SyntaxNode s) {
+  if (auto d = decoratorOf(curFn_); d && callsOnMainOnly(s, d->second))
+    guardsOnMain_.insert(d->first);
 }
 
 // This module's own guarding decorators (habitat's `@rank0_only` in the
 // module that defines it): read once the module's rank predicates are known,
 // before any body is built, so that what they decorate here is rank 0's code
-// as it is in the importers (see noteGuardingDecorator).
+// as it is in the importers.  The wrapper's tests are read without its
+// earlier statements (`if rank0_only():`, not `rank = ...; if rank == 0:`).
 void Builder::markOwnGuardingDecorators() {
   std::set<std::string> guarding;
   for (const auto &[key, fi] : fns_) {
-    if (!fi.nested || fi.def.isNull())
+    auto d = fi.def.isNull() ? std::nullopt : decoratorOf(key);
+    if (!d)
       continue;
-    const size_t dot = key.rfind('.');
-    auto outer = dot == std::string::npos ? fns_.end() : fns_.find(key.substr(0, dot));
-    if (outer == fns_.end() || outer->second.nested || !outer->second.className.empty())
-      continue;
-    SyntaxNode first;
-    for (SyntaxNode p : namedKids(field(outer->second.def, "parameters"))) {
-      first = parameterName(p);
-      break;
-    }
-    if (!is(first, "identifier"))
-      continue;
-    const std::string decorated = str(first);
     curFn_ = key;
     curClass_.clear();
     env_ = Env{};
     forEachOwnNode(field(fi.def, "body"), [&](SyntaxNode n) {
-      if (!is(n, "if_statement"))
-        return true;
-      const bool calls = anyCall(field(n, "consequence"), [&](SyntaxNode c) {
-        return is(field(c, "function"), "identifier") && str(field(c, "function")) == decorated;
-      });
-      if (calls && core::isMainOnly(cond(field(n, "condition"))))
-        guarding.insert(outer->first);
+      if (is(n, "if_statement") && callsOnMainOnly(n, d->second))
+        guarding.insert(d->first);
       return true;
     });
   }
   if (guarding.empty())
     return;
   for (auto &[key, fi] : fns_)
-    for (const auto &d : fi.decorators)
-      if (guarding.count(d))
+    for (const auto &dec : fi.decorators)
+      if (guarding.count(dec))
         fi.mainOnly = true;
 }
 

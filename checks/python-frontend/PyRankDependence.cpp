@@ -1476,27 +1476,26 @@ Cond Builder::cond(SyntaxNode e) {
           std::transform(o.begin(), o.end(), o.begin(), ::tolower);
           return o.find("batch") != std::string::npos || o == "inputs" || o == "sample" || o == "samples";
         };
-        // `getattr(outputs, "loss", None)` (peft's AdaLoRA): the field read
-        // with a default, as `outputs.loss` is.
-        std::string getattrObject;
-        if (is(tested, "call") && qualified(field(tested, "function")) == "getattr") {
+        // The object whose field is tested: `outputs.loss`, or
+        // `getattr(outputs, "loss", None)` (peft's AdaLoRA), the field read
+        // with a default.
+        std::string fieldObject;
+        if (is(tested, "attribute") && is(field(tested, "object"), "identifier")) {
+          fieldObject = str(field(tested, "object"));
+        } else if (is(tested, "call") && qualified(field(tested, "function")) == "getattr") {
           auto as = args(tested);
           if (as.size() == 3 && as[0].name.empty() && is(unparen(as[0].value), "identifier") &&
               is(unparen(as[1].value), "string") && is(unparen(as[2].value), "none"))
-            getattrObject = str(unparen(as[0].value));
+            fieldObject = str(unparen(as[0].value));
         }
-        if (!getattrObject.empty()) {
-          std::string o = getattrObject;
-          std::transform(o.begin(), o.end(), o.begin(), ::tolower);
-          structural = o.find("output") != std::string::npos || o == "out" || o == "outs" || batchName(o);
+        if (!fieldObject.empty()) {
+          std::transform(fieldObject.begin(), fieldObject.end(), fieldObject.begin(), ::tolower);
+          structural = fieldObject.find("output") != std::string::npos || fieldObject == "out" ||
+                       fieldObject == "outs" || batchName(fieldObject);
         } else if (is(tested, "call") && is(field(tested, "function"), "attribute") &&
-            str(field(field(tested, "function"), "attribute")) == "get") {
+                   str(field(field(tested, "function"), "attribute")) == "get") {
           auto as = args(tested);
           structural = !as.empty() && as[0].name.empty() && is(unparen(as[0].value), "string");
-        } else if (is(tested, "attribute") && is(field(tested, "object"), "identifier")) {
-          std::string o = str(field(tested, "object"));
-          std::transform(o.begin(), o.end(), o.begin(), ::tolower);
-          structural = o.find("output") != std::string::npos || o == "out" || o == "outs" || batchName(o);
         } else if (is(tested, "subscript") && is(field(tested, "value"), "identifier")) {
           structural = batchName(str(field(tested, "value"))) && is(unparen(field(tested, "subscript")), "string");
           // `losses[key] is not None` over a model's loss dict (TorchMultimodal's
